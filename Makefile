@@ -1,0 +1,122 @@
+# stagebench -- one plain GNU Makefile.
+#   make                 build ./stagebench
+#   make test            install missing Debian packages, build with ASan/UBSan, run every test
+#   make bench           measure, write BENCHMARKS.md
+#   make install PREFIX=/usr/local
+#   make SANITIZE=address,undefined   sanitizer build;  make V=1  show command lines
+PREFIX ?= /usr/local
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PYTHON ?= /usr/bin/python3
+BUILD ?= build
+UNAME_S := $(shell uname -s)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+PKGS := libzstd jansson
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wno-unused-parameter -Wformat=2 -Wvla
+CPPFLAGS += -D_GNU_SOURCE -I.
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
+LDLIBS += $(PKG_LIBS) -ldl -lm -lpthread
+
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+BUILD := $(BUILD)-san
+endif
+
+MODULES := common traces meter runner analyze plots
+ifeq ($(UNAME_S),Darwin)
+EXCLUDE := meter/linux.c
+else
+EXCLUDE := meter/macos.c
+endif
+LIB_SRC := $(filter-out $(EXCLUDE),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
+CLI_SRC := $(wildcard cli/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+BIN := $(BUILD)/stagebench
+
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+HELPER_SRC := $(wildcard tests/helpers/*.c)
+HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/helpers/%)
+
+.PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers
+
+all: check-deps stagebench
+
+check-deps:
+	@for p in $(PKGS); do $(PKG_CONFIG) --exists $$p 2>/dev/null || { \
+	  case $$p in libzstd) d=libzstd-dev;; jansson) d=libjansson-dev;; esac; \
+	  echo "stagebench: missing $$p: install the Debian package $$d (or run 'scripts/deps.sh build')" >&2; exit 1; }; done
+
+stagebench: $(BIN)
+	$(Q)ln -sf $(BIN) stagebench
+
+$(BIN): $(CLI_OBJ) $(LIB_OBJ)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  TEST    $@"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcriterion
+
+$(BUILD)/helpers/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	@echo "  HELPER  $@"
+	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g -I. -o $@ $<
+
+helpers: $(HELPER_BIN)
+
+deps:
+	$(Q)scripts/deps.sh test
+
+# The test run: sanitizer build, unit tests, CLI golden tests, end-to-end, pytest.
+test: deps
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined unit-test cli-test e2e-test
+	$(Q)$(MAKE) --no-print-directory py-test
+
+unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
+	$(Q)set -e; for t in $(TEST_BIN); do echo "  RUN     $$t"; \
+	  SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(BUILD)/helpers) $$t --jobs 2 || exit 1; done
+
+cli-test: $(BIN) $(HELPER_BIN)
+	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(BUILD)/helpers) tests/cli/run.sh
+
+e2e-test: $(BIN) $(HELPER_BIN)
+	$(Q)set -e; for t in tests/e2e/*.sh; do [ -e "$$t" ] || continue; echo "  E2E     $$t"; \
+	  SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(BUILD)/helpers) $$t; done
+
+py-test: stagebench
+	$(Q)cd tests/python && SB_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -q -p no:cacheprovider .
+
+bench: stagebench $(HELPER_BIN)
+	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(BUILD)/helpers) bench/run.sh
+
+install: stagebench
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/stagebench
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/stagebench
+	cp -R probe demo $(DESTDIR)$(PREFIX)/share/stagebench/
+	install -d $(DESTDIR)$(PREFIX)/include
+	install -m 0644 probe/stagebench_probe.h $(DESTDIR)$(PREFIX)/include/
+
+clean:
+	rm -rf build build-san stagebench
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,66 @@
+/* main.c -- the stagebench entry point: a table of subcommands */
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "commands.h"
+
+#ifndef SB_VERSION
+#define SB_VERSION "0.1.0"
+#endif
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "record", cmd_record, "record a memory trace of a command" },
+	{ "guard", cmd_guard, "run a command only while the machine has room for it" },
+	{ "compare", cmd_compare, "run pipeline variants alternately, guarded and recorded" },
+	{ "analyze", cmd_analyze, "per-run, per-stage memory figures from traces" },
+	{ "table", cmd_table, "the per-stage peak table, by mode" },
+	{ "latents", cmd_latents, "compare latent copies across runs" },
+	{ "plot", cmd_plot, "draw memory charts with gnuplot" },
+	{ "check", cmd_check, "flag regressions against a baseline run directory" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: stagebench <command> [options]\n\n"
+		   "Measure multi-stage pipelines' memory, eager against staged.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s  %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'stagebench <command> --help' describes a command.\n"
+		   "exit codes: 0 ok, 1 finding, 2 usage, 3 failure "
+		   "(record and guard: the command's own status).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return SB_EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
+		usage(stdout);
+		return finish_stdout() ? SB_EXIT_FAILURE : SB_EXIT_OK;
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+		printf("stagebench %s\n", SB_VERSION);
+		return finish_stdout() ? SB_EXIT_FAILURE : SB_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(name, commands[i].name))
+			continue;
+		int rc = commands[i].fn(argc - 1, argv + 1);
+		if (finish_stdout() && rc == SB_EXIT_OK)
+			rc = SB_EXIT_FAILURE;
+		return rc;
+	}
+	fprintf(stderr, "stagebench: unknown command '%s'\n\n", name);
+	usage(stderr);
+	return SB_EXIT_USAGE;
+}

@@ -1,0 +1,166 @@
+/* parse.c -- strict parsers for sizes, durations, percentages and numbers */
+#include "parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int parse_double(const char *s, double *out)
+{
+	char *end;
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_int(const char *s, int *out)
+{
+	int64_t v;
+	if (parse_i64(s, &v) || v < -2147483647 - 1 || v > 2147483647)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* Split "1.5GiB" into a non-negative number and its unit suffix. */
+static int number_unit(const char *s, double *num, const char **unit)
+{
+	char *end;
+	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -1;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -1;
+	*num = v;
+	*unit = end;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	static const struct { const char *name; double mult; } units[] = {
+		{ "", 1 }, { "b", 1 },
+		{ "k", 1024.0 }, { "kb", 1024.0 }, { "kib", 1024.0 },
+		{ "m", 1048576.0 }, { "mb", 1048576.0 }, { "mib", 1048576.0 },
+		{ "g", 1073741824.0 }, { "gb", 1073741824.0 }, { "gib", 1073741824.0 },
+		{ "t", 1099511627776.0 }, { "tb", 1099511627776.0 }, { "tib", 1099511627776.0 },
+	};
+	double v;
+	const char *unit;
+	if (number_unit(s, &v, &unit))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcasecmp(unit, units[i].name))
+			continue;
+		double b = v * units[i].mult;
+		if (b >= 18446744073709551615.0)
+			return -1;
+		*bytes = (uint64_t)llround(b);
+		return 0;
+	}
+	return -1;
+}
+
+int parse_duration(const char *s, int64_t *ns)
+{
+	static const struct { const char *name; double mult; } units[] = {
+		{ "", 1e9 }, { "s", 1e9 }, { "sec", 1e9 }, { "ms", 1e6 }, { "us", 1e3 },
+		{ "ns", 1 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+	};
+	double v;
+	const char *unit;
+	if (number_unit(s, &v, &unit))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(unit, units[i].name))
+			continue;
+		double d = v * units[i].mult;
+		if (d >= 9.2e18)
+			return -1;
+		*ns = (int64_t)llround(d);
+		return 0;
+	}
+	return -1;
+}
+
+int parse_percent(const char *s, double *pct)
+{
+	double v;
+	const char *unit;
+	if (number_unit(s, &v, &unit))
+		return -1;
+	if (*unit && strcmp(unit, "%"))
+		return -1;
+	if (v > 100)
+		return -1;
+	*pct = v;
+	return 0;
+}
+
+int parse_size_or_percent(const char *s, uint64_t *bytes, double *pct, int *is_pct)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n && s[n - 1] == '%') {
+		double v;
+		const char *unit;
+		if (number_unit(s, &v, &unit) || strcmp(unit, "%"))
+			return -1;
+		*pct = v;
+		*is_pct = 1;
+		return 0;
+	}
+	*is_pct = 0;
+	return parse_size(s, bytes);
+}
+
+void format_gb(uint64_t bytes, char out[32])
+{
+	snprintf(out, 32, "%.1f GB", (double)bytes / 1073741824.0);
+}
+
+void format_duration(int64_t ns, char out[32])
+{
+	double s = (double)ns / 1e9;
+	if (s < 1)
+		snprintf(out, 32, "%.0f ms", s * 1e3);
+	else if (s < 120)
+		snprintf(out, 32, "%.1f s", s);
+	else
+		snprintf(out, 32, "%d min %02d s", (int)(s / 60), (int)s % 60);
+}

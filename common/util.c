@@ -1,0 +1,305 @@
+/* util.c -- errors, allocation, strings and clocks shared by every module */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int sb_verbosity = 1;
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	char msg[4096];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "stagebench: %s%s\n", prefix, msg);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+	if (sb_verbosity < 1)
+		return;
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void note(const char *fmt, ...)
+{
+	va_list ap;
+	if (sb_verbosity < 1)
+		return;
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
+void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(code == SB_EXIT_USAGE ? "" : "error: ", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void bug_at(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1024];
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "stagebench: BUG: %s:%d: %s\n", file, line, msg);
+	abort();
+}
+
+static void *check_alloc(void *p, size_t n)
+{
+	if (!p && n) {
+		fprintf(stderr, "stagebench: error: out of memory (%zu bytes)\n", n);
+		exit(SB_EXIT_FAILURE);
+	}
+	return p;
+}
+
+void *xmalloc(size_t n) { return check_alloc(malloc(n ? n : 1), n ? n : 1); }
+void *xcalloc(size_t nmemb, size_t size)
+{
+	return check_alloc(calloc(nmemb ? nmemb : 1, size ? size : 1), 1);
+}
+void *xrealloc(void *p, size_t n) { return check_alloc(realloc(p, n ? n : 1), n ? n : 1); }
+char *xstrdup(const char *s) { return s ? check_alloc(strdup(s), 1) : NULL; }
+char *xstrndup(const char *s, size_t n) { return check_alloc(strndup(s, n), 1); }
+
+char *xasprintf(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return strbuf_detach(&sb);
+}
+
+void strbuf_init(struct strbuf *sb) { sb->buf = NULL; sb->len = sb->alloc = 0; }
+void strbuf_release(struct strbuf *sb) { free(sb->buf); strbuf_init(sb); }
+void strbuf_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t need = sb->len + extra + 1;
+	if (need <= sb->alloc)
+		return;
+	size_t n = sb->alloc ? sb->alloc : 64;
+	while (n < need)
+		n *= 2;
+	sb->buf = xrealloc(sb->buf, n);
+	sb->alloc = n;
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t n)
+{
+	strbuf_grow(sb, n);
+	if (n)
+		memcpy(sb->buf + sb->len, data, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_addstr(struct strbuf *sb, const char *s) { strbuf_add(sb, s, strlen(s)); }
+void strbuf_addch(struct strbuf *sb, int c)
+{
+	char ch = (char)c;
+	strbuf_add(sb, &ch, 1);
+}
+
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	int n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		BUG("bad format '%s'", fmt);
+	strbuf_grow(sb, (size_t)n);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+char *strbuf_detach(struct strbuf *sb)
+{
+	char *s = sb->buf ? sb->buf : xstrdup("");
+	strbuf_init(sb);
+	return s;
+}
+
+const char *strbuf_str(const struct strbuf *sb) { return sb->buf ? sb->buf : ""; }
+
+int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+double mono_s(void) { return (double)mono_ns() / 1e9; }
+
+int64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void sleep_ns(int64_t ns)
+{
+	if (ns <= 0)
+		return;
+	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+void utc_iso8601(int64_t rns, char out[32])
+{
+	time_t secs = (time_t)(rns / 1000000000);
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%S+00:00", &tm);
+}
+
+int read_file(const char *path, char **data, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error("cannot open '%s': %s", path, strerror(errno));
+	struct strbuf sb = STRBUF_INIT;
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			close(fd);
+			strbuf_release(&sb);
+			return error("cannot read '%s': %s", path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		strbuf_add(&sb, buf, (size_t)n);
+	}
+	close(fd);
+	*len = sb.len;
+	*data = strbuf_detach(&sb);
+	return 0;
+}
+
+int write_file(const char *path, const void *data, size_t len)
+{
+	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		error("cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error("cannot write '%s': %s", tmp, strerror(errno));
+			close(fd);
+			unlink(tmp);
+			free(tmp);
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+int mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			error("cannot create directory '%s': %s", p, strerror(errno));
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+		error("cannot create directory '%s': %s", p, strerror(errno));
+		free(p);
+		return -1;
+	}
+	free(p);
+	return 0;
+}
+
+bool str_ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && !memcmp(s + a - b, suffix, b);
+}
+
+bool str_starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+bool stderr_is_tty(void)
+{
+	const char *nc = getenv("NO_COLOR");
+	return isatty(2) && !(nc && *nc);
+}
+
+int finish_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+	return 0;
+}

@@ -1,0 +1,97 @@
+/* util.h -- errors, allocation, strings and clocks shared by every module
+ *
+ * Error discipline (after git's usage.c):
+ *   - library code reports with error() (prints "stagebench: error: ...", returns -1)
+ *     or warning() and hands the failure up;
+ *   - only command code (cmd_*) calls die();
+ *   - BUG() marks a broken invariant and aborts.
+ * Messages are lowercase, the problem first, the file (and line) quoted.
+ */
+#ifndef SB_UTIL_H
+#define SB_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdnoreturn.h>
+
+/* Exit codes shared by every command. record and guard pass the command's own status. */
+enum sb_exit {
+	SB_EXIT_OK = 0,      /* nothing to report */
+	SB_EXIT_FINDING = 1, /* a regression or difference was found */
+	SB_EXIT_USAGE = 2,   /* bad command line */
+	SB_EXIT_FAILURE = 3, /* runtime failure: unreadable input, I/O error, ... */
+};
+
+#define SB_GNUC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+int error(const char *fmt, ...) SB_GNUC_PRINTF(1, 2);   /* returns -1 */
+void warning(const char *fmt, ...) SB_GNUC_PRINTF(1, 2);
+void note(const char *fmt, ...) SB_GNUC_PRINTF(1, 2);    /* "stagebench: ..." unless quiet */
+noreturn void die(int code, const char *fmt, ...) SB_GNUC_PRINTF(2, 3);
+noreturn void bug_at(const char *file, int line, const char *fmt, ...) SB_GNUC_PRINTF(3, 4);
+#define BUG(...) bug_at(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Verbosity: 0 quiet (-q), 1 normal, 2 verbose (-v). */
+extern int sb_verbosity;
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);             /* NULL in, NULL out */
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) SB_GNUC_PRINTF(1, 2);
+
+/* Grow an array: ALLOC_GROW(items, count + 1, alloc) */
+#define ALLOC_GROW(x, nr, alloc)                                              \
+	do {                                                                   \
+		if ((size_t)(nr) > (size_t)(alloc)) {                          \
+			size_t _n = (alloc) ? (size_t)(alloc) * 2 : 16;        \
+			if (_n < (size_t)(nr))                                 \
+				_n = (size_t)(nr);                             \
+			(x) = xrealloc((x), _n * sizeof(*(x)));                \
+			(alloc) = _n;                                          \
+		}                                                              \
+	} while (0)
+
+/* A growable NUL-terminated byte buffer; STRBUF_INIT or strbuf_init() before use. */
+struct strbuf {
+	char *buf; /* always NUL-terminated once anything was added */
+	size_t len;
+	size_t alloc;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+void strbuf_init(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+void strbuf_reset(struct strbuf *sb);
+void strbuf_grow(struct strbuf *sb, size_t extra);
+void strbuf_add(struct strbuf *sb, const void *data, size_t n);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, int c);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) SB_GNUC_PRINTF(2, 3);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+char *strbuf_detach(struct strbuf *sb); /* caller frees; sb is reset */
+const char *strbuf_str(const struct strbuf *sb); /* "" when empty */
+
+/* Clocks. Instants and durations are nanoseconds in int64_t, named *_ns. */
+int64_t mono_ns(void);     /* CLOCK_MONOTONIC */
+double mono_s(void);       /* CLOCK_MONOTONIC in seconds (the probe's "mono") */
+int64_t real_ns(void);     /* CLOCK_REALTIME */
+void sleep_ns(int64_t ns); /* restarts on EINTR */
+void utc_iso8601(int64_t real_ns, char out[32]); /* 2026-10-06T10:36:12+00:00 */
+
+/* Whole-file helpers. read_file returns 0 and a NUL-terminated buffer, or error(). */
+int read_file(const char *path, char **data, size_t *len);
+int write_file(const char *path, const void *data, size_t len); /* atomic: tmp + rename */
+int mkdir_p(const char *path);
+bool str_ends_with(const char *s, const char *suffix);
+bool str_starts_with(const char *s, const char *prefix);
+
+/* True when stderr is a terminal and NO_COLOR is unset (live status lines, colours). */
+bool stderr_is_tty(void);
+
+/* Write-error check after a command (git's approach): flush stdout, 0 or error(). */
+int finish_stdout(void);
+
+#endif

@@ -1,0 +1,208 @@
+/* trace.h -- the trace format v1: records in C, the writer and the reader
+ *
+ * A trace is JSON lines (spec: traces/FORMAT.md), one record per line:
+ *   start, then samples and events in any order, then end (absent when the
+ *   recorder itself was killed). stagebench writes `.jsonl.zst`: one complete
+ *   zstd frame per flush, so every flushed record survives `kill -9`; it reads
+ *   `.jsonl.zst` and plain `.jsonl` (stageload's traces).
+ *
+ * zstd and jansson are used only inside traces/. Everything else sees the
+ * plain C structs below.
+ *
+ * Absent fields: a sample field the platform lacks is absent from the line and
+ * its bit is clear in `fields`, never a 0.
+ */
+#ifndef SB_TRACE_H
+#define SB_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TRACE_FORMAT "stagebench/1"
+
+/* ---- samples ----------------------------------------------------------- */
+
+enum sample_field {
+	SF_FOOTPRINT = 1u << 0, /* "footprint": tree footprint, bytes */
+	SF_RSS = 1u << 1,       /* "rss": tree resident set, bytes */
+	SF_SWAPPED = 1u << 2,   /* "swapped": tree swapped-out bytes */
+	SF_SWAP_USED = 1u << 3, /* "swap_used": system swap in use, bytes */
+	SF_LEVEL = 1u << 4,     /* "level": system memory available, percent */
+	SF_GPU = 1u << 5,       /* "gpu": tree GPU memory (NVML), bytes */
+	SF_PROCS = 1u << 6,     /* "procs": processes in the tree */
+	SF_SWAP_TOTAL = 1u << 7,/* "swap_total": system swap size, bytes */
+};
+
+struct trace_sample {
+	double t; /* seconds since the run started */
+	unsigned fields;
+	uint64_t footprint, rss, swapped, swap_used, swap_total, gpu;
+	double level;
+	int procs;
+};
+
+/* ---- events ------------------------------------------------------------ */
+
+enum event_kind {
+	EV_OTHER = 0, /* unknown kind: kept, kind_name says which */
+	EV_STAGE,     /* stage */
+	EV_LOAD,      /* name, stage, nbytes, seconds */
+	EV_RELOAD,    /* name, stage, nbytes, seconds */
+	EV_RELEASE,   /* name, stage, nbytes */
+	EV_MARK,      /* note */
+	EV_LATENT,    /* name, stage, sha256, dtype, shape, file */
+	EV_PEAK,      /* stage, metric, bytes, from: exact kernel high-water mark */
+	EV_GPU,       /* stage, device, bytes (+ max_bytes): device memory from inside */
+	EV_GUARD,     /* action, reason, readings */
+};
+
+#define EVENT_MAX_DIMS 8
+
+struct trace_event {
+	double t;
+	enum event_kind kind;
+	char *kind_name; /* the "kind" string as read */
+	char *stage;     /* NULL when absent */
+	char *name;
+	char *note;
+	bool has_nbytes;
+	uint64_t nbytes;
+	bool has_seconds;
+	double seconds;
+	/* latent */
+	char *sha256, *dtype, *file;
+	int ndim; /* -1 when no shape */
+	int64_t shape[EVENT_MAX_DIMS];
+	/* peak, gpu */
+	char *metric;    /* peak: "rss" (Linux VmHWM), "footprint" (macOS) ; gpu: "cuda_reserved", "mps_driver" */
+	char *device;    /* gpu: "cuda:0", "mps" */
+	bool has_bytes;
+	uint64_t bytes;  /* peak: the high-water mark; gpu: the current figure */
+	bool has_max_bytes;
+	uint64_t max_bytes; /* gpu: per-stage maximum where the device has one */
+	bool has_from;
+	double from;     /* peak: window start (t) */
+	/* guard */
+	char *action;    /* "wait", "admit", "timeout", "stop", "interrupted", ... */
+	char *reason;
+	/* Any other keys, as the body of a JSON object ("\"a\":1,\"b\":\"x\""),
+	 * written back verbatim; NULL when none. */
+	char *extra_json;
+	size_t line; /* source line when read from a file, else 0 */
+};
+
+enum event_kind event_kind_from_name(const char *name);
+const char *event_kind_name(enum event_kind kind); /* "stage", ...; NULL for EV_OTHER */
+void trace_event_release(struct trace_event *ev); /* frees strings; NULL ok */
+
+/* ---- start and end ------------------------------------------------------ */
+
+struct trace_label {
+	char *key;
+	char *value;
+};
+
+struct trace_start {
+	char *format;   /* "stagebench/1"; NULL for stageload traces */
+	char *utc;      /* ISO 8601 */
+	double interval;/* seconds; 0 when absent */
+	char *mode;     /* NULL when absent */
+	bool has_seed;
+	int64_t seed;
+	char **command; /* NULL-terminated argv, NULL when absent */
+	/* host */
+	char *host_os, *host_kernel, *host_machine;
+	int host_cpus;
+	uint64_t host_memory, host_swap; /* bytes; 0 when absent */
+	/* meter */
+	char *meter_backend;   /* "linux", "macos", "fake" (+ "+nvml") */
+	char *meter_footprint; /* what footprint counts, in words */
+	struct trace_label *labels;
+	size_t nlabels;
+	char *commit;   /* pipeline commit (stageload: "port_commit") */
+	bool has_dirty;
+	bool dirty;     /* stageload: "port_dirty" */
+	char *extra_json; /* other keys, JSON object body; NULL when none */
+};
+
+enum stopped_by { STOPPED_NONE = 0, STOPPED_GUARD, STOPPED_SIGNAL };
+
+struct trace_end {
+	bool has_exit;
+	int exit_code;  /* the command's exit status (what record returned) */
+	int signal;     /* signal that ended the command, 0 for none */
+	enum stopped_by stopped_by;
+	char *reason;   /* why it was stopped, in words */
+	bool has_wall;
+	double wall;    /* seconds */
+	bool has_cpu;
+	double cpu;     /* seconds of CPU used by the command's tree (user+sys) */
+	char *extra_json;
+};
+
+/* ---- a whole trace in memory (the reader's result) ---------------------- */
+
+struct trace {
+	char *path;
+	struct trace_start start;
+	bool has_start;
+	struct trace_sample *samples; /* sorted by t (stable) */
+	size_t nsamples, samples_alloc;
+	struct trace_event *events;   /* sorted by t (stable) */
+	size_t nevents, events_alloc;
+	bool has_end;
+	struct trace_end end;
+	bool damaged; /* a read error stopped the reader; records before it kept */
+};
+#define TRACE_INIT { 0 }
+
+/*
+ * Read a trace file (.jsonl.zst, .zst, or plain JSON lines; detected by the
+ * zstd magic, not the name). Records are sorted by t, unknown keys ignored.
+ * Returns 0 when the whole file read cleanly; -1 after printing one line
+ * "FILE:LINE: what was wrong" when it did not: a truncated zstd frame, a
+ * malformed line, a missing start record, an unknown "format". On -1 *tr
+ * still holds every record read before the fault (tr->damaged = true), except
+ * for an unknown format version, which is refused with no records.
+ * The caller releases *tr with trace_release() either way.
+ */
+int trace_read(const char *path, struct trace *tr);
+/* Same, from memory (tests, benchmarks); `name` is used in messages. */
+int trace_read_mem(const char *name, const void *data, size_t len, struct trace *tr);
+void trace_release(struct trace *tr);
+
+/* ---- the writer --------------------------------------------------------- */
+
+struct trace_writer;
+
+/*
+ * Open PATH for writing (truncating). A path ending in ".zst" is written as
+ * zstd frames, anything else as plain JSON lines. Records are buffered and
+ * written by trace_writer_flush() (one zstd frame per flush); the writer also
+ * flushes by itself when its buffer is older than flush_every_ns (default 1 s)
+ * at the next record. Returns NULL after error().
+ * Call order: open, start, { sample | event }*, end, close.
+ */
+struct trace_writer *trace_writer_open(const char *path);
+void trace_writer_set_flush_interval(struct trace_writer *w, int64_t ns);
+int trace_writer_start(struct trace_writer *w, const struct trace_start *st);
+int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s);
+int trace_writer_event(struct trace_writer *w, const struct trace_event *ev);
+int trace_writer_end(struct trace_writer *w, const struct trace_end *end);
+int trace_writer_flush(struct trace_writer *w);
+/* Flushes and closes; NULL ok. Returns 0 or -1 when a write failed. */
+int trace_writer_close(struct trace_writer *w);
+
+/*
+ * Parse one line the pipeline wrote to STAGEBENCH_FD (an event record whose
+ * time key is "mono", seconds on CLOCK_MONOTONIC) into *ev, with
+ * t = mono - mono_origin_s. A line with "t" and no "mono" keeps its t.
+ * Returns 0, or -1 with *errmsg set (static string) for a line that is not a
+ * JSON object of type "event" with a "kind".
+ */
+int trace_parse_probe_line(const char *line, size_t len, double mono_origin_s,
+			   struct trace_event *ev, const char **errmsg);
+
+#endif
