@@ -1,0 +1,244 @@
+/* pipeline.c -- read pipeline files (JSON) into struct pipeline */
+#include "pipeline.h"
+
+#include <jansson.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+
+void kv_set(struct kv_list *l, const char *key, const char *value)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (!strcmp(l->items[i].key, key)) {
+			free(l->items[i].value);
+			l->items[i].value = xstrdup(value);
+			return;
+		}
+	}
+	ALLOC_GROW(l->items, l->n + 1, l->alloc);
+	l->items[l->n].key = xstrdup(key);
+	l->items[l->n].value = xstrdup(value);
+	l->n++;
+}
+
+const char *kv_get(const struct kv_list *l, const char *key)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->items[i].key, key))
+			return l->items[i].value;
+	return NULL;
+}
+
+void kv_release(struct kv_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->items[i].key);
+		free(l->items[i].value);
+	}
+	free(l->items);
+	l->items = NULL;
+	l->n = l->alloc = 0;
+}
+
+static void free_strv(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+/* A JSON array of strings -> NULL-terminated vector; NULL json -> empty vector. */
+static int strv_from_json(const char *path, const char *what, json_t *arr, int need_nonempty,
+			  char ***out)
+{
+	if (!arr) {
+		if (need_nonempty)
+			return error("%s: '%s' is missing", path, what);
+		*out = xcalloc(1, sizeof(char *));
+		return 0;
+	}
+	if (!json_is_array(arr) || (need_nonempty && json_array_size(arr) == 0))
+		return error("%s: '%s' must be a%s array of strings", path, what,
+			     need_nonempty ? " non-empty" : "n");
+	size_t n = json_array_size(arr);
+	char **v = xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_array_get(arr, i);
+		if (!json_is_string(s)) {
+			free_strv(v);
+			return error("%s: '%s' item %zu must be a string", path, what, i + 1);
+		}
+		v[i] = xstrdup(json_string_value(s));
+	}
+	*out = v;
+	return 0;
+}
+
+static int kv_from_json(const char *path, const char *what, json_t *obj, struct kv_list *out)
+{
+	if (!obj)
+		return 0;
+	if (!json_is_object(obj))
+		return error("%s: '%s' must be an object of strings", path, what);
+	const char *key;
+	json_t *val;
+	json_object_foreach(obj, key, val) {
+		if (json_is_string(val))
+			kv_set(out, key, json_string_value(val));
+		else if (json_is_integer(val)) {
+			char buf[32];
+			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(val));
+			kv_set(out, key, buf);
+		} else
+			return error("%s: '%s.%s' must be a string", path, what, key);
+	}
+	return 0;
+}
+
+int pipeline_read(const char *path, struct pipeline *p)
+{
+	memset(p, 0, sizeof(*p));
+	json_error_t jerr;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return error("%s:%d: %s", path, jerr.line, jerr.text);
+	int rc = -1;
+	p->path = xstrdup(path);
+	char *tmp = xstrdup(path);
+	p->dir = xstrdup(dirname(tmp));
+	free(tmp);
+	if (!json_is_object(root)) {
+		error("%s: a pipeline file must hold a JSON object", path);
+		goto out;
+	}
+	json_t *name = json_object_get(root, "name");
+	if (name && !json_is_string(name)) {
+		error("%s: 'name' must be a string", path);
+		goto out;
+	}
+	if (name)
+		p->name = xstrdup(json_string_value(name));
+	else {
+		char *t = xstrdup(path), *b = basename(t);
+		char *dot = strchr(b, '.');
+		if (dot)
+			*dot = '\0';
+		p->name = xstrdup(b);
+		free(t);
+	}
+	if (strv_from_json(path, "command", json_object_get(root, "command"), 1, &p->command) ||
+	    strv_from_json(path, "pythonpath", json_object_get(root, "pythonpath"), 0,
+			   &p->pythonpath) ||
+	    kv_from_json(path, "defaults", json_object_get(root, "defaults"), &p->defaults) ||
+	    kv_from_json(path, "env", json_object_get(root, "env"), &p->env))
+		goto out;
+	json_t *adapter = json_object_get(root, "adapter");
+	if (adapter && !json_is_string(adapter) && !json_is_null(adapter)) {
+		error("%s: 'adapter' must be a string", path);
+		goto out;
+	}
+	if (json_is_string(adapter))
+		p->adapter = xstrdup(json_string_value(adapter));
+	json_t *variants = json_object_get(root, "variants");
+	if (!json_is_object(variants) || json_object_size(variants) == 0) {
+		error("%s: 'variants' must be a non-empty object (name -> {\"env\": {...}})", path);
+		goto out;
+	}
+	p->variants = xcalloc(json_object_size(variants), sizeof(*p->variants));
+	const char *vname;
+	json_t *v;
+	json_object_foreach(variants, vname, v) {
+		struct pipeline_variant *pv = &p->variants[p->nvariants++];
+		pv->name = xstrdup(vname);
+		if (!json_is_object(v)) {
+			error("%s: variant '%s' must be an object", path, vname);
+			goto out;
+		}
+		char *what = xasprintf("variants.%s.env", vname);
+		int bad = kv_from_json(path, what, json_object_get(v, "env"), &pv->env);
+		free(what);
+		if (bad)
+			goto out;
+		what = xasprintf("variants.%s.args", vname);
+		bad = strv_from_json(path, what, json_object_get(v, "args"), 0, &pv->args);
+		free(what);
+		if (bad)
+			goto out;
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	if (rc)
+		pipeline_release(p);
+	return rc;
+}
+
+const struct pipeline_variant *pipeline_variant(const struct pipeline *p, const char *name)
+{
+	for (size_t i = 0; i < p->nvariants; i++)
+		if (!strcmp(p->variants[i].name, name))
+			return &p->variants[i];
+	return NULL;
+}
+
+void pipeline_release(struct pipeline *p)
+{
+	if (!p)
+		return;
+	free(p->path);
+	free(p->dir);
+	free(p->name);
+	free_strv(p->command);
+	kv_release(&p->defaults);
+	free(p->adapter);
+	free_strv(p->pythonpath);
+	kv_release(&p->env);
+	for (size_t i = 0; i < p->nvariants; i++) {
+		free(p->variants[i].name);
+		kv_release(&p->variants[i].env);
+		free_strv(p->variants[i].args);
+	}
+	free(p->variants);
+	memset(p, 0, sizeof(*p));
+}
+
+char *expand_placeholders(const char *tmpl, const struct kv_list *vars)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *s = tmpl; *s;) {
+		if (s[0] == '{' && s[1] == '{') {
+			strbuf_addch(&sb, '{');
+			s += 2;
+		} else if (s[0] == '}' && s[1] == '}') {
+			strbuf_addch(&sb, '}');
+			s += 2;
+		} else if (s[0] == '{') {
+			const char *end = strchr(s, '}');
+			if (!end) {
+				error("unterminated placeholder in '%s'", tmpl);
+				strbuf_release(&sb);
+				return NULL;
+			}
+			char *key = xstrndup(s + 1, (size_t)(end - s - 1));
+			const char *val = kv_get(vars, key);
+			if (!val) {
+				error("unknown placeholder '{%s}' in '%s'", key, tmpl);
+				free(key);
+				strbuf_release(&sb);
+				return NULL;
+			}
+			free(key);
+			strbuf_addstr(&sb, val);
+			s = end + 1;
+		} else {
+			strbuf_addch(&sb, *s++);
+		}
+	}
+	return strbuf_detach(&sb);
+}

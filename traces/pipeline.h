@@ -1,0 +1,69 @@
+/* pipeline.h -- pipeline files: how `compare` runs a pipeline's variants
+ *
+ * A pipeline file is JSON (the demo's: demo/pipeline.json):
+ *   {
+ *     "name": "demo",
+ *     "command": ["{python}", "{pipeline_dir}/pipeline.py", "--seed", "{seed}", "--out", "{out}"],
+ *     "defaults": { "size": "default" },          placeholders with default values
+ *     "adapter": "demo_adapter",                   module the probe's sitecustomize installs
+ *     "pythonpath": ["{pipeline_dir}"],            prepended to PYTHONPATH
+ *     "env": { "OMP_NUM_THREADS": "2" },           every variant
+ *     "variants": {                                in the file's order
+ *       "eager":  { "env": {} },
+ *       "staged": { "env": { "STAGEBENCH_STAGED": "1" }, "args": ["--extra"] }
+ *     }
+ *   }
+ * Placeholders "{key}" in command, args, env values and pythonpath are
+ * expanded by the runner: python, pipeline_dir, seed, out, run, mode, cache,
+ * plus every key of "defaults". Unknown keys are ignored.
+ */
+#ifndef SB_PIPELINE_H
+#define SB_PIPELINE_H
+
+#include <stddef.h>
+
+struct kv {
+	char *key;
+	char *value;
+};
+
+struct kv_list {
+	struct kv *items;
+	size_t n, alloc;
+};
+
+struct pipeline_variant {
+	char *name;
+	struct kv_list env;
+	char **args; /* NULL-terminated extra arguments appended to the command */
+};
+
+struct pipeline {
+	char *path; /* the file read */
+	char *dir;  /* its directory ({pipeline_dir}) */
+	char *name;
+	char **command; /* NULL-terminated template */
+	struct kv_list defaults;
+	char *adapter; /* NULL when none */
+	char **pythonpath; /* NULL-terminated */
+	struct kv_list env;
+	struct pipeline_variant *variants;
+	size_t nvariants;
+};
+
+/* Read and validate a pipeline file. Returns 0, or -1 after error() naming the
+ * file and what is wrong ("demo/pipeline.json: 'command' must be a non-empty
+ * array of strings"). */
+int pipeline_read(const char *path, struct pipeline *p);
+const struct pipeline_variant *pipeline_variant(const struct pipeline *p, const char *name);
+void pipeline_release(struct pipeline *p);
+
+void kv_set(struct kv_list *l, const char *key, const char *value); /* replaces */
+const char *kv_get(const struct kv_list *l, const char *key);
+void kv_release(struct kv_list *l);
+
+/* Expand "{key}" placeholders from `vars`; an unknown key is an error
+ * (returns NULL after error() naming the key); "{{" and "}}" are literal braces. */
+char *expand_placeholders(const char *tmpl, const struct kv_list *vars);
+
+#endif
