@@ -1,0 +1,77 @@
+"""stagebench_probe -- the in-process side of stagebench: staged loading and events.
+
+Activated by sitecustomize (probe/site) when STAGEBENCH_FD or STAGEBENCH_ADAPTER
+is set; see probe/README.md for the protocol. Public names:
+  Probe, LazyModel            the registry, stage hooks, fingerprints and events
+  release(), module_nbytes()  free a module's weights (meta device)
+  StageReleasedError          raised when a released module is called
+  preserved_rng               save/restore every generator around a block
+  get_probe(), activate()     the process's probe (from the environment)
+"""
+import importlib
+import importlib.util
+import os
+import sys
+
+from .core import LazyModel, Probe
+from .events import Emitter, mono
+from .release import StageReleasedError, flush_allocators, is_released, module_nbytes, release
+from .rng import RngState, preserved_rng
+
+__all__ = ["Probe", "LazyModel", "Emitter", "mono", "StageReleasedError", "release",
+           "module_nbytes", "flush_allocators", "is_released", "RngState", "preserved_rng",
+           "get_probe", "activate", "load_adapter"]
+
+_probe = None
+
+
+def get_probe():
+    """The process's probe, made from the environment on first use."""
+    global _probe
+    if _probe is None:
+        _probe = Probe.from_env()
+    return _probe
+
+
+def load_adapter(spec):
+    """Import an adapter: a module name ("demo_adapter") or a .py file path."""
+    if spec.endswith(".py") or os.sep in spec or "/" in spec:
+        path = os.path.abspath(spec)
+        name = "stagebench_adapter_" + os.path.splitext(os.path.basename(path))[0]
+        ispec = importlib.util.spec_from_file_location(name, path)
+        if ispec is None:
+            raise ImportError("cannot load adapter file %s" % path)
+        mod = importlib.util.module_from_spec(ispec)
+        sys.modules[name] = mod
+        ispec.loader.exec_module(mod)
+        return mod
+    return importlib.import_module(spec)
+
+
+def activate(environ=None):
+    """Make the process's probe, install the adapter named by STAGEBENCH_ADAPTER
+    (its install(probe) is called) and close the last stage at exit.
+    The STAGEBENCH_FD and STAGEBENCH_ADAPTER variables are removed from
+    os.environ so child interpreters run without the probe."""
+    import atexit
+    env = os.environ if environ is None else environ
+    probe = get_probe()
+    adapter = env.get("STAGEBENCH_ADAPTER")
+    for key in ("STAGEBENCH_FD", "STAGEBENCH_ADAPTER"):
+        env.pop(key, None)
+    probe.mark("probe: mode=%s staged=%s rng_restore=%s adapter=%s"
+               % (probe.mode or "-", "on" if probe.staged else "off",
+                  "on" if probe.rng_restore else "off", adapter or "-"))
+    if adapter:
+        mod = load_adapter(adapter)
+        install = getattr(mod, "install", None)
+        if not callable(install):
+            raise ImportError("adapter %s has no install(probe) function" % adapter)
+        install(probe)
+    atexit.register(_at_exit, probe)
+    return probe
+
+
+def _at_exit(probe):
+    if probe.stage is not None:
+        probe.gpu(probe.stage)
