@@ -1,0 +1,446 @@
+/* analysis.c -- one run's stage windows, peaks, swap, loads and releases (see analysis.h) */
+#include "analysis.h"
+
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/util.h"
+#include "../traces/runs.h"
+#include "../traces/trace.h"
+
+const char *const kernel_peak_metric_names[KPEAK_NMETRICS] = { "rss", "footprint" };
+
+static size_t stage_index(struct analysis *a, const char *name)
+{
+	for (size_t i = 0; i < a->nstages; i++)
+		if (!strcmp(a->stages[i].name, name))
+			return i;
+	ALLOC_GROW(a->stages, a->nstages + 1, a->stages_alloc);
+	struct stage_stats *s = &a->stages[a->nstages];
+	memset(s, 0, sizeof(*s));
+	s->name = xstrdup(name);
+	return a->nstages++;
+}
+
+static struct stage_window *add_window(struct analysis *a, const char *name, double stage_t)
+{
+	ALLOC_GROW(a->windows, a->nwindows + 1, a->windows_alloc);
+	struct stage_window *w = &a->windows[a->nwindows++];
+	memset(w, 0, sizeof(*w));
+	w->stage = stage_index(a, name);
+	w->stage_t = stage_t;
+	w->start_t = stage_t;
+	w->end_t = INFINITY;
+	a->stages[w->stage].nwindows++;
+	return w;
+}
+
+static const char *stage_name_of(const struct trace_event *ev)
+{
+	return ev->stage ? ev->stage : "(unnamed)";
+}
+
+/* First sample index with t >= x (samples are sorted by t). */
+static size_t lower_bound(const struct trace *tr, double x)
+{
+	size_t lo = 0, hi = tr->nsamples;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (tr->samples[mid].t < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool sample_metric(const struct trace_sample *s, int metric, uint64_t *v)
+{
+	if (metric == KPEAK_RSS && (s->fields & SF_RSS)) {
+		*v = s->rss;
+		return true;
+	}
+	if (metric == KPEAK_FOOTPRINT && (s->fields & SF_FOOTPRINT)) {
+		*v = s->footprint;
+		return true;
+	}
+	return false;
+}
+
+/* Max of a metric over samples in [from, to]; false when there is none. */
+static bool sampled_max(const struct trace *tr, int metric, double from, double to, uint64_t *out)
+{
+	bool any = false;
+	for (size_t i = lower_bound(tr, from); i < tr->nsamples && tr->samples[i].t <= to; i++) {
+		uint64_t v;
+		if (sample_metric(&tr->samples[i], metric, &v) && (!any || v > *out)) {
+			*out = v;
+			any = true;
+		}
+	}
+	return any;
+}
+
+static void build_windows(const struct trace *tr, struct analysis *a)
+{
+	size_t first_stage = tr->nevents;
+	for (size_t i = 0; i < tr->nevents; i++)
+		if (tr->events[i].kind == EV_STAGE) {
+			first_stage = i;
+			break;
+		}
+	bool merged_setup = first_stage < tr->nevents &&
+			    !strcmp(stage_name_of(&tr->events[first_stage]), "setup");
+	if (!merged_setup) {
+		struct stage_window *w = add_window(a, "setup", 0);
+		w->start_t = -INFINITY;
+	}
+
+	/* Stage events open windows; releases of the current stage move its start. */
+	struct stage_window *cur = NULL;
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct trace_event *ev = &tr->events[i];
+		if (ev->kind == EV_STAGE) {
+			if (a->nwindows)
+				a->windows[a->nwindows - 1].end_t = ev->t;
+			cur = add_window(a, stage_name_of(ev), ev->t);
+			if (i == first_stage && merged_setup) {
+				cur->start_t = -INFINITY;
+				cur->stage_t = 0;
+			}
+		} else if (ev->kind == EV_RELEASE) {
+			if (ev->has_nbytes)
+				a->release_bytes += ev->nbytes;
+			a->nreleases++;
+			if (cur && ev->stage && !strcmp(ev->stage, a->stages[cur->stage].name) &&
+			    ev->t >= cur->stage_t) {
+				cur->nreleases++;
+				if (ev->has_nbytes)
+					cur->release_bytes += ev->nbytes;
+				cur->releases_done_t = ev->t;
+			}
+		}
+	}
+	for (size_t i = 0; i < a->nwindows; i++) {
+		struct stage_window *w = &a->windows[i];
+		if (w->nreleases && w->start_t != -INFINITY)
+			w->start_t = w->releases_done_t;
+	}
+	a->windows[a->nwindows - 1].last = true;
+	a->ran_to = a->windows[a->nwindows - 1].stage;
+}
+
+/* One pass over the samples: overall figures and each window's peak. */
+static void scan_samples(const struct trace *tr, struct analysis *a)
+{
+	size_t wi = 0;
+	a->nsamples = tr->nsamples;
+	for (size_t i = 0; i < tr->nsamples; i++) {
+		const struct trace_sample *s = &tr->samples[i];
+		if (s->fields & SF_FOOTPRINT) {
+			if (!a->has_footprint || s->footprint > a->peak_footprint) {
+				a->peak_footprint = s->footprint;
+				a->peak_t = s->t;
+			}
+			a->has_footprint = true;
+		}
+		if (s->fields & SF_SWAP_USED) {
+			if (!a->has_swap) {
+				a->swap_start = a->swap_peak = s->swap_used;
+				a->has_swap = true;
+			} else if (s->swap_used > a->swap_peak) {
+				a->swap_peak = s->swap_used;
+			}
+		}
+		if (s->fields & SF_LEVEL) {
+			if (!a->has_level || s->level < a->lowest_level)
+				a->lowest_level = s->level;
+			a->has_level = true;
+		}
+		while (wi + 1 < a->nwindows && s->t >= a->windows[wi].end_t)
+			wi++;
+		struct stage_window *w = &a->windows[wi];
+		if (!(s->fields & SF_FOOTPRINT) || s->t < w->start_t || (!w->last && s->t >= w->end_t))
+			continue;
+		if (!w->nsamples || s->footprint > w->peak_footprint) {
+			w->peak_footprint = s->footprint;
+			w->peak_t = s->t;
+		}
+		w->nsamples++;
+	}
+	a->swap_rise = a->swap_peak - a->swap_start;
+}
+
+/* Footprint just before each releasing stage event, lowest within 2 s after. */
+static void release_effects(const struct trace *tr, struct analysis *a)
+{
+	for (size_t i = 0; i < a->nwindows; i++) {
+		struct stage_window *w = &a->windows[i];
+		if (!w->nreleases)
+			continue;
+		for (size_t j = lower_bound(tr, w->stage_t); j-- > 0;)
+			if (tr->samples[j].fields & SF_FOOTPRINT) {
+				w->has_before = true;
+				w->footprint_before = tr->samples[j].footprint;
+				break;
+			}
+		for (size_t j = lower_bound(tr, w->releases_done_t);
+		     j < tr->nsamples && tr->samples[j].t <= w->releases_done_t + 2.0; j++) {
+			const struct trace_sample *s = &tr->samples[j];
+			if (!(s->fields & SF_FOOTPRINT))
+				continue;
+			if (!w->has_low_after || s->footprint < w->lowest_after)
+				w->lowest_after = s->footprint;
+			w->has_low_after = true;
+		}
+	}
+}
+
+static double last_record_t(const struct trace *tr)
+{
+	double t = 0;
+	if (tr->nsamples)
+		t = tr->samples[tr->nsamples - 1].t;
+	if (tr->nevents && tr->events[tr->nevents - 1].t > t)
+		t = tr->events[tr->nevents - 1].t;
+	return t;
+}
+
+static void stage_rows(const struct trace *tr, struct analysis *a)
+{
+	double last_t = last_record_t(tr);
+	for (size_t i = 0; i < a->nwindows; i++) {
+		const struct stage_window *w = &a->windows[i];
+		struct stage_stats *s = &a->stages[w->stage];
+		double end = w->last ? last_t : w->end_t;
+		if (end > w->stage_t)
+			s->seconds += end - w->stage_t;
+		if (w->nsamples) {
+			if (!s->nsamples || w->peak_footprint > s->peak_footprint)
+				s->peak_footprint = w->peak_footprint;
+			s->nsamples += w->nsamples;
+		}
+		if (!w->last || a->outcome == RUN_COMPLETED)
+			s->completed = true;
+		else
+			s->ended_here = true;
+	}
+}
+
+static void kernel_peaks(const struct trace *tr, struct analysis *a)
+{
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct trace_event *ev = &tr->events[i];
+		if (ev->kind != EV_PEAK || !ev->stage || !ev->metric || !ev->has_bytes)
+			continue;
+		int m;
+		for (m = 0; m < KPEAK_NMETRICS; m++)
+			if (!strcmp(ev->metric, kernel_peak_metric_names[m]))
+				break;
+		if (m == KPEAK_NMETRICS)
+			continue;
+		struct stage_stats *s = NULL;
+		for (size_t k = 0; k < a->nstages; k++)
+			if (!strcmp(a->stages[k].name, ev->stage))
+				s = &a->stages[k];
+		if (!s)
+			continue;
+		struct kernel_peak *kp = &s->kpeak[m];
+		if (kp->present && ev->bytes <= kp->bytes)
+			continue;
+		kp->present = true;
+		kp->bytes = ev->bytes;
+		kp->t = ev->t;
+		kp->has_sampled = false;
+		if (ev->has_from) {
+			kp->has_sampled = sampled_max(tr, m, ev->from, ev->t, &kp->sampled_bytes);
+		} else {
+			size_t si = (size_t)(s - a->stages);
+			for (size_t k = 0; k < a->nwindows; k++) {
+				const struct stage_window *w = &a->windows[k];
+				uint64_t v;
+				if (w->stage != si)
+					continue;
+				if (sampled_max(tr, m, w->start_t, w->last ? INFINITY : w->end_t, &v) &&
+				    (!kp->has_sampled || v > kp->sampled_bytes)) {
+					/* [start, end] inclusive here: a sample at the end
+					 * boundary can only lower the warning, never raise it. */
+					kp->sampled_bytes = v;
+					kp->has_sampled = true;
+				}
+			}
+		}
+		kp->missed_spike = kp->has_sampled &&
+				   (double)kp->bytes > (double)kp->sampled_bytes * 1.1;
+	}
+}
+
+static void loads(const struct trace *tr, struct analysis *a)
+{
+	const char *in_force = "setup";
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct trace_event *ev = &tr->events[i];
+		if (ev->kind == EV_STAGE) {
+			in_force = stage_name_of(ev);
+			continue;
+		}
+		if (ev->kind != EV_LOAD && ev->kind != EV_RELOAD)
+			continue;
+		ALLOC_GROW(a->loads, a->nloads + 1, a->loads_alloc);
+		struct load_info *l = &a->loads[a->nloads++];
+		memset(l, 0, sizeof(*l));
+		l->name = xstrdup(ev->name);
+		l->stage = xstrdup(ev->stage);
+		l->stage_in_force = xstrdup(in_force);
+		l->t = ev->t;
+		l->reload = ev->kind == EV_RELOAD;
+		l->nbytes = ev->has_nbytes ? ev->nbytes : 0;
+		l->seconds = ev->has_seconds ? ev->seconds : 0;
+		l->outside = ev->stage && strcmp(ev->stage, in_force);
+		a->nreloads += l->reload;
+		a->loads_outside += l->outside;
+		a->load_bytes += l->nbytes;
+		a->load_seconds += l->seconds;
+	}
+}
+
+static void outcome(const struct trace *tr, const struct run_entry *e, struct analysis *a)
+{
+	a->outcome = RUN_COMPLETED;
+	if (e) {
+		if ((e->stopped_by && !strcmp(e->stopped_by, "guard")) || (e->has_exit && e->exit == 3)) {
+			a->outcome = RUN_GUARD;
+		} else if ((e->stopped_by && !strcmp(e->stopped_by, "signal")) || e->signal > 0) {
+			a->outcome = RUN_SIGNAL;
+			a->signal = e->signal;
+		} else if (e->has_exit && e->exit > 128 && e->exit < 160 && !a->stagebench) {
+			a->outcome = RUN_SIGNAL;
+			a->signal = e->exit - 128;
+		} else if (e->has_exit && e->exit != 0) {
+			a->outcome = RUN_EXIT;
+			a->exit_code = e->exit;
+		} else if (!tr->has_end) {
+			a->outcome = a->stagebench ? RUN_RECORDER_DIED : RUN_GUARD;
+		}
+		if (tr->has_end)
+			a->reason = xstrdup(tr->end.reason);
+		return;
+	}
+	if (!tr->has_end) {
+		a->outcome = a->stagebench ? RUN_RECORDER_DIED : RUN_GUARD;
+		return;
+	}
+	const struct trace_end *end = &tr->end;
+	a->reason = xstrdup(end->reason);
+	if (end->stopped_by == STOPPED_GUARD) {
+		a->outcome = RUN_GUARD;
+	} else if (end->stopped_by == STOPPED_SIGNAL || end->signal > 0) {
+		a->outcome = RUN_SIGNAL;
+		a->signal = end->signal;
+	} else if (end->has_exit && end->exit_code != 0) {
+		a->outcome = RUN_EXIT;
+		a->exit_code = end->exit_code;
+	}
+}
+
+int analysis_run(const struct trace *tr, const struct run_entry *entry, struct analysis *a)
+{
+	if (!tr->has_start)
+		return error("%s: no start record: not a trace", tr->path ? tr->path : "(trace)");
+	a->path = xstrdup(tr->path);
+	a->mode = xstrdup(tr->start.mode);
+	a->stagebench = tr->start.format != NULL;
+	a->damaged = tr->damaged;
+	outcome(tr, entry, a);
+	build_windows(tr, a);
+	scan_samples(tr, a);
+	release_effects(tr, a);
+	stage_rows(tr, a);
+	kernel_peaks(tr, a);
+	loads(tr, a);
+	a->wall_s = tr->has_end && tr->end.has_wall ? tr->end.wall : last_record_t(tr);
+	return 0;
+}
+
+int analysis_open(const char *path, struct analysis *out)
+{
+	struct trace tr = TRACE_INIT;
+	struct run_list runs = RUN_LIST_INIT;
+	char *dcopy = xstrdup(path), *bcopy = xstrdup(path);
+	char *runs_path = xasprintf("%s/runs.json", dirname(dcopy));
+	int rc = -1;
+
+	if (trace_read(path, &tr) < 0)
+		goto out;
+	if (runs_read(runs_path, &runs) < 0)
+		goto out;
+	rc = analysis_run(&tr, runs_find(&runs, basename(bcopy)), out);
+out:
+	free(runs_path);
+	free(dcopy);
+	free(bcopy);
+	runs_release(&runs);
+	trace_release(&tr);
+	return rc;
+}
+
+void analysis_release(struct analysis *a)
+{
+	if (!a)
+		return;
+	free(a->path);
+	free(a->mode);
+	free(a->reason);
+	for (size_t i = 0; i < a->nstages; i++)
+		free(a->stages[i].name);
+	free(a->stages);
+	free(a->windows);
+	for (size_t i = 0; i < a->nloads; i++) {
+		free(a->loads[i].name);
+		free(a->loads[i].stage);
+		free(a->loads[i].stage_in_force);
+	}
+	free(a->loads);
+	memset(a, 0, sizeof(*a));
+}
+
+const struct stage_stats *analysis_stage(const struct analysis *a, const char *name)
+{
+	for (size_t i = 0; i < a->nstages; i++)
+		if (!strcmp(a->stages[i].name, name))
+			return &a->stages[i];
+	return NULL;
+}
+
+const char *analysis_outcome_str(const struct analysis *a, char *buf, size_t len)
+{
+	switch (a->outcome) {
+	case RUN_COMPLETED:
+		snprintf(buf, len, "completed");
+		break;
+	case RUN_GUARD:
+		snprintf(buf, len, "stopped by the guard");
+		break;
+	case RUN_SIGNAL:
+		snprintf(buf, len, "killed by signal %d", a->signal);
+		break;
+	case RUN_EXIT:
+		snprintf(buf, len, "exit code %d", a->exit_code);
+		break;
+	case RUN_RECORDER_DIED:
+		snprintf(buf, len, "recorder died (no end record)");
+		break;
+	}
+	return buf;
+}
+
+bool stage_missed_spike(const struct stage_stats *s)
+{
+	for (int m = 0; m < KPEAK_NMETRICS; m++)
+		if (s->kpeak[m].present && s->kpeak[m].missed_spike)
+			return true;
+	return false;
+}

@@ -1,0 +1,194 @@
+/* analysis.h -- the per-run model: stage windows, peaks, swap, loads, releases
+ *
+ * One `struct analysis` describes one run (one trace): how it ended, which
+ * stages it entered, each stage's peak under the window rule, swap, loads and
+ * releases. `analyze`, `table`, `plot` and `check` all read runs through it.
+ *
+ * Call order:
+ *   struct analysis a = ANALYSIS_INIT;
+ *   analysis_open(path, &a)               reads the trace and a runs.json beside it
+ *     or analysis_run(&tr, entry, &a)     on a trace already in memory
+ *   ... read the fields ...
+ *   analysis_release(&a);                 always, even after a failure; NULL ok
+ *
+ * The window rule, exactly
+ * ------------------------
+ * Records are sorted by t (the reader does it). Each stage event opens a
+ * window; the time before the first stage event belongs to "setup".
+ *   - Stage S's window starts at the last `release` event whose stage is S
+ *     that follows S's stage event and comes before the next stage event
+ *     (the moment the releases triggered by entering S have completed), or
+ *     at the stage event itself when there is no such release.
+ *   - It ends at the next stage event, or, for the last window, at the last
+ *     sample.
+ *   - Boundaries: a window includes a sample at its start (t >= start) and
+ *     excludes one at its end (t < end); the last window includes the last
+ *     sample. A sample between a stage event and the end of that stage's
+ *     releases belongs to no window (it counts for the run's overall peak
+ *     only): it is the previous stage's weights still being freed.
+ *   - "setup" runs from the start of the trace to the first stage event.
+ *     When the first stage event is itself named "setup" (stageload's
+ *     Pixal3D traces), the implicit period and that stage are one window
+ *     "setup", from the start of the trace to the next stage event.
+ *   - A stage entered several times has one window per stage event; its row
+ *     (struct stage_stats) aggregates them (maximum of the peaks).
+ *
+ * How a run ended (enum run_outcome), in order of precedence:
+ *   - a runs.json entry (stagebench's or stageload's, beside the trace):
+ *     stopped_by "guard" or exit 3 -> RUN_GUARD; stopped_by "signal" or a
+ *     signal -> RUN_SIGNAL; exit 128+N from a stageload guard -> RUN_SIGNAL N;
+ *     exit 0 -> RUN_COMPLETED (RUN_GUARD when a stageload trace lacks `end`);
+ *     other -> RUN_EXIT;
+ *   - a stagebench trace (start.format set): its `end` record (stopped_by,
+ *     signal, exit code); no `end` at all -> RUN_RECORDER_DIED;
+ *   - a stageload trace: `end` -> RUN_COMPLETED, no `end` -> RUN_GUARD
+ *     (stageload's guard killed it).
+ *
+ * A stage is "completed" by a run when the run entered a later stage after
+ * it, or when the run completed. The last stage of a run that did not
+ * complete is the stage it "ended in".
+ *
+ * Ownership: struct analysis owns copies of every string it holds; it does
+ * not keep a pointer to the trace, which the caller may release at once.
+ * Cost: O(samples + events + windows * log samples), no allocation per sample.
+ */
+#ifndef SB_ANALYSIS_H
+#define SB_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct trace;
+struct run_entry;
+
+enum run_outcome {
+	RUN_COMPLETED = 0,
+	RUN_GUARD,          /* stopped by the guard */
+	RUN_SIGNAL,         /* killed by signal `signal` */
+	RUN_EXIT,           /* exited with non-zero code `exit_code` */
+	RUN_RECORDER_DIED,  /* stagebench trace without `end` */
+};
+
+/* A kernel high-water mark (`peak` event) set against the samples. */
+struct kernel_peak {
+	bool present;
+	uint64_t bytes;          /* the largest `peak` event of this metric for the stage */
+	double t;                /* that event's t */
+	bool has_sampled;        /* samples of the same metric exist in its interval */
+	uint64_t sampled_bytes;  /* sampled peak of the same metric over [from, t]
+				  * (the event's own interval; the stage's window
+				  * when the event has no `from`) */
+	bool missed_spike;       /* bytes > sampled_bytes * 1.1 */
+};
+
+enum { KPEAK_RSS = 0, KPEAK_FOOTPRINT = 1, KPEAK_NMETRICS = 2 };
+extern const char *const kernel_peak_metric_names[KPEAK_NMETRICS]; /* "rss", "footprint" */
+
+/* One window: one stage event (or the implicit setup period). */
+struct stage_window {
+	size_t stage;         /* index into analysis.stages */
+	double stage_t;       /* the stage event's t; 0 for setup (the run's start) */
+	double start_t;       /* window start (after releases); -INFINITY for setup */
+	double end_t;         /* next stage event, or the last sample (+INFINITY when none) */
+	bool last;            /* the run's last window (includes the last sample) */
+	size_t nsamples;      /* samples with a footprint inside the window */
+	uint64_t peak_footprint; /* valid when nsamples > 0 */
+	double peak_t;
+	/* releases that entering this stage triggered */
+	size_t nreleases;
+	uint64_t release_bytes;
+	double releases_done_t;      /* the last of those releases (valid when nreleases) */
+	bool has_before;
+	uint64_t footprint_before;   /* the last sample strictly before the stage event */
+	bool has_low_after;
+	uint64_t lowest_after;       /* lowest footprint in [releases_done_t, +2 s] */
+};
+
+/* One row per distinct stage name, in order of first appearance. */
+struct stage_stats {
+	char *name;
+	size_t nwindows;
+	size_t nsamples;         /* over all its windows */
+	uint64_t peak_footprint; /* max over its windows; valid when nsamples > 0 */
+	double seconds;          /* time from its stage events to the next (or the last record) */
+	bool completed;          /* see above */
+	bool ended_here;         /* the run's last stage and the run did not complete */
+	struct kernel_peak kpeak[KPEAK_NMETRICS];
+};
+
+/* A load or reload event. */
+struct load_info {
+	char *name;
+	char *stage;           /* the event's "stage"; NULL when absent */
+	char *stage_in_force;  /* the stage whose window (or release gap) holds t */
+	double t;
+	bool reload;
+	uint64_t nbytes;
+	double seconds;
+	bool outside;          /* stage set and != stage_in_force */
+};
+
+struct analysis {
+	char *path;
+	char *mode;             /* start.mode; NULL when absent */
+	bool stagebench;        /* start.format was set (a stagebench trace) */
+	enum run_outcome outcome;
+	int exit_code;          /* RUN_EXIT (and 0 for completed) */
+	int signal;             /* RUN_SIGNAL */
+	char *reason;           /* end.reason when given; NULL otherwise */
+	bool damaged;           /* the reader stopped early (analysis of what it read) */
+
+	struct stage_stats *stages;
+	size_t nstages, stages_alloc;
+	struct stage_window *windows;
+	size_t nwindows, windows_alloc;
+	size_t ran_to;          /* index of the last stage entered ("setup" when none) */
+
+	size_t nsamples;
+	bool has_footprint;
+	uint64_t peak_footprint; /* over all samples */
+	double peak_t;
+	bool has_swap;
+	uint64_t swap_start, swap_peak, swap_rise; /* rise = peak - start, >= 0 */
+	bool has_level;
+	double lowest_level;    /* percent of memory available, lowest sample */
+	double wall_s;          /* end.wall when known, else the last record's t */
+
+	struct load_info *loads;
+	size_t nloads, loads_alloc;
+	size_t nreloads, loads_outside;
+	uint64_t load_bytes;
+	double load_seconds;
+	size_t nreleases;
+	uint64_t release_bytes;
+};
+#define ANALYSIS_INIT { 0 }
+
+/*
+ * Analyse a trace already read. `entry` is the run's runs.json entry or NULL.
+ * Returns 0; -1 after error() only for a trace that cannot describe a run
+ * (no start record). *out must be ANALYSIS_INIT (or released).
+ */
+int analysis_run(const struct trace *tr, const struct run_entry *entry, struct analysis *out);
+
+/*
+ * Read PATH with trace_read() and a runs.json in the same directory (when
+ * there is one), then analysis_run(). Returns 0, or -1 when the trace or
+ * runs.json could not be read (the reader printed "FILE:LINE: ...").
+ */
+int analysis_open(const char *path, struct analysis *out);
+
+void analysis_release(struct analysis *a);
+
+/* The row for a stage name, or NULL when the run never entered it. */
+const struct stage_stats *analysis_stage(const struct analysis *a, const char *name);
+
+/* "completed", "stopped by the guard", "killed by signal 9", "exit code 1",
+ * "recorder died (no end record)". Writes into buf (64 bytes is enough). */
+const char *analysis_outcome_str(const struct analysis *a, char *buf, size_t len);
+
+/* True when the kernel peak of this stage warns of a missed spike. */
+bool stage_missed_spike(const struct stage_stats *s);
+
+#endif
