@@ -1,0 +1,1244 @@
+/* test_traces.c -- the trace format: writer, reader, stageload traces, probe lines */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "traces/trace.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char *tmpdir(void)
+{
+	char *d = xstrdup("/tmp/sb-test-traces-XXXXXX");
+	cr_assert_not_null(mkdtemp(d));
+	return d;
+}
+
+static void rm_rf(const char *dir)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+}
+
+/* Run the reader with stderr captured into *msg (caller frees). */
+static int read_capturing(const char *path, struct trace *tr, char **msg)
+{
+	char tmpl[] = "/tmp/sb-test-stderr-XXXXXX";
+	int fd = mkstemp(tmpl);
+	cr_assert(fd >= 0);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fd, 2);
+	int rc = trace_read(path, tr);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	size_t len;
+	cr_assert_eq(read_file(tmpl, msg, &len), 0);
+	unlink(tmpl);
+	return rc;
+}
+
+static int read_mem_capturing(const char *name, const char *data, size_t len,
+			      struct trace *tr, char **msg)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/%s", dir, name);
+	cr_assert_eq(write_file(path, data, len), 0);
+	int rc = read_capturing(path, tr, msg);
+	/* the message names the path: make it name `name` for the assertions */
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = *msg, *q;
+	while ((q = strstr(p, path))) {
+		strbuf_add(&sb, p, (size_t)(q - p));
+		strbuf_addstr(&sb, name);
+		p = q + strlen(path);
+	}
+	strbuf_addstr(&sb, p);
+	free(*msg);
+	*msg = strbuf_detach(&sb);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+	return rc;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	cr_assert_eq(write_file(path, text, strlen(text)), 0);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	char *data;
+	cr_assert_eq(read_file(path, &data, len), 0, "cannot read %s", path);
+	return data;
+}
+
+static const char *fixtures_dir(void)
+{
+	const char *env = getenv("FIXTURES");
+	static const char *const tries[] = { "../shared/fixtures", "shared/fixtures",
+					     "/work/shared/fixtures" };
+	if (env && *env)
+		return env;
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		char *p = xasprintf("%s/stageload/README.md", tries[i]);
+		bool ok = access(p, R_OK) == 0;
+		free(p);
+		if (ok)
+			return tries[i];
+	}
+	cr_assert_fail("stageload fixtures not found: set FIXTURES to shared/fixtures");
+	return NULL;
+}
+
+/* A start record using every field. */
+static char *full_command[] = { "python3", "run.py", "--seed", "7", "say \"hi\"\n", NULL };
+static struct trace_label full_labels[] = { { "host", "mac-1" }, { "note", "a\tb" } };
+
+static struct trace_start full_start(void)
+{
+	struct trace_start st = {
+		.format = TRACE_FORMAT,
+		.utc = "2026-10-06T10:36:12+00:00",
+		.interval = 0.01,
+		.mode = "staged",
+		.has_seed = true,
+		.seed = -7,
+		.command = full_command,
+		.host_os = "Linux",
+		.host_kernel = "6.1.0",
+		.host_machine = "x86_64",
+		.host_cpus = 2,
+		.host_memory = 25769803776ull,
+		.host_swap = 0,
+		.meter_backend = "linux",
+		.meter_footprint = "RssAnon + RssShmem of the tree",
+		.labels = full_labels,
+		.nlabels = 2,
+		.commit = "0be9e69a",
+		.has_dirty = true,
+		.dirty = true,
+		.extra_json = "\"pipeline\":\"demo\",\"steps\":[1,2]",
+	};
+	return st;
+}
+
+#define NEV 10
+
+/* One event of every kind, each with the fields its kind carries. */
+static void full_events(struct trace_event ev[NEV])
+{
+	memset(ev, 0, NEV * sizeof(*ev));
+	for (int i = 0; i < NEV; i++) {
+		ev[i].ndim = -1;
+		ev[i].t = 1.5 + i;
+	}
+	ev[0].kind = EV_STAGE;
+	ev[0].stage = "decode";
+	ev[1].kind = EV_LOAD;
+	ev[1].name = "transformer";
+	ev[1].stage = "denoise";
+	ev[1].has_nbytes = true;
+	ev[1].nbytes = 14230249984ull;
+	ev[1].has_seconds = true;
+	ev[1].seconds = 5.251;
+	ev[2].kind = EV_RELOAD;
+	ev[2].name = "vae";
+	ev[2].stage = "decode";
+	ev[2].has_nbytes = true;
+	ev[2].nbytes = 1;
+	ev[2].has_seconds = true;
+	ev[2].seconds = 0.125;
+	ev[3].kind = EV_RELEASE;
+	ev[3].name = "text_encoder";
+	ev[3].stage = "denoise";
+	ev[3].has_nbytes = true;
+	ev[3].nbytes = 17534248048ull;
+	ev[4].kind = EV_MARK;
+	ev[4].note = "pipeline loaded in 17.8 s \"quoted\"";
+	ev[5].kind = EV_LATENT;
+	ev[5].name = "x_t";
+	ev[5].stage = "shape_512";
+	ev[5].sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+	ev[5].dtype = "float32";
+	ev[5].ndim = 4;
+	ev[5].shape[0] = 1;
+	ev[5].shape[1] = 8;
+	ev[5].shape[2] = 64;
+	ev[5].shape[3] = 64;
+	ev[5].file = "latents/staged-1/x_t.npy";
+	ev[6].kind = EV_PEAK;
+	ev[6].stage = "decode";
+	ev[6].metric = "rss";
+	ev[6].has_bytes = true;
+	ev[6].bytes = 16700000000ull;
+	ev[6].has_from = true;
+	ev[6].from = 108.25;
+	ev[7].kind = EV_GPU;
+	ev[7].stage = "decode";
+	ev[7].device = "cuda:0";
+	ev[7].metric = "cuda_reserved";
+	ev[7].has_bytes = true;
+	ev[7].bytes = 2147483648ull;
+	ev[7].has_max_bytes = true;
+	ev[7].max_bytes = 4294967296ull;
+	ev[8].kind = EV_GUARD;
+	ev[8].action = "stop";
+	ev[8].reason = "swap grew by 8.1 GB (budget 8.0 GB)";
+	ev[8].extra_json = "\"available_pct\":12.5,\"swap_growth\":8697308774";
+	ev[9].kind = EV_OTHER;
+	ev[9].kind_name = "custom";
+	ev[9].stage = "export";
+	ev[9].extra_json = "\"thing\":{\"a\":[1,2,null]}";
+}
+
+static struct trace_end full_end(void)
+{
+	struct trace_end end = {
+		.has_exit = true,
+		.exit_code = 3,
+		.signal = 9,
+		.stopped_by = STOPPED_GUARD,
+		.reason = "swap budget exceeded",
+		.has_wall = true,
+		.wall = 118.4125,
+		.has_cpu = true,
+		.cpu = 230.75,
+	};
+	return end;
+}
+
+static void assert_str(const char *got, const char *want, const char *what)
+{
+	if (!want)
+		cr_assert_null(got, "%s: expected absent, got '%s'", what, got);
+	else
+		cr_assert(got && !strcmp(got, want), "%s: got '%s', want '%s'", what,
+			  got ? got : "(null)", want);
+}
+
+static void assert_event_eq(const struct trace_event *got, const struct trace_event *want)
+{
+	cr_assert_eq(got->kind, want->kind);
+	if (want->kind == EV_OTHER)
+		assert_str(got->kind_name, want->kind_name, "kind_name");
+	else
+		assert_str(got->kind_name, event_kind_name(want->kind), "kind_name");
+	cr_assert_float_eq(got->t, want->t, 1e-4);
+	assert_str(got->stage, want->stage, "stage");
+	assert_str(got->name, want->name, "name");
+	assert_str(got->note, want->note, "note");
+	assert_str(got->sha256, want->sha256, "sha256");
+	assert_str(got->dtype, want->dtype, "dtype");
+	assert_str(got->file, want->file, "file");
+	assert_str(got->metric, want->metric, "metric");
+	assert_str(got->device, want->device, "device");
+	assert_str(got->action, want->action, "action");
+	assert_str(got->reason, want->reason, "reason");
+	assert_str(got->extra_json, want->extra_json, "extra_json");
+	cr_assert_eq(got->has_nbytes, want->has_nbytes);
+	cr_assert_eq(got->nbytes, want->nbytes);
+	cr_assert_eq(got->has_seconds, want->has_seconds);
+	cr_assert_eq(got->seconds, want->seconds);
+	cr_assert_eq(got->has_bytes, want->has_bytes);
+	cr_assert_eq(got->bytes, want->bytes);
+	cr_assert_eq(got->has_max_bytes, want->has_max_bytes);
+	cr_assert_eq(got->max_bytes, want->max_bytes);
+	cr_assert_eq(got->has_from, want->has_from);
+	cr_assert_float_eq(got->from, want->from, 1e-4);
+	cr_assert_eq(got->ndim, want->ndim);
+	for (int i = 0; i < want->ndim; i++)
+		cr_assert_eq(got->shape[i], want->shape[i]);
+}
+
+/* Write a trace holding every record type to path; samples exercise every
+ * field alone and all together. */
+static void write_full(const char *path, struct trace_sample *samples, size_t *nsamples)
+{
+	struct trace_writer *w = trace_writer_open(path);
+	cr_assert_not_null(w);
+	struct trace_start st = full_start();
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	size_t n = 0;
+	struct trace_sample s;
+	memset(&s, 0, sizeof(s));
+	s.t = 0.0001; /* only t */
+	samples[n++] = s;
+	static const unsigned bits[] = { SF_FOOTPRINT, SF_RSS, SF_SWAPPED, SF_SWAP_USED,
+					 SF_LEVEL, SF_GPU, SF_PROCS, SF_SWAP_TOTAL };
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+		memset(&s, 0, sizeof(s));
+		s.t = 0.01 * (double)(i + 1);
+		s.fields = bits[i];
+		s.footprint = 293815328;
+		s.rss = 400000000;
+		s.swapped = 0; /* a present zero stays a zero */
+		s.swap_used = 12312248320ull;
+		s.swap_total = 25769803776ull;
+		s.level = 89.5;
+		s.gpu = 18446744073709551615ull;
+		s.procs = 3;
+		samples[n++] = s;
+	}
+	memset(&s, 0, sizeof(s));
+	s.t = 1234.5678;
+	s.fields = SF_FOOTPRINT | SF_RSS | SF_SWAPPED | SF_SWAP_USED | SF_LEVEL | SF_GPU |
+		   SF_PROCS | SF_SWAP_TOTAL;
+	s.footprint = 1;
+	s.rss = 2;
+	s.swapped = 3;
+	s.swap_used = 4;
+	s.swap_total = 5;
+	s.level = 7.25;
+	s.gpu = 6;
+	s.procs = 8;
+	samples[n++] = s;
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(trace_writer_sample(w, &samples[i]), 0);
+	struct trace_event ev[NEV];
+	full_events(ev);
+	for (int i = 0; i < NEV; i++)
+		cr_assert_eq(trace_writer_event(w, &ev[i]), 0);
+	struct trace_end end = full_end();
+	cr_assert_eq(trace_writer_end(w, &end), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+	*nsamples = n;
+}
+
+static void check_full(const struct trace *tr, const struct trace_sample *samples, size_t n)
+{
+	struct trace_start st = full_start();
+	cr_assert(tr->has_start);
+	assert_str(tr->start.format, TRACE_FORMAT, "format");
+	assert_str(tr->start.utc, st.utc, "utc");
+	cr_assert_eq(tr->start.interval, st.interval);
+	assert_str(tr->start.mode, st.mode, "mode");
+	cr_assert(tr->start.has_seed);
+	cr_assert_eq(tr->start.seed, -7);
+	cr_assert_not_null(tr->start.command);
+	for (int i = 0; full_command[i]; i++)
+		assert_str(tr->start.command[i], full_command[i], "command");
+	cr_assert_null(tr->start.command[5]);
+	assert_str(tr->start.host_os, "Linux", "os");
+	assert_str(tr->start.host_kernel, "6.1.0", "kernel");
+	assert_str(tr->start.host_machine, "x86_64", "machine");
+	cr_assert_eq(tr->start.host_cpus, 2);
+	cr_assert_eq(tr->start.host_memory, 25769803776ull);
+	cr_assert_eq(tr->start.host_swap, 0);
+	assert_str(tr->start.meter_backend, "linux", "backend");
+	assert_str(tr->start.meter_footprint, st.meter_footprint, "meter footprint");
+	cr_assert_eq(tr->start.nlabels, 2);
+	assert_str(tr->start.labels[0].key, "host", "label key");
+	assert_str(tr->start.labels[0].value, "mac-1", "label value");
+	assert_str(tr->start.labels[1].key, "note", "label key");
+	assert_str(tr->start.labels[1].value, "a\tb", "label value");
+	assert_str(tr->start.commit, "0be9e69a", "commit");
+	cr_assert(tr->start.has_dirty && tr->start.dirty);
+	assert_str(tr->start.extra_json, st.extra_json, "start extra");
+
+	cr_assert_eq(tr->nsamples, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct trace_sample *g = &tr->samples[i], *w = &samples[i];
+		cr_assert_float_eq(g->t, w->t, 1e-4, "sample %zu t", i);
+		cr_assert_eq(g->fields, w->fields, "sample %zu fields %#x want %#x", i, g->fields,
+			     w->fields);
+		if (w->fields & SF_FOOTPRINT)
+			cr_assert_eq(g->footprint, w->footprint);
+		if (w->fields & SF_RSS)
+			cr_assert_eq(g->rss, w->rss);
+		if (w->fields & SF_SWAPPED)
+			cr_assert_eq(g->swapped, w->swapped);
+		if (w->fields & SF_SWAP_USED)
+			cr_assert_eq(g->swap_used, w->swap_used);
+		if (w->fields & SF_SWAP_TOTAL)
+			cr_assert_eq(g->swap_total, w->swap_total);
+		if (w->fields & SF_LEVEL)
+			cr_assert_eq(g->level, w->level);
+		if (w->fields & SF_GPU)
+			cr_assert_eq(g->gpu, w->gpu);
+		if (w->fields & SF_PROCS)
+			cr_assert_eq(g->procs, w->procs);
+	}
+
+	struct trace_event ev[NEV];
+	full_events(ev);
+	cr_assert_eq(tr->nevents, NEV);
+	for (int i = 0; i < NEV; i++)
+		assert_event_eq(&tr->events[i], &ev[i]);
+
+	struct trace_end end = full_end();
+	cr_assert(tr->has_end);
+	cr_assert(tr->end.has_exit);
+	cr_assert_eq(tr->end.exit_code, end.exit_code);
+	cr_assert_eq(tr->end.signal, end.signal);
+	cr_assert_eq(tr->end.stopped_by, STOPPED_GUARD);
+	assert_str(tr->end.reason, end.reason, "end reason");
+	cr_assert(tr->end.has_wall && tr->end.wall == end.wall);
+	cr_assert(tr->end.has_cpu && tr->end.cpu == end.cpu);
+	cr_assert_null(tr->end.extra_json);
+	cr_assert_not(tr->damaged);
+}
+
+/* ---- round trips ------------------------------------------------------- */
+
+Test(traces, zstd_round_trip_keeps_every_record_type_and_field)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/run.trace.jsonl.zst", dir);
+	struct trace_sample samples[16];
+	size_t n;
+	write_full(path, samples, &n);
+
+	size_t len;
+	char *data = slurp(path, &len);
+	cr_assert(len > 4 && (unsigned char)data[0] == 0x28 && (unsigned char)data[1] == 0xB5,
+		  "a .zst path must be written as zstd");
+	free(data);
+
+	struct trace tr;
+	cr_assert_eq(trace_read(path, &tr), 0);
+	assert_str(tr.path, path, "path");
+	check_full(&tr, samples, n);
+	trace_release(&tr);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(traces, plain_round_trip_writes_json_lines)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/run.trace.jsonl", dir);
+	struct trace_sample samples[16];
+	size_t n;
+	write_full(path, samples, &n);
+
+	size_t len;
+	char *data = slurp(path, &len);
+	cr_assert(str_starts_with(data, "{\"type\":\"start\",\"format\":\"stagebench/1\",\"utc\":"),
+		  "first line: %.80s", data);
+	/* key order and integer bytes are part of the format */
+	cr_assert_not_null(strstr(data, "{\"type\":\"sample\",\"t\":1234.5678,\"footprint\":1,"
+					"\"rss\":2,\"swapped\":3,\"swap_used\":4,\"swap_total\":5,"
+					"\"level\":7.25,\"gpu\":6,\"procs\":8}\n"));
+	cr_assert_not_null(strstr(data, "{\"type\":\"sample\",\"t\":0.0001}\n"));
+	cr_assert_not_null(strstr(data, "\"gpu\":18446744073709551615}"));
+	cr_assert_not_null(strstr(data, "{\"type\":\"event\",\"kind\":\"load\",\"t\":2.5000,"
+					"\"stage\":\"denoise\",\"name\":\"transformer\","
+					"\"nbytes\":14230249984,\"seconds\":5.251}\n"));
+	cr_assert_not_null(strstr(data, "\"host\":{\"os\":\"Linux\",\"kernel\":\"6.1.0\","
+					"\"machine\":\"x86_64\",\"cpus\":2,\"memory\":25769803776,"
+					"\"swap\":0}"));
+	cr_assert(str_ends_with(data, "{\"type\":\"end\",\"exit\":3,\"signal\":9,\"stopped_by\":"
+				      "\"guard\",\"reason\":\"swap budget exceeded\",\"wall\":118.4125,"
+				      "\"cpu\":230.75}\n"), "last line: %s", strrchr(data, '{'));
+	free(data);
+
+	struct trace tr;
+	cr_assert_eq(trace_read(path, &tr), 0);
+	check_full(&tr, samples, n);
+	trace_release(&tr);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(traces, absent_fields_stay_absent)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/min.jsonl.zst", dir);
+	struct trace_writer *w = trace_writer_open(path);
+	cr_assert_not_null(w);
+	struct trace_start st;
+	memset(&st, 0, sizeof(st));
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	struct trace_sample s;
+	memset(&s, 0, sizeof(s));
+	s.t = 2;
+	s.fields = SF_FOOTPRINT;
+	s.footprint = 0;
+	s.rss = 99; /* bit clear: must not be written */
+	cr_assert_eq(trace_writer_sample(w, &s), 0);
+	struct trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = EV_STAGE;
+	ev.t = 1;
+	ev.nbytes = 5; /* has_nbytes clear */
+	cr_assert_eq(trace_writer_event(w, &ev), 0);
+	struct trace_end end;
+	memset(&end, 0, sizeof(end));
+	cr_assert_eq(trace_writer_end(w, &end), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct trace tr;
+	cr_assert_eq(trace_read(path, &tr), 0);
+	cr_assert(tr.has_start);
+	cr_assert_not_null(tr.start.utc, "the writer stamps utc when the caller has none");
+	cr_assert_null(tr.start.mode);
+	cr_assert_not(tr.start.has_seed);
+	cr_assert_null(tr.start.command);
+	cr_assert_null(tr.start.host_os);
+	cr_assert_null(tr.start.meter_backend);
+	cr_assert_eq(tr.start.nlabels, 0);
+	cr_assert_null(tr.start.commit);
+	cr_assert_not(tr.start.has_dirty);
+	cr_assert_null(tr.start.extra_json);
+	cr_assert_eq(tr.start.interval, 0);
+	cr_assert_eq(tr.nsamples, 1);
+	cr_assert_eq(tr.samples[0].fields, SF_FOOTPRINT);
+	cr_assert_eq(tr.samples[0].footprint, 0);
+	cr_assert_eq(tr.samples[0].rss, 0);
+	cr_assert_eq(tr.nevents, 1);
+	cr_assert_not(tr.events[0].has_nbytes);
+	cr_assert_not(tr.events[0].has_seconds);
+	cr_assert_not(tr.events[0].has_bytes);
+	cr_assert_not(tr.events[0].has_from);
+	cr_assert_eq(tr.events[0].ndim, -1);
+	cr_assert_null(tr.events[0].stage);
+	cr_assert(tr.has_end);
+	cr_assert_not(tr.end.has_exit);
+	cr_assert_eq(tr.end.signal, 0);
+	cr_assert_eq(tr.end.stopped_by, STOPPED_NONE);
+	cr_assert_null(tr.end.reason);
+	cr_assert_not(tr.end.has_wall);
+	cr_assert_not(tr.end.has_cpu);
+	trace_release(&tr);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(traces, extra_keys_are_written_back_verbatim)
+{
+	const char *in =
+		"{\"type\":\"start\",\"mode\":\"eager\",\"pipeline\":\"Qwen\",\"stop_at\":null,"
+		"\"nested\":{\"a\":[1,2.5,\"x\"]}}\n"
+		"{\"type\":\"event\",\"kind\":\"guard\",\"action\":\"wait\",\"t\":1.0,"
+		"\"available_pct\":31.5,\"reason\":\"busy\"}\n"
+		"{\"type\":\"end\",\"exit\":0,\"future\":true}\n";
+	char *dir = tmpdir();
+	char *p1 = xasprintf("%s/a.jsonl", dir), *p2 = xasprintf("%s/b.jsonl", dir);
+	write_text(p1, in);
+	struct trace a, b;
+	cr_assert_eq(trace_read(p1, &a), 0);
+	assert_str(a.start.extra_json,
+		   "\"pipeline\":\"Qwen\",\"stop_at\":null,\"nested\":{\"a\":[1,2.5,\"x\"]}",
+		   "start extra");
+	assert_str(a.events[0].extra_json, "\"available_pct\":31.5", "event extra");
+	assert_str(a.events[0].reason, "busy", "reason");
+	assert_str(a.end.extra_json, "\"future\":true", "end extra");
+
+	struct trace_writer *w = trace_writer_open(p2);
+	cr_assert_eq(trace_writer_start(w, &a.start), 0);
+	cr_assert_eq(trace_writer_event(w, &a.events[0]), 0);
+	cr_assert_eq(trace_writer_end(w, &a.end), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+	cr_assert_eq(trace_read(p2, &b), 0);
+	assert_str(b.start.extra_json, a.start.extra_json, "start extra again");
+	assert_str(b.events[0].extra_json, a.events[0].extra_json, "event extra again");
+	assert_str(b.end.extra_json, a.end.extra_json, "end extra again");
+	trace_release(&a);
+	trace_release(&b);
+	free(p1);
+	free(p2);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* ---- flushing and crash safety ------------------------------------------ */
+
+static size_t count_samples_now(const char *path)
+{
+	struct trace tr;
+	char *msg = NULL;
+	read_capturing(path, &tr, &msg);
+	free(msg);
+	size_t n = tr.nsamples;
+	trace_release(&tr);
+	return n;
+}
+
+Test(traces, writer_flushes_when_buffer_is_older_than_interval)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/f.jsonl.zst", dir);
+	struct trace_writer *w = trace_writer_open(path);
+	struct trace_start st;
+	memset(&st, 0, sizeof(st));
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	struct trace_sample s;
+	memset(&s, 0, sizeof(s));
+	/* default interval (1 s): two quick samples stay buffered */
+	cr_assert_eq(trace_writer_sample(w, &s), 0);
+	s.t = 0.1;
+	cr_assert_eq(trace_writer_sample(w, &s), 0);
+	cr_assert_eq(count_samples_now(path), 0);
+	/* a 1 ms interval: the next record after 5 ms writes them all */
+	trace_writer_set_flush_interval(w, 1000000);
+	sleep_ns(5000000);
+	s.t = 0.2;
+	cr_assert_eq(trace_writer_sample(w, &s), 0);
+	cr_assert_eq(count_samples_now(path), 3);
+	/* an explicit flush writes what is buffered */
+	trace_writer_set_flush_interval(w, 60000000000LL);
+	s.t = 0.3;
+	cr_assert_eq(trace_writer_sample(w, &s), 0);
+	cr_assert_eq(count_samples_now(path), 3);
+	cr_assert_eq(trace_writer_flush(w), 0);
+	cr_assert_eq(count_samples_now(path), 4);
+	cr_assert_eq(trace_writer_close(w), 0);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* The child writes samples t = 0, 1, 2, ... flushing every 37 and telling
+ * the parent over a pipe how many are flushed; the parent kills it with
+ * SIGKILL mid-stream and reads the file back. */
+static void kill9_case(const char *name)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/%s", dir, name);
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		struct trace_writer *w = trace_writer_open(path);
+		struct trace_start st;
+		memset(&st, 0, sizeof(st));
+		st.mode = "eager";
+		if (!w || trace_writer_start(w, &st))
+			_exit(1);
+		struct trace_sample s;
+		memset(&s, 0, sizeof(s));
+		s.fields = SF_FOOTPRINT | SF_LEVEL;
+		for (uint32_t i = 0;; i++) {
+			s.t = i;
+			s.footprint = (uint64_t)i * 4096 + 12345;
+			s.level = (double)(i % 100);
+			if (trace_writer_sample(w, &s))
+				_exit(1);
+			if (i % 37 == 36) {
+				if (trace_writer_flush(w))
+					_exit(1);
+				uint32_t done = i + 1;
+				if (write(fds[1], &done, sizeof(done)) != sizeof(done))
+					_exit(1);
+			}
+		}
+	}
+	close(fds[1]);
+	uint32_t flushed = 0, got;
+	/* let it write a good number of frames, then kill it while it writes */
+	while (flushed < 20000 && read(fds[0], &got, sizeof(got)) == sizeof(got))
+		flushed = got;
+	kill(pid, SIGKILL);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		  "the writer died on its own (status %d)", status);
+	close(fds[0]);
+
+	struct trace tr;
+	char *msg = NULL;
+	int rc = read_capturing(path, &tr, &msg);
+	cr_assert(tr.has_start);
+	assert_str(tr.start.mode, "eager", "mode");
+	cr_assert_geq(tr.nsamples, flushed, "%zu samples read, %u were flushed", tr.nsamples,
+		      flushed);
+	for (size_t i = 0; i < tr.nsamples; i++) {
+		cr_assert_eq(tr.samples[i].t, (double)i);
+		cr_assert_eq(tr.samples[i].footprint, (uint64_t)i * 4096 + 12345);
+		cr_assert_eq(tr.samples[i].fields, SF_FOOTPRINT | SF_LEVEL);
+	}
+	cr_assert_not(tr.has_end);
+	if (rc != 0) /* killed inside write(2): the last frame is cut */
+		cr_assert(tr.damaged && strstr(msg, "truncated"), "rc %d: %s", rc, msg);
+	else
+		cr_assert_not(tr.damaged);
+	free(msg);
+	trace_release(&tr);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(traces, sigkilled_zstd_writer_leaves_every_flushed_record, .timeout = 60)
+{
+	kill9_case("k.trace.jsonl.zst");
+}
+
+Test(traces, sigkilled_plain_writer_leaves_every_flushed_record, .timeout = 60)
+{
+	kill9_case("k.trace.jsonl");
+}
+
+/* ---- damaged and refused files ----------------------------------------- */
+
+/* A zstd trace of 4 frames: start, samples 0..9, 10..19, 20..29;
+ * frame_end[i] is the file size after frame i. */
+static char *three_frames(size_t *len, size_t *frame_end)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/t.jsonl.zst", dir);
+	struct trace_writer *w = trace_writer_open(path);
+	struct trace_start st;
+	memset(&st, 0, sizeof(st));
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	struct stat sbuf;
+	cr_assert_eq(stat(path, &sbuf), 0);
+	frame_end[0] = (size_t)sbuf.st_size;
+	struct trace_sample s;
+	memset(&s, 0, sizeof(s));
+	s.fields = SF_RSS;
+	for (int i = 0; i < 30; i++) {
+		s.t = i;
+		s.rss = (uint64_t)i;
+		cr_assert_eq(trace_writer_sample(w, &s), 0);
+		if (i % 10 == 9) {
+			cr_assert_eq(trace_writer_flush(w), 0);
+			cr_assert_eq(stat(path, &sbuf), 0);
+			frame_end[i / 10 + 1] = (size_t)sbuf.st_size;
+		}
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+	char *data = slurp(path, len);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+	return data;
+}
+
+Test(traces, truncated_zstd_frame_names_line_and_keeps_records_before)
+{
+	size_t len, frame_end[4];
+	char *data = three_frames(&len, frame_end);
+	cr_assert_eq(len, frame_end[3]);
+	for (size_t chop = 1; chop < 8; chop++) {
+		struct trace tr;
+		char *msg;
+		int rc = read_mem_capturing("cut.jsonl.zst", data, len - chop, &tr, &msg);
+		cr_assert_eq(rc, -1);
+		cr_assert(tr.damaged);
+		cr_assert(tr.has_start);
+		/* lines: 1 start, 2-21 the samples of the first two frames */
+		cr_assert_eq(tr.nsamples, 20, "chop %zu: %zu samples", chop, tr.nsamples);
+		cr_assert_eq(tr.samples[19].rss, 19);
+		cr_assert(str_starts_with(msg, "stagebench: error: cut.jsonl.zst:22: truncated zstd frame"),
+			  "message: %s", msg);
+		free(msg);
+		trace_release(&tr);
+	}
+	free(data);
+}
+
+Test(traces, every_prefix_of_a_zstd_trace_reads_without_crashing)
+{
+	size_t len, frame_end[4];
+	char *data = three_frames(&len, frame_end);
+	for (size_t cut = 0; cut < len; cut++) {
+		struct trace tr;
+		char *msg;
+		int rc = read_mem_capturing("p.zst", data, cut, &tr, &msg);
+		/* a cut between frames leaves a shorter but sound file */
+		bool boundary = cut == frame_end[0] || cut == frame_end[1] || cut == frame_end[2];
+		cr_assert_eq(rc, boundary ? 0 : -1, "a prefix of %zu bytes: rc %d", cut, rc);
+		cr_assert_eq(tr.damaged, !boundary);
+		cr_assert_eq(tr.has_start, cut >= frame_end[0]);
+		size_t want = cut >= frame_end[2] ? 20 : cut >= frame_end[1] ? 10 : 0;
+		cr_assert_eq(tr.nsamples, want, "cut %zu: %zu samples", cut, tr.nsamples);
+		free(msg);
+		trace_release(&tr);
+	}
+	free(data);
+}
+
+Test(traces, malformed_line_names_file_and_line)
+{
+	const char *in = "{\"type\":\"start\"}\n"
+			 "{\"type\":\"sample\",\"t\":0.5,\"footprint\":1}\n"
+			 "\n"
+			 "{\"type\":\"sample\",\"t\":1.0,\"footprint\":2\n"
+			 "{\"type\":\"sample\",\"t\":1.5,\"footprint\":3}\n";
+	struct trace tr;
+	char *msg;
+	cr_assert_eq(read_mem_capturing("bad.jsonl", in, strlen(in), &tr, &msg), -1);
+	cr_assert(str_starts_with(msg, "stagebench: error: bad.jsonl:4: malformed line"),
+		  "message: %s", msg);
+	cr_assert_eq(strchr(msg, '\n'), msg + strlen(msg) - 1, "one line: %s", msg);
+	cr_assert(tr.damaged);
+	cr_assert(tr.has_start);
+	cr_assert_eq(tr.nsamples, 1);
+	free(msg);
+	trace_release(&tr);
+}
+
+Test(traces, wrong_types_are_errors_not_crashes)
+{
+	static const struct {
+		const char *line;
+		const char *want;
+	} cases[] = {
+		{ "{\"type\":\"sample\",\"t\":\"1.0\"}", ":2: sample \"t\" is not a number" },
+		{ "{\"type\":\"sample\",\"footprint\":1}", ":2: sample has no \"t\"" },
+		{ "{\"type\":\"sample\",\"t\":1,\"footprint\":\"big\"}",
+		  ":2: sample \"footprint\" is not a byte count" },
+		{ "{\"type\":\"sample\",\"t\":1,\"rss\":-5}", ":2: sample \"rss\" is not a byte count" },
+		{ "{\"type\":\"sample\",\"t\":1,\"gpu\":18446744073709551616}", ":2: malformed line" },
+		{ "{\"type\":\"sample\",\"t\":1e400}", ":2: malformed line" },
+		{ "{\"type\":\"sample\",\"t\":1,\"level\":[1]}", ":2: sample \"level\" is not a number" },
+		{ "{\"type\":\"sample\",\"t\":1,\"procs\":1.5}",
+		  ":2: sample \"procs\" is not a process count" },
+		{ "{\"type\":\"event\",\"t\":1}", ":2: event has no \"kind\"" },
+		{ "{\"type\":\"event\",\"kind\":3,\"t\":1}", ":2: event \"kind\" is not a string" },
+		{ "{\"type\":\"event\",\"kind\":\"stage\"}", ":2: event has no \"t\"" },
+		{ "{\"type\":\"event\",\"kind\":\"stage\",\"t\":null}", ":2: event \"t\" is not a number" },
+		{ "{\"t\":1}", ":2: record has no \"type\"" },
+		{ "{\"type\":7}", ":2: record \"type\" is not a string" },
+		{ "[1,2]", ":2: malformed line: not a JSON object" },
+		{ "\x01\x02\xff\xfe garbage", ":2: malformed line" },
+		{ "{\"type\":\"sample\",\"t\":1,\"x\":\"\xff\"}", ":2: malformed line" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *in = xasprintf("{\"type\":\"start\"}\n%s\n", cases[i].line);
+		struct trace tr;
+		char *msg;
+		cr_assert_eq(read_mem_capturing("w.jsonl", in, strlen(in), &tr, &msg), -1,
+			     "case %zu read cleanly: %s", i, cases[i].line);
+		char *want = xasprintf("w.jsonl%s", cases[i].want);
+		cr_assert_not_null(strstr(msg, want), "case %zu: %s\nwant: %s", i, msg, want);
+		cr_assert(tr.damaged);
+		free(want);
+		free(msg);
+		free(in);
+		trace_release(&tr);
+	}
+}
+
+Test(traces, huge_and_odd_numbers_read_exactly)
+{
+	const char *in = "{\"type\":\"start\",\"seed\":-9223372036854775808}\n"
+			 "{\"type\":\"sample\",\"t\":0.1,\"gpu\":18446744073709551615,"
+			 "\"footprint\":1.5e9,\"level\":-0.0,\"rss\":0}\n"
+			 "{ \"type\" : \"sample\" , \"t\" : 2E-3 , \"swapped\" : 12 }\r\n"
+			 "{\"type\":\"sample\",\"t\":123456789.123456789,\"extra\":[{}]}\n";
+	struct trace tr;
+	char *msg;
+	cr_assert_eq(read_mem_capturing("n.jsonl", in, strlen(in), &tr, &msg), 0, "%s", msg);
+	cr_assert_eq(tr.start.seed, INT64_MIN);
+	cr_assert_eq(tr.nsamples, 3);
+	cr_assert_eq(tr.samples[0].t, 0.002);
+	cr_assert_eq(tr.samples[0].swapped, 12);
+	cr_assert_eq(tr.samples[1].gpu, 18446744073709551615ull);
+	cr_assert_eq(tr.samples[1].footprint, 1500000000ull);
+	cr_assert_eq(tr.samples[1].fields, SF_GPU | SF_FOOTPRINT | SF_LEVEL | SF_RSS);
+	cr_assert_eq(tr.samples[2].t, 123456789.123456789);
+	free(msg);
+	trace_release(&tr);
+}
+
+Test(traces, missing_start_record_is_an_error_naming_the_file)
+{
+	const char *in = "{\"type\":\"sample\",\"t\":0.5,\"footprint\":1}\n";
+	struct trace tr;
+	char *msg;
+	cr_assert_eq(read_mem_capturing("nostart.jsonl", in, strlen(in), &tr, &msg), -1);
+	cr_assert(str_starts_with(msg, "stagebench: error: nostart.jsonl: no start record"),
+		  "message: %s", msg);
+	cr_assert_eq(tr.nsamples, 1);
+	cr_assert(tr.damaged);
+	free(msg);
+	trace_release(&tr);
+}
+
+Test(traces, empty_file_is_an_error)
+{
+	struct trace tr;
+	char *msg;
+	cr_assert_eq(read_mem_capturing("empty.jsonl", "", 0, &tr, &msg), -1);
+	cr_assert(str_starts_with(msg, "stagebench: error: empty.jsonl: empty file"), "%s", msg);
+	free(msg);
+	trace_release(&tr);
+	cr_assert_eq(read_mem_capturing("blank.jsonl", "\n  \n", 4, &tr, &msg), -1);
+	cr_assert(str_starts_with(msg, "stagebench: error: blank.jsonl: no start record"), "%s", msg);
+	free(msg);
+	trace_release(&tr);
+}
+
+Test(traces, unknown_format_version_is_refused)
+{
+	static const char *const formats[] = { "stagebench/2", "foo" };
+	for (size_t i = 0; i < 2; i++) {
+		char *in = xasprintf("{\"type\":\"start\",\"format\":\"%s\"}\n"
+				     "{\"type\":\"sample\",\"t\":0.5,\"footprint\":1}\n", formats[i]);
+		struct trace tr;
+		char *msg;
+		cr_assert_eq(read_mem_capturing("v.jsonl", in, strlen(in), &tr, &msg), -1);
+		char *want = xasprintf("stagebench: error: v.jsonl:1: unknown trace format '%s' (this "
+				       "stagebench reads stagebench/1 and stageload traces)\n",
+				       formats[i]);
+		cr_assert_str_eq(msg, want);
+		cr_assert_not(tr.has_start);
+		cr_assert_eq(tr.nsamples, 0);
+		free(want);
+		free(msg);
+		free(in);
+		trace_release(&tr);
+	}
+}
+
+Test(traces, records_are_sorted_by_t_stably)
+{
+	const char *in = "{\"type\":\"start\"}\n"
+			 "{\"type\":\"sample\",\"t\":2,\"rss\":20}\n"
+			 "{\"type\":\"sample\",\"t\":1,\"rss\":10}\n"
+			 "{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"b\",\"t\":5}\n"
+			 "{\"type\":\"end\"}\n"
+			 "{\"type\":\"sample\",\"t\":1,\"rss\":11}\n"
+			 "{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"a\",\"t\":4}\n"
+			 "{\"type\":\"event\",\"kind\":\"mark\",\"note\":\"second at 5\",\"t\":5}\n"
+			 "{\"type\":\"sample\",\"t\":3,\"rss\":30}";
+	struct trace tr;
+	char *msg;
+	cr_assert_eq(read_mem_capturing("s.jsonl", in, strlen(in), &tr, &msg), 0, "%s", msg);
+	cr_assert_eq(tr.nsamples, 4);
+	static const uint64_t rss[] = { 10, 11, 20, 30 };
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(tr.samples[i].rss, rss[i], "sample %d", i);
+	cr_assert_eq(tr.nevents, 3);
+	assert_str(tr.events[0].stage, "a", "first event");
+	assert_str(tr.events[1].stage, "b", "second event");
+	cr_assert_eq(tr.events[2].kind, EV_MARK);
+	cr_assert_eq(tr.events[1].line, 4);
+	cr_assert_eq(tr.events[0].line, 7);
+	cr_assert(tr.has_end);
+	free(msg);
+	trace_release(&tr);
+}
+
+/* ---- stageload's traces --------------------------------------------------- */
+
+static void read_fixture(const char *rel, struct trace *tr)
+{
+	char *path = xasprintf("%s/stageload/%s", fixtures_dir(), rel);
+	char *msg;
+	int rc = read_capturing(path, tr, &msg);
+	cr_assert_eq(rc, 0, "%s: %s", path, msg);
+	cr_assert_str_empty(msg);
+	free(msg);
+	free(path);
+	cr_assert(tr->has_start);
+	cr_assert_null(tr->start.format);
+	for (size_t i = 1; i < tr->nsamples; i++)
+		cr_assert_leq(tr->samples[i - 1].t, tr->samples[i].t);
+	for (size_t i = 1; i < tr->nevents; i++)
+		cr_assert_leq(tr->events[i - 1].t, tr->events[i].t);
+	for (size_t i = 0; i < tr->nsamples; i++)
+		cr_assert_eq(tr->samples[i].fields, SF_FOOTPRINT | SF_SWAP_USED | SF_LEVEL);
+}
+
+/* Counts from grep -c '"type":"sample"' / '"type":"event"' / '"type":"end"'. */
+Test(traces, stageload_fixtures_read_with_the_right_counts)
+{
+	static const struct {
+		const char *file, *mode;
+		size_t samples, events;
+		bool end;
+		double first_t, last_t;
+	} fx[] = {
+		{ "2026-10-06-qwen-image/eager-1.trace.jsonl", "eager", 235, 4, true, 0.001, 118.411 },
+		{ "2026-10-06-qwen-image/first-attempt/eager-1.trace.jsonl", "eager", 37, 0, false,
+		  0.0, 18.119 },
+		{ "2026-10-06-qwen-image/staged-1.trace.jsonl", "staged", 236, 7, true, 0.0, 124.276 },
+		{ "2026-10-06-qwen-image/staged-2.trace.jsonl", "staged", 179, 7, true, 0.0, 94.261 },
+		{ "2026-10-08-qwen-image-offload/offload-1.trace.jsonl", "offload", 206, 4, false,
+		  0.001, 105.276 },
+		{ "2026-10-05/showcase/moss_native.trace.jsonl", "staged", 642, 27, true, 0.0, 415.7 },
+	};
+	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+		struct trace tr;
+		read_fixture(fx[i].file, &tr);
+		cr_assert_eq(tr.nsamples, fx[i].samples, "%s: %zu samples", fx[i].file, tr.nsamples);
+		cr_assert_eq(tr.nevents, fx[i].events, "%s: %zu events", fx[i].file, tr.nevents);
+		cr_assert_eq(tr.has_end, fx[i].end, "%s: end", fx[i].file);
+		assert_str(tr.start.mode, fx[i].mode, "mode");
+		cr_assert(tr.start.has_seed && tr.start.seed == 7);
+		cr_assert_eq(tr.start.interval, 0.5);
+		cr_assert_eq(tr.samples[0].t, fx[i].first_t);
+		cr_assert_eq(tr.samples[tr.nsamples - 1].t, fx[i].last_t);
+		if (tr.has_end) { /* stageload's bare {"type":"end"} */
+			cr_assert_not(tr.end.has_exit);
+			cr_assert_eq(tr.end.stopped_by, STOPPED_NONE);
+		}
+		trace_release(&tr);
+	}
+}
+
+Test(traces, stageload_moss_native_maps_port_commit_and_keeps_reload)
+{
+	struct trace tr;
+	read_fixture("2026-10-05/showcase/moss_native.trace.jsonl", &tr);
+	assert_str(tr.start.commit, "0be9e69a729432323dfb60a418801e5e9e7a1437", "commit");
+	cr_assert(tr.start.has_dirty && tr.start.dirty);
+	assert_str(tr.start.utc, "2026-10-05T07:35:20+00:00", "utc");
+	cr_assert_null(strstr(tr.start.extra_json, "port_commit"));
+	cr_assert_not_null(strstr(tr.start.extra_json, "\"pipeline\":\"1024_cascade\""));
+	size_t reloads = 0, loads = 0, releases = 0, stages = 0;
+	for (size_t i = 0; i < tr.nevents; i++) {
+		const struct trace_event *ev = &tr.events[i];
+		reloads += ev->kind == EV_RELOAD;
+		loads += ev->kind == EV_LOAD;
+		releases += ev->kind == EV_RELEASE;
+		stages += ev->kind == EV_STAGE;
+		if (ev->kind == EV_RELOAD) {
+			assert_str(ev->name, "shape_slat_decoder", "reload name");
+			assert_str(ev->stage, "decode", "reload stage");
+			cr_assert(ev->has_nbytes && ev->nbytes == 948598492ull);
+			cr_assert(ev->has_seconds && ev->seconds == 1.506);
+			cr_assert_eq(ev->t, 243.977);
+		}
+	}
+	/* grep -c '"kind":"reload"' etc. */
+	cr_assert_eq(reloads, 1);
+	cr_assert_eq(loads, 7);
+	cr_assert_eq(releases, 10);
+	cr_assert_eq(stages, 9);
+	assert_str(tr.events[0].stage, "setup", "first stage");
+	trace_release(&tr);
+}
+
+Test(traces, stageload_trace_survives_a_write_and_read)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/copy.jsonl.zst", dir);
+	struct trace a, b;
+	read_fixture("2026-10-06-qwen-image/staged-1.trace.jsonl", &a);
+	struct trace_writer *w = trace_writer_open(path);
+	cr_assert_eq(trace_writer_start(w, &a.start), 0);
+	for (size_t i = 0; i < a.nsamples; i++)
+		cr_assert_eq(trace_writer_sample(w, &a.samples[i]), 0);
+	for (size_t i = 0; i < a.nevents; i++)
+		cr_assert_eq(trace_writer_event(w, &a.events[i]), 0);
+	cr_assert_eq(trace_writer_end(w, &a.end), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+	cr_assert_eq(trace_read(path, &b), 0);
+	assert_str(b.start.format, TRACE_FORMAT, "format");
+	assert_str(b.start.extra_json, a.start.extra_json, "extra");
+	cr_assert_eq(b.nsamples, a.nsamples);
+	for (size_t i = 0; i < a.nsamples; i++) {
+		cr_assert_eq(b.samples[i].t, a.samples[i].t);
+		cr_assert_eq(b.samples[i].footprint, a.samples[i].footprint);
+		cr_assert_eq(b.samples[i].level, a.samples[i].level);
+	}
+	cr_assert_eq(b.nevents, a.nevents);
+	for (size_t i = 0; i < a.nevents; i++)
+		assert_event_eq(&b.events[i], &a.events[i]);
+	trace_release(&a);
+	trace_release(&b);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* ---- probe lines ------------------------------------------------------------ */
+
+Test(traces, probe_line_converts_mono_to_t)
+{
+	const char *line = "{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"decode\",\"mono\":8123.417}\n";
+	struct trace_event ev;
+	const char *err = NULL;
+	cr_assert_eq(trace_parse_probe_line(line, strlen(line), 8000.0, &ev, &err), 0, "%s", err);
+	cr_assert_eq(ev.kind, EV_STAGE);
+	assert_str(ev.kind_name, "stage", "kind_name");
+	assert_str(ev.stage, "decode", "stage");
+	cr_assert_float_eq(ev.t, 123.417, 1e-9);
+	cr_assert_null(ev.extra_json, "mono is consumed, not kept: %s", ev.extra_json);
+	trace_event_release(&ev);
+}
+
+Test(traces, probe_line_without_type_parses_every_typed_field)
+{
+	const char *line =
+		"{\"kind\":\"latent\",\"name\":\"x\",\"stage\":\"shape_512\",\"sha256\":\"ab\","
+		"\"dtype\":\"float16\",\"shape\":[2,3],\"file\":\"latents/x.npy\",\"mono\":10.5,"
+		"\"nbytes\":12,\"seconds\":0.5,\"metric\":\"m\",\"device\":\"mps\",\"bytes\":7,"
+		"\"max_bytes\":9,\"from\":1.25,\"action\":\"a\",\"reason\":\"r\",\"note\":\"n\","
+		"\"step\":3,\"extra\":{\"k\":[true]}}";
+	struct trace_event ev;
+	const char *err = NULL;
+	cr_assert_eq(trace_parse_probe_line(line, strlen(line), 0.5, &ev, &err), 0, "%s", err);
+	cr_assert_eq(ev.kind, EV_LATENT);
+	cr_assert_eq(ev.t, 10.0);
+	assert_str(ev.name, "x", "name");
+	assert_str(ev.sha256, "ab", "sha256");
+	assert_str(ev.dtype, "float16", "dtype");
+	cr_assert_eq(ev.ndim, 2);
+	cr_assert_eq(ev.shape[0], 2);
+	cr_assert_eq(ev.shape[1], 3);
+	assert_str(ev.file, "latents/x.npy", "file");
+	cr_assert(ev.has_nbytes && ev.nbytes == 12);
+	cr_assert(ev.has_seconds && ev.seconds == 0.5);
+	assert_str(ev.metric, "m", "metric");
+	assert_str(ev.device, "mps", "device");
+	cr_assert(ev.has_bytes && ev.bytes == 7);
+	cr_assert(ev.has_max_bytes && ev.max_bytes == 9);
+	cr_assert(ev.has_from && ev.from == 1.25);
+	assert_str(ev.action, "a", "action");
+	assert_str(ev.reason, "r", "reason");
+	assert_str(ev.note, "n", "note");
+	assert_str(ev.extra_json, "\"step\":3,\"extra\":{\"k\":[true]}", "extra");
+
+	/* written back, the extra keys come out verbatim */
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/p.jsonl", dir);
+	struct trace_writer *w = trace_writer_open(path);
+	struct trace_start st;
+	memset(&st, 0, sizeof(st));
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	cr_assert_eq(trace_writer_event(w, &ev), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+	size_t len;
+	char *data = slurp(path, &len);
+	cr_assert_not_null(strstr(data, "{\"type\":\"event\",\"kind\":\"latent\",\"t\":10.0000,"
+					"\"stage\":\"shape_512\",\"name\":\"x\",\"nbytes\":12,"
+					"\"seconds\":0.5,\"sha256\":\"ab\",\"dtype\":\"float16\","
+					"\"shape\":[2,3],\"file\":\"latents/x.npy\",\"metric\":\"m\","
+					"\"device\":\"mps\",\"bytes\":7,\"max_bytes\":9,\"from\":1.2500,"
+					"\"action\":\"a\",\"reason\":\"r\",\"note\":\"n\",\"step\":3,"
+					"\"extra\":{\"k\":[true]}}\n"),
+			  "%s", data);
+	free(data);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+	trace_event_release(&ev);
+}
+
+Test(traces, probe_line_with_t_and_no_mono_keeps_t)
+{
+	const char *line = "{\"kind\":\"mark\",\"note\":\"hi\",\"t\":3.25}";
+	struct trace_event ev;
+	const char *err = NULL;
+	cr_assert_eq(trace_parse_probe_line(line, strlen(line), 100, &ev, &err), 0, "%s", err);
+	cr_assert_eq(ev.t, 3.25);
+	cr_assert_eq(ev.kind, EV_MARK);
+	trace_event_release(&ev);
+}
+
+Test(traces, bad_probe_lines_are_rejected_with_a_reason)
+{
+	static const struct {
+		const char *line, *why;
+	} cases[] = {
+		{ "not json", "not valid JSON" },
+		{ "[1]", "not a JSON object" },
+		{ "{\"type\":\"sample\",\"kind\":\"stage\",\"mono\":1}", "not an event record" },
+		{ "{\"type\":\"event\",\"mono\":1}", "event has no \"kind\"" },
+		{ "{\"kind\":\"stage\",\"stage\":\"a\"}", "event has no \"mono\"" },
+		{ "{\"kind\":\"stage\",\"mono\":\"soon\"}", "event \"mono\" is not a number" },
+		{ "{\"kind\":\"stage\",\"mono\":1", "not valid JSON" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct trace_event ev;
+		const char *err = NULL;
+		cr_assert_eq(trace_parse_probe_line(cases[i].line, strlen(cases[i].line), 0, &ev, &err),
+			     -1, "case %zu accepted", i);
+		cr_assert_str_eq(err, cases[i].why);
+		trace_event_release(&ev);
+	}
+}
+
+Test(traces, event_kind_names_round_trip)
+{
+	for (int k = EV_STAGE; k <= EV_GUARD; k++) {
+		const char *name = event_kind_name((enum event_kind)k);
+		cr_assert_not_null(name);
+		cr_assert_eq(event_kind_from_name(name), (enum event_kind)k);
+	}
+	cr_assert_null(event_kind_name(EV_OTHER));
+	cr_assert_eq(event_kind_from_name("nonsense"), EV_OTHER);
+	cr_assert_eq(event_kind_from_name(NULL), EV_OTHER);
+	trace_event_release(NULL);
+	trace_release(NULL);
+	cr_assert_eq(trace_writer_close(NULL), 0);
+}
+
+/* ---- garbage -------------------------------------------------------------- */
+
+/* xorshift: the same junk every run */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+Test(traces, random_bytes_and_mutations_never_crash_the_reader, .timeout = 120)
+{
+	const char *fixture =
+		"{\"type\":\"start\",\"format\":\"stagebench/1\",\"mode\":\"x\",\"labels\":{\"a\":\"b\"},"
+		"\"command\":[\"a\"],\"host\":{\"cpus\":2},\"seed\":1}\n"
+		"{\"type\":\"sample\",\"t\":0.5,\"footprint\":1,\"level\":3.5,\"procs\":2}\n"
+		"{\"type\":\"event\",\"kind\":\"latent\",\"t\":1,\"shape\":[1,2],\"nbytes\":4}\n"
+		"{\"type\":\"end\",\"exit\":0,\"signal\":0,\"stopped_by\":\"guard\",\"wall\":1}\n";
+	size_t flen = strlen(fixture);
+	char buf[1024];
+	int clean = 0, damaged = 0;
+	/* stderr to /dev/null: thousands of error lines are expected */
+	fflush(stderr);
+	int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
+	dup2(devnull, 2);
+	for (int round = 0; round < 6000; round++) {
+		size_t len;
+		if (round % 3 == 0) { /* pure junk, sometimes with a zstd magic */
+			len = rnd() % sizeof(buf);
+			for (size_t i = 0; i < len; i++)
+				buf[i] = (char)rnd();
+			if (round % 2 && len >= 4)
+				memcpy(buf, "\x28\xb5\x2f\xfd", 4);
+		} else { /* the fixture with a few bytes changed */
+			memcpy(buf, fixture, flen);
+			len = flen;
+			int flips = 1 + (int)(rnd() % 4);
+			for (int f = 0; f < flips; f++) {
+				static const char junk[] = "{}[]\":,0123456789.-eE\\ntfaul \x00\xff";
+				buf[rnd() % len] = junk[rnd() % (sizeof(junk) - 1)];
+			}
+			if (rnd() % 4 == 0)
+				len = rnd() % len;
+		}
+		struct trace tr;
+		int rc = trace_read_mem("junk", buf, len, &tr);
+		cr_assert(rc == 0 || rc == -1);
+		cr_assert_eq(rc == -1, tr.damaged, "rc %d damaged %d", rc, tr.damaged);
+		if (rc == 0)
+			clean++;
+		else
+			damaged++;
+		trace_release(&tr);
+	}
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(devnull);
+	cr_assert_gt(clean, 0, "no mutation read cleanly");
+	cr_assert_gt(damaged, 0, "no junk was refused");
+}
