@@ -1,0 +1,108 @@
+/* cmd_latents.c -- `stagebench latents RUN_DIR...`: latent copies compared across runs */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../cli/commands.h"
+#include "../common/util.h"
+#include "latents.h"
+
+static const char usage_text[] =
+	"usage: stagebench latents [--baseline MODE] [--format md|json] RUN_DIR...\n"
+	"\n"
+	"Compare the latent copies (.npy) that runs recorded with `latent` events.\n"
+	"Each RUN_DIR holds traces (MODE-N.trace.jsonl.zst or .jsonl) and runs.json;\n"
+	"a trace file may be named instead of a directory. For each latent, every pair\n"
+	"of runs is identical (bit for bit), differs (largest absolute difference),\n"
+	"has a shape or dtype that differs, is missing in one run, or has a copy whose\n"
+	"sha256 does not match its event (corrupt). A difference is within noise when\n"
+	"it is no larger than the spread between runs of the baseline mode.\n"
+	"\n"
+	"  --baseline MODE   the mode whose run-to-run spread is the noise\n"
+	"                    (default: the first run's mode)\n"
+	"  --format md|json  output format (default md)\n"
+	"  -q, --quiet       no warnings\n"
+	"  -h, --help        this help\n"
+	"\n"
+	"exit: 0 every pair identical or within noise, 1 a difference beyond noise,\n"
+	"a missing latent, a shape or dtype change or a corrupt copy, 2 usage,\n"
+	"3 unreadable input (trace or .npy).\n";
+
+int cmd_latents(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *baseline = NULL;
+	bool json = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			baseline = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				json = true;
+			else if (strcmp(optarg, "md"))
+				die(SB_EXIT_USAGE, "latents: unknown --format '%s' (md or json)\n\n%s",
+				    optarg, usage_text);
+			break;
+		case 'q':
+			sb_verbosity = 0;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return SB_EXIT_OK;
+		default:
+			die(SB_EXIT_USAGE, "latents: unknown option '%s'\n\n%s", argv[optind - 1],
+			    usage_text);
+		}
+	}
+	if (optind >= argc)
+		die(SB_EXIT_USAGE, "latents: no RUN_DIR given\n\n%s", usage_text);
+
+	struct latent_set set = LATENT_SET_INIT;
+	for (int i = optind; i < argc; i++) {
+		if (latent_set_add_path(&set, argv[i]) < 0) {
+			latent_set_release(&set);
+			return SB_EXIT_FAILURE;
+		}
+	}
+	if (set.nruns < 2) {
+		error("latents needs at least two runs, found %zu", set.nruns);
+		latent_set_release(&set);
+		return SB_EXIT_FAILURE;
+	}
+	if (baseline) {
+		bool found = false;
+		for (size_t i = 0; i < set.nruns && !found; i++)
+			found = !strcmp(set.runs[i].mode, baseline);
+		if (!found) {
+			latent_set_release(&set);
+			die(SB_EXIT_USAGE, "latents: no runs of baseline mode '%s'", baseline);
+		}
+	}
+	if (latent_compare(&set, baseline)) {
+		latent_set_release(&set);
+		return SB_EXIT_FAILURE;
+	}
+	if (!set.nlatents)
+		warning("no latent events in these runs (record with --latents DIR)");
+	struct strbuf out = STRBUF_INIT;
+	if (json)
+		latent_format_json(&set, &out);
+	else
+		latent_format_md(&set, &out);
+	fwrite(out.buf ? out.buf : "", 1, out.len, stdout);
+	strbuf_release(&out);
+	int rc = latent_findings(&set) ? SB_EXIT_FINDING : SB_EXIT_OK;
+	latent_set_release(&set);
+	return rc;
+}

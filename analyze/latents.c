@@ -1,0 +1,938 @@
+/* latents.c -- latent copies compared across runs: identical, within noise, or not */
+#include "latents.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "../common/jsonw.h"
+#include "../traces/runs.h"
+
+/* ---- adding runs --------------------------------------------------------- */
+
+static char *dir_of(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	if (!slash)
+		return xstrdup(".");
+	if (slash == path)
+		return xstrdup("/");
+	return xstrndup(path, (size_t)(slash - path));
+}
+
+static void copy_release(struct latent_copy *c)
+{
+	free(c->name);
+	free(c->stage);
+	free(c->sha256);
+	free(c->dtype);
+	free(c->file);
+	free(c->path);
+	free(c->trace_path);
+	free(c->problem);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+void latent_set_add_trace(struct latent_set *s, const char *id, const char *mode,
+			  const char *dir_label, const struct trace *tr)
+{
+	ALLOC_GROW(s->runs, s->nruns + 1, s->runs_alloc);
+	struct latent_run *r = &s->runs[s->nruns++];
+	memset(r, 0, sizeof(*r));
+	r->id = xstrdup(id);
+	r->mode = xstrdup(mode);
+	r->trace_path = xstrdup(tr->path);
+	r->dir_label = xstrdup(dir_label);
+	if (tr->has_end && tr->end.stopped_by == STOPPED_GUARD)
+		r->note = xstrdup("stopped by the guard");
+	else if (tr->has_end && tr->end.stopped_by == STOPPED_SIGNAL)
+		r->note = xasprintf("ended by signal %d", tr->end.signal);
+	else if (!tr->has_end)
+		r->note = xstrdup("no end record");
+
+	char *dir = dir_of(tr->path);
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct trace_event *ev = &tr->events[i];
+		if (ev->kind != EV_LATENT || !ev->name)
+			continue;
+		ALLOC_GROW(r->events, r->nevents + 1, r->events_alloc);
+		struct latent_copy *c = &r->events[r->nevents];
+		memset(c, 0, sizeof(*c));
+		c->name = xstrdup(ev->name);
+		c->stage = xstrdup(ev->stage);
+		c->occurrence = 1;
+		for (size_t k = 0; k < r->nevents; k++)
+			if (!strcmp(r->events[k].name, c->name) && same_str(r->events[k].stage, c->stage))
+				c->occurrence++;
+		r->nevents++;
+		c->sha256 = xstrdup(ev->sha256);
+		c->dtype = xstrdup(ev->dtype);
+		c->ndim = ev->ndim;
+		if (ev->ndim > 0)
+			memcpy(c->shape, ev->shape, sizeof(c->shape[0]) * (size_t)ev->ndim);
+		c->file = xstrdup(ev->file);
+		if (ev->file)
+			c->path = ev->file[0] == '/' ? xstrdup(ev->file)
+						     : xasprintf("%s/%s", dir, ev->file);
+		c->trace_path = xstrdup(tr->path);
+		c->line = ev->line;
+	}
+	free(dir);
+}
+
+static const char *const trace_suffixes[] = { ".trace.jsonl.zst", ".trace.jsonl" };
+
+static char *trace_stem(const char *base)
+{
+	for (size_t i = 0; i < 2; i++)
+		if (str_ends_with(base, trace_suffixes[i]) && strlen(base) > strlen(trace_suffixes[i]))
+			return xstrndup(base, strlen(base) - strlen(trace_suffixes[i]));
+	return NULL;
+}
+
+/* "eager-12" -> "eager"; NULL when there is no "-N" suffix. */
+static char *mode_of_stem(const char *stem)
+{
+	const char *dash = strrchr(stem, '-');
+	if (!dash || dash == stem || !dash[1])
+		return NULL;
+	for (const char *p = dash + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return NULL;
+	return xstrndup(stem, (size_t)(dash - stem));
+}
+
+struct found {
+	char *path, *base;
+	size_t order; /* index in runs.json, or SIZE_MAX */
+};
+
+static int found_cmp(const void *x, const void *y)
+{
+	const struct found *a = x, *b = y;
+	if (a->order != b->order)
+		return a->order < b->order ? -1 : 1;
+	return strverscmp(a->base, b->base);
+}
+
+static int add_one(struct latent_set *s, const char *path, const char *label)
+{
+	struct trace tr = TRACE_INIT;
+	if (trace_read(path, &tr)) {
+		trace_release(&tr);
+		return -1;
+	}
+	char *base = xstrdup(strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+	char *stem = trace_stem(base);
+	char *mode = tr.start.mode ? xstrdup(tr.start.mode) : NULL;
+	if (!mode && stem)
+		mode = mode_of_stem(stem);
+	if (!mode)
+		mode = xstrdup(stem ? stem : base);
+	char *id = stem;
+	if (!id) {
+		/* not MODE-N.trace.jsonl: MODE-N with N its ordinal among this mode's runs */
+		int n = 1;
+		for (size_t i = 0; i < s->nruns; i++)
+			if (!strcmp(s->runs[i].mode, mode) && same_str(s->runs[i].dir_label, label))
+				n++;
+		id = xasprintf("%s-%d", mode, n);
+	}
+	latent_set_add_trace(s, id, mode, label, &tr);
+	free(id);
+	free(mode);
+	free(base);
+	trace_release(&tr);
+	return 0;
+}
+
+int latent_set_add_path(struct latent_set *s, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st))
+		return error("cannot read '%s': %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode)) {
+		char *dir = dir_of(path);
+		int rc = add_one(s, path, dir);
+		free(dir);
+		return rc ? -1 : 1;
+	}
+
+	DIR *d = opendir(path);
+	if (!d)
+		return error("cannot list '%s': %s", path, strerror(errno));
+	struct run_list runs = RUN_LIST_INIT;
+	char *runs_path = xasprintf("%s/runs.json", path);
+	int rrc = runs_read(runs_path, &runs);
+	free(runs_path);
+	if (rrc < 0) {
+		closedir(d);
+		return -1;
+	}
+	struct found *found = NULL;
+	size_t nfound = 0, found_alloc = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *stem = trace_stem(de->d_name);
+		if (!stem)
+			continue;
+		free(stem);
+		ALLOC_GROW(found, nfound + 1, found_alloc);
+		found[nfound].path = xasprintf("%s/%s", path, de->d_name);
+		found[nfound].base = xstrdup(de->d_name);
+		const struct run_entry *e = runs_find(&runs, de->d_name);
+		found[nfound].order = e ? (size_t)(e - runs.items) : SIZE_MAX;
+		nfound++;
+	}
+	closedir(d);
+	qsort(found, nfound, sizeof(*found), found_cmp);
+
+	int rc = 0;
+	size_t first = s->nruns;
+	for (size_t i = 0; i < nfound && !rc; i++) {
+		if (add_one(s, found[i].path, path))
+			rc = -1;
+		else if (found[i].order != SIZE_MAX) {
+			/* runs.json knows how the run ended better than the trace */
+			const struct run_entry *e = &runs.items[found[i].order];
+			struct latent_run *r = &s->runs[s->nruns - 1];
+			if ((e->stopped_by && !strcmp(e->stopped_by, "guard")) ||
+			    (e->has_exit && e->exit == 3 && !e->stopped_by)) {
+				free(r->note);
+				r->note = xstrdup("stopped by the guard");
+			}
+		}
+	}
+	for (size_t i = 0; i < nfound; i++) {
+		free(found[i].path);
+		free(found[i].base);
+	}
+	free(found);
+	runs_release(&runs);
+	if (rc)
+		return -1;
+	if (s->nruns == first)
+		warning("no traces (*.trace.jsonl.zst, *.trace.jsonl) in '%s'", path);
+	return (int)(s->nruns - first);
+}
+
+/* ---- comparing ------------------------------------------------------------ */
+
+void latent_diff_arrays(const struct npy_array *a, const struct npy_array *b,
+			struct latent_diff *out)
+{
+	memset(out, 0, sizeof(*out));
+	bool same_shape = a->ndim == b->ndim;
+	for (int i = 0; same_shape && i < a->ndim; i++)
+		same_shape = a->shape[i] == b->shape[i];
+	if (!same_shape) {
+		out->result = LR_SHAPE_DIFFERS;
+		return;
+	}
+	if (a->dtype != b->dtype) {
+		out->result = LR_DTYPE_DIFFERS;
+		return;
+	}
+	if (a->data_bytes == b->data_bytes && !memcmp(a->data, b->data, a->data_bytes)) {
+		out->result = LR_IDENTICAL;
+		return;
+	}
+	out->result = LR_DIFFERS;
+	bool nan = false;
+	double max = 0;
+	size_t sz = a->itemsize;
+	for (uint64_t i = 0; i < a->count; i++) {
+		if (!memcmp(a->data + i * sz, b->data + i * sz, sz))
+			continue;
+		out->ndiffer++;
+		double x = npy_get(a, i), y = npy_get(b, i);
+		if (isnan(x) || isnan(y)) {
+			nan = true;
+			continue;
+		}
+		double d = fabs(x - y);
+		if (isnan(d)) /* cannot happen for differing bits of non-NaN values, but be safe */
+			nan = true;
+		else if (d > max)
+			max = d;
+	}
+	out->max_abs_diff = nan ? NAN : max;
+}
+
+bool latent_pair_is_finding(const struct latent_pair *p)
+{
+	switch (p->diff.result) {
+	case LR_IDENTICAL:
+	case LR_BOTH_ABSENT:
+		return false;
+	case LR_DIFFERS:
+		return p->noise != NOISE_WITHIN;
+	default:
+		return true;
+	}
+}
+
+size_t latent_findings(const struct latent_set *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->nlatents; i++)
+		for (size_t k = 0; k < s->latents[i].npairs; k++)
+			n += latent_pair_is_finding(&s->latents[i].pairs[k]);
+	return n;
+}
+
+const char *latent_result_name(enum latent_result r)
+{
+	switch (r) {
+	case LR_IDENTICAL: return "identical";
+	case LR_DIFFERS: return "differs";
+	case LR_SHAPE_DIFFERS: return "shape differs";
+	case LR_DTYPE_DIFFERS: return "dtype differs";
+	case LR_MISSING: return "missing";
+	case LR_BOTH_ABSENT: return "absent in both";
+	case LR_CORRUPT: return "corrupt";
+	case LR_UNMEASURED: return "differs (no copy)";
+	}
+	return "?";
+}
+
+const char *latent_noise_name(enum latent_noise n)
+{
+	switch (n) {
+	case NOISE_WITHIN: return "within";
+	case NOISE_BEYOND: return "beyond";
+	case NOISE_UNKNOWN: return "unknown";
+	case NOISE_NA: break;
+	}
+	return NULL;
+}
+
+char *latent_label(const struct latent *l)
+{
+	if (l->occurrence > 1)
+		return xasprintf("%s#%d", l->name, l->occurrence);
+	return xstrdup(l->name);
+}
+
+/* Stable: runs grouped by mode, modes in order of first appearance. */
+static void order_runs(struct latent_set *s)
+{
+	struct latent_run *sorted = xcalloc(s->nruns ? s->nruns : 1, sizeof(*sorted));
+	bool *taken = xcalloc(s->nruns ? s->nruns : 1, sizeof(*taken));
+	size_t n = 0;
+	for (size_t i = 0; i < s->nruns; i++) {
+		if (taken[i])
+			continue;
+		for (size_t j = i; j < s->nruns; j++) {
+			if (!taken[j] && !strcmp(s->runs[j].mode, s->runs[i].mode)) {
+				sorted[n++] = s->runs[j];
+				taken[j] = true;
+			}
+		}
+	}
+	if (s->nruns)
+		memcpy(s->runs, sorted, sizeof(*sorted) * s->nruns);
+	free(sorted);
+	free(taken);
+}
+
+static void disambiguate_ids(struct latent_set *s)
+{
+	bool clash = false;
+	for (size_t i = 0; i < s->nruns && !clash; i++)
+		for (size_t j = i + 1; j < s->nruns && !clash; j++)
+			clash = !strcmp(s->runs[i].id, s->runs[j].id);
+	if (!clash)
+		return;
+	/* Prefix every run with its directory's last component, or with the
+	 * directory as given when two directories share a last component. */
+	bool full = false;
+	for (size_t i = 0; i < s->nruns; i++)
+		for (size_t j = i + 1; j < s->nruns; j++) {
+			const char *a = s->runs[i].dir_label ? s->runs[i].dir_label : "";
+			const char *b = s->runs[j].dir_label ? s->runs[j].dir_label : "";
+			char *ca = xstrdup(a), *cb = xstrdup(b);
+			if (strcmp(a, b) && !strcmp(basename(ca), basename(cb)))
+				full = true;
+			free(ca);
+			free(cb);
+		}
+	for (size_t i = 0; i < s->nruns; i++) {
+		struct latent_run *r = &s->runs[i];
+		char *label = xstrdup(r->dir_label ? r->dir_label : ".");
+		size_t len = strlen(label);
+		while (len > 1 && label[len - 1] == '/')
+			label[--len] = '\0';
+		char *id = xasprintf("%s/%s", full ? label : basename(label), r->id);
+		free(label);
+		free(r->id);
+		r->id = id;
+	}
+}
+
+static bool same_key(const struct latent *l, const struct latent_copy *c)
+{
+	return !strcmp(l->name, c->name) && same_str(l->stage, c->stage) &&
+	       l->occurrence == c->occurrence;
+}
+
+static void build_latents(struct latent_set *s)
+{
+	for (size_t r = 0; r < s->nruns; r++) {
+		size_t prev = SIZE_MAX; /* index of the latent this run listed before */
+		for (size_t e = 0; e < s->runs[r].nevents; e++) {
+			struct latent_copy *c = &s->runs[r].events[e];
+			size_t at = SIZE_MAX;
+			for (size_t i = 0; i < s->nlatents; i++)
+				if (same_key(&s->latents[i], c))
+					at = i;
+			if (at == SIZE_MAX) {
+				/* right after the latent this run listed before it */
+				at = r == 0 ? s->nlatents : prev == SIZE_MAX ? 0 : prev + 1;
+				ALLOC_GROW(s->latents, s->nlatents + 1, s->latents_alloc);
+				memmove(&s->latents[at + 1], &s->latents[at],
+					sizeof(*s->latents) * (s->nlatents - at));
+				s->nlatents++;
+				struct latent *l = &s->latents[at];
+				memset(l, 0, sizeof(*l));
+				l->name = xstrdup(c->name);
+				l->stage = xstrdup(c->stage);
+				l->occurrence = c->occurrence;
+				l->copies = xcalloc(s->nruns, sizeof(*l->copies));
+			}
+			if (!s->latents[at].copies[r]) /* a duplicate key cannot happen: occurrence */
+				s->latents[at].copies[r] = c;
+			prev = at;
+		}
+	}
+}
+
+static void format_shape(struct strbuf *sb, int ndim, const int64_t *shape)
+{
+	strbuf_addch(sb, '[');
+	for (int i = 0; i < ndim; i++)
+		strbuf_addf(sb, "%s%lld", i ? ", " : "", (long long)shape[i]);
+	strbuf_addch(sb, ']');
+}
+
+/* Read one copy and check it against its event. -1 only for unreadable input. */
+static int load_copy(struct latent_copy *c, struct npy_array *arr)
+{
+	if (!c->path) {
+		c->state = COPY_NO_FILE;
+		return 0;
+	}
+	if (npy_read(c->path, arr))
+		return error("%s:%zu: cannot use the copy of latent '%s' (above)", c->trace_path,
+			     c->line, c->name);
+	sha256_hex(arr->data, arr->data_bytes, c->actual_sha256);
+	enum npy_dtype want = npy_dtype_from_name(c->dtype);
+	struct strbuf why = STRBUF_INIT;
+	if (c->sha256 && strcasecmp(c->sha256, c->actual_sha256)) {
+		strbuf_addf(&why, "sha256 of its array data is %.12s..., the event says %.12s...",
+			    c->actual_sha256, c->sha256);
+	} else if (arr->dtype == NPY_RAW16) {
+		if (want == NPY_BF16)
+			npy_as_bfloat16(arr);
+		else
+			strbuf_addf(&why, "2-byte raw data ('%s') but the event's dtype is '%s', "
+				    "not bfloat16", arr->descr, c->dtype ? c->dtype : "(none)");
+	} else if (c->dtype && want != arr->dtype) {
+		strbuf_addf(&why, "the file holds %s, the event says %s",
+			    npy_dtype_name(arr->dtype), c->dtype);
+	}
+	if (!why.len && c->ndim >= 0) {
+		bool same = c->ndim == arr->ndim;
+		for (int i = 0; same && i < c->ndim; i++)
+			same = c->shape[i] == arr->shape[i];
+		if (!same) {
+			strbuf_addstr(&why, "the file's shape is ");
+			format_shape(&why, arr->ndim, arr->shape);
+			strbuf_addstr(&why, ", the event says ");
+			format_shape(&why, c->ndim, c->shape);
+		}
+	}
+	c->npy_dtype = arr->dtype;
+	c->npy_ndim = arr->ndim;
+	memcpy(c->npy_shape, arr->shape, sizeof(c->npy_shape));
+	if (why.len) {
+		c->state = COPY_CORRUPT;
+		c->problem = strbuf_detach(&why);
+	} else {
+		c->state = COPY_OK;
+	}
+	strbuf_release(&why);
+	return 0;
+}
+
+static void compare_pair(const struct latent *l, const struct npy_array *arrs, size_t a,
+			 size_t b, struct latent_pair *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->a = a;
+	p->b = b;
+	const struct latent_copy *ca = l->copies[a], *cb = l->copies[b];
+	if (!ca && !cb)
+		p->diff.result = LR_BOTH_ABSENT;
+	else if (!ca || !cb)
+		p->diff.result = LR_MISSING;
+	else if (ca->state == COPY_CORRUPT || cb->state == COPY_CORRUPT)
+		p->diff.result = LR_CORRUPT;
+	else if (ca->state == COPY_NO_FILE || cb->state == COPY_NO_FILE)
+		p->diff.result = ca->sha256 && cb->sha256 && !strcasecmp(ca->sha256, cb->sha256)
+					 ? LR_IDENTICAL : LR_UNMEASURED;
+	else
+		latent_diff_arrays(&arrs[a], &arrs[b], &p->diff);
+}
+
+int latent_compare(struct latent_set *s, const char *baseline_mode)
+{
+	if (s->compared)
+		BUG("latent_compare called twice on one set");
+	s->compared = true;
+	if (!s->nruns)
+		return error("no runs to compare");
+	order_runs(s);
+	disambiguate_ids(s);
+	if (baseline_mode) {
+		bool found = false;
+		for (size_t i = 0; i < s->nruns && !found; i++)
+			found = !strcmp(s->runs[i].mode, baseline_mode);
+		if (!found)
+			return error("no runs of baseline mode '%s'", baseline_mode);
+	}
+	s->baseline = xstrdup(baseline_mode ? baseline_mode : s->runs[0].mode);
+	build_latents(s);
+
+	struct npy_array *arrs = xcalloc(s->nruns, sizeof(*arrs));
+	int rc = 0;
+	for (size_t li = 0; li < s->nlatents && !rc; li++) {
+		struct latent *l = &s->latents[li];
+		for (size_t r = 0; r < s->nruns && !rc; r++)
+			if (l->copies[r] && load_copy(l->copies[r], &arrs[r]))
+				rc = -1;
+		if (rc)
+			break;
+		l->npairs = s->nruns * (s->nruns - 1) / 2;
+		l->pairs = xcalloc(l->npairs ? l->npairs : 1, sizeof(*l->pairs));
+		size_t k = 0;
+		for (size_t a = 0; a < s->nruns; a++)
+			for (size_t b = a + 1; b < s->nruns; b++)
+				compare_pair(l, arrs, a, b, &l->pairs[k++]);
+
+		/* the baseline's own spread */
+		for (size_t r = 0; r < s->nruns; r++)
+			if (l->copies[r] && !strcmp(s->runs[r].mode, s->baseline))
+				l->baseline_copies++;
+		for (k = 0; k < l->npairs; k++) {
+			const struct latent_pair *p = &l->pairs[k];
+			if (strcmp(s->runs[p->a].mode, s->baseline) ||
+			    strcmp(s->runs[p->b].mode, s->baseline))
+				continue;
+			if (p->diff.result != LR_IDENTICAL && p->diff.result != LR_DIFFERS)
+				continue;
+			double d = p->diff.result == LR_IDENTICAL ? 0 : p->diff.max_abs_diff;
+			if (!l->spread_pairs)
+				l->spread = d;
+			else if (!isnan(l->spread) && (isnan(d) || d > l->spread))
+				l->spread = d; /* NaN, once seen, stays */
+			l->spread_pairs++;
+		}
+		for (k = 0; k < l->npairs; k++) {
+			struct latent_pair *p = &l->pairs[k];
+			if (p->diff.result != LR_DIFFERS)
+				continue;
+			if (!l->spread_pairs)
+				p->noise = NOISE_UNKNOWN;
+			else
+				p->noise = p->diff.max_abs_diff <= l->spread ? NOISE_WITHIN : NOISE_BEYOND;
+		}
+		for (size_t r = 0; r < s->nruns; r++)
+			npy_release(&arrs[r]);
+	}
+	for (size_t r = 0; r < s->nruns; r++)
+		npy_release(&arrs[r]);
+	free(arrs);
+	return rc;
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static void add_number(struct strbuf *sb, double v)
+{
+	if (isnan(v))
+		strbuf_addstr(sb, "nan");
+	else if (isinf(v))
+		strbuf_addstr(sb, "inf");
+	else
+		strbuf_addf(sb, "%.3g", v);
+}
+
+static void cell_text(const struct latent_set *s, const struct latent *l,
+		      const struct latent_pair *p, struct strbuf *sb)
+{
+	const struct latent_copy *ca = l->copies[p->a], *cb = l->copies[p->b];
+	switch (p->diff.result) {
+	case LR_DIFFERS:
+		add_number(sb, p->diff.max_abs_diff);
+		strbuf_addstr(sb, p->noise == NOISE_WITHIN ? " (within noise)"
+				  : p->noise == NOISE_BEYOND ? " (beyond noise)" : " (no spread)");
+		break;
+	case LR_SHAPE_DIFFERS:
+		strbuf_addstr(sb, "shape differs: ");
+		format_shape(sb, ca->npy_ndim, ca->npy_shape);
+		strbuf_addstr(sb, " vs ");
+		format_shape(sb, cb->npy_ndim, cb->npy_shape);
+		break;
+	case LR_DTYPE_DIFFERS:
+		strbuf_addf(sb, "dtype differs: %s vs %s", npy_dtype_name(ca->npy_dtype),
+			    npy_dtype_name(cb->npy_dtype));
+		break;
+	case LR_MISSING:
+		strbuf_addf(sb, "missing in %s", s->runs[ca ? p->b : p->a].id);
+		break;
+	case LR_CORRUPT:
+		if (ca->state == COPY_CORRUPT && cb->state == COPY_CORRUPT)
+			strbuf_addstr(sb, "corrupt copies");
+		else
+			strbuf_addf(sb, "corrupt copy in %s",
+				    s->runs[ca->state == COPY_CORRUPT ? p->a : p->b].id);
+		break;
+	default:
+		strbuf_addstr(sb, latent_result_name(p->diff.result));
+	}
+}
+
+static const struct latent_copy *first_copy(const struct latent_set *s, const struct latent *l)
+{
+	for (size_t r = 0; r < s->nruns; r++)
+		if (l->copies[r])
+			return l->copies[r];
+	return NULL;
+}
+
+static void pad(struct strbuf *sb, const char *text, size_t width)
+{
+	strbuf_addstr(sb, text);
+	for (size_t n = strlen(text); n < width; n++)
+		strbuf_addch(sb, ' ');
+}
+
+static void md_table(const struct latent_set *s, const struct latent *l, struct strbuf *out)
+{
+	size_t n = s->nruns;
+	/* cells[row][col], row 0..n-2 (run row), col 1..n-1 (run col) */
+	char **cells = xcalloc(n * n, sizeof(*cells));
+	size_t *width = xcalloc(n, sizeof(*width));
+	width[0] = 0;
+	for (size_t r = 0; r + 1 < n; r++)
+		if (strlen(s->runs[r].id) > width[0])
+			width[0] = strlen(s->runs[r].id);
+	for (size_t c = 1; c < n; c++)
+		width[c] = strlen(s->runs[c].id);
+	for (size_t k = 0; k < l->npairs; k++) {
+		const struct latent_pair *p = &l->pairs[k];
+		struct strbuf sb = STRBUF_INIT;
+		cell_text(s, l, p, &sb);
+		cells[p->a * n + p->b] = strbuf_detach(&sb);
+		if (strlen(cells[p->a * n + p->b]) > width[p->b])
+			width[p->b] = strlen(cells[p->a * n + p->b]);
+	}
+	for (size_t c = 0; c < n; c++)
+		if (width[c] < 3)
+			width[c] = 3;
+	strbuf_addstr(out, "| ");
+	pad(out, "", width[0]);
+	for (size_t c = 1; c < n; c++) {
+		strbuf_addstr(out, " | ");
+		pad(out, s->runs[c].id, width[c]);
+	}
+	strbuf_addstr(out, " |\n|");
+	for (size_t c = 0; c < n; c++) {
+		for (size_t i = 0; i < width[c] + 2; i++)
+			strbuf_addch(out, '-');
+		strbuf_addch(out, '|');
+	}
+	strbuf_addch(out, '\n');
+	for (size_t r = 0; r + 1 < n; r++) {
+		strbuf_addstr(out, "| ");
+		pad(out, s->runs[r].id, width[0]);
+		for (size_t c = 1; c < n; c++) {
+			strbuf_addstr(out, " | ");
+			pad(out, c > r ? cells[r * n + c] : "", width[c]);
+		}
+		strbuf_addstr(out, " |\n");
+	}
+	for (size_t i = 0; i < n * n; i++)
+		free(cells[i]);
+	free(cells);
+	free(width);
+}
+
+struct tally {
+	size_t pairs, identical, within, beyond, unknown, shape, dtype, missing, corrupt, unmeasured;
+};
+
+static void count(const struct latent_set *s, struct tally *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < s->nlatents; i++) {
+		for (size_t k = 0; k < s->latents[i].npairs; k++) {
+			const struct latent_pair *p = &s->latents[i].pairs[k];
+			if (p->diff.result == LR_BOTH_ABSENT)
+				continue;
+			t->pairs++;
+			switch (p->diff.result) {
+			case LR_IDENTICAL: t->identical++; break;
+			case LR_DIFFERS:
+				if (p->noise == NOISE_WITHIN)
+					t->within++;
+				else if (p->noise == NOISE_BEYOND)
+					t->beyond++;
+				else
+					t->unknown++;
+				break;
+			case LR_SHAPE_DIFFERS: t->shape++; break;
+			case LR_DTYPE_DIFFERS: t->dtype++; break;
+			case LR_MISSING: t->missing++; break;
+			case LR_CORRUPT: t->corrupt++; break;
+			case LR_UNMEASURED: t->unmeasured++; break;
+			case LR_BOTH_ABSENT: break;
+			}
+		}
+	}
+}
+
+void latent_format_md(const struct latent_set *s, struct strbuf *out)
+{
+	strbuf_addf(out, "# Latents: %zu runs, baseline %s\n", s->nruns, s->baseline);
+	bool noted = false;
+	for (size_t r = 0; r < s->nruns; r++)
+		if (s->runs[r].note) {
+			strbuf_addf(out, "%s- %s: %s\n", noted ? "" : "\n", s->runs[r].id, s->runs[r].note);
+			noted = true;
+		}
+	if (!s->nlatents) {
+		strbuf_addstr(out, "\nNo latent events in these runs.\n");
+		return;
+	}
+	for (size_t i = 0; i < s->nlatents; i++) {
+		const struct latent *l = &s->latents[i];
+		char *label = latent_label(l);
+		strbuf_addf(out, "\n## %s", label);
+		free(label);
+		if (l->stage)
+			strbuf_addf(out, " (stage %s)", l->stage);
+		strbuf_addstr(out, "\n\n");
+		const struct latent_copy *c = first_copy(s, l);
+		if (c && c->state != COPY_NO_FILE && c->actual_sha256[0]) {
+			strbuf_addf(out, "%s ", npy_dtype_name(c->npy_dtype));
+			format_shape(out, c->npy_ndim, c->npy_shape);
+			strbuf_addstr(out, "; ");
+		}
+		if (l->spread_pairs) {
+			strbuf_addf(out, "spread between %s runs: ", s->baseline);
+			if (l->spread == 0)
+				strbuf_addstr(out, "0 (identical)");
+			else
+				add_number(out, l->spread);
+		} else if (l->baseline_copies < 2) {
+			strbuf_addf(out, "no spread known: %s %s run%s this latent",
+				    l->baseline_copies ? "only one" : "no", s->baseline,
+				    l->baseline_copies ? " has" : "s have");
+		} else {
+			strbuf_addf(out, "no spread known: the %s copies cannot be compared",
+				    s->baseline);
+		}
+		strbuf_addstr(out, "\n\n");
+		md_table(s, l, out);
+		for (size_t r = 0; r < s->nruns; r++) {
+			const struct latent_copy *cc = l->copies[r];
+			if (cc && cc->state == COPY_CORRUPT)
+				strbuf_addf(out, "\ncorrupt: %s `%s`: %s\n", s->runs[r].id, cc->file,
+					    cc->problem);
+		}
+	}
+	struct tally t;
+	count(s, &t);
+	size_t findings = latent_findings(s);
+	strbuf_addf(out, "\n%zu pair%s in %zu latent%s: %zu identical, %zu within noise",
+		    t.pairs, t.pairs == 1 ? "" : "s", s->nlatents, s->nlatents == 1 ? "" : "s",
+		    t.identical, t.within);
+	if (t.beyond)
+		strbuf_addf(out, ", %zu beyond noise", t.beyond);
+	if (t.unknown)
+		strbuf_addf(out, ", %zu differ%s with no spread known", t.unknown, t.unknown == 1 ? "s" : "");
+	if (t.shape)
+		strbuf_addf(out, ", %zu shape differs", t.shape);
+	if (t.dtype)
+		strbuf_addf(out, ", %zu dtype differs", t.dtype);
+	if (t.missing)
+		strbuf_addf(out, ", %zu missing", t.missing);
+	if (t.corrupt)
+		strbuf_addf(out, ", %zu corrupt", t.corrupt);
+	if (t.unmeasured)
+		strbuf_addf(out, ", %zu differ without a copy", t.unmeasured);
+	strbuf_addf(out, ".\n%s\n", findings ? "Result: differences beyond the baseline's noise."
+					     : "Result: every pair identical or within noise.");
+}
+
+static void json_shape(struct jsonw *w, int ndim, const int64_t *shape)
+{
+	jw_array_begin(w);
+	for (int i = 0; i < ndim; i++)
+		jw_i64(w, shape[i]);
+	jw_array_end(w);
+}
+
+static void json_number(struct jsonw *w, double v)
+{
+	if (isnan(v))
+		jw_string(w, "nan");
+	else if (isinf(v))
+		jw_string(w, "inf");
+	else
+		jw_double(w, v);
+}
+
+void latent_format_json(const struct latent_set *s, struct strbuf *out)
+{
+	struct jsonw w = JSONW_INIT(out);
+	jw_object_begin(&w);
+	jw_key(&w, "baseline");
+	jw_string(&w, s->baseline);
+	jw_key(&w, "runs");
+	jw_array_begin(&w);
+	for (size_t r = 0; r < s->nruns; r++) {
+		jw_object_begin(&w);
+		jw_key(&w, "id");
+		jw_string(&w, s->runs[r].id);
+		jw_key(&w, "mode");
+		jw_string(&w, s->runs[r].mode);
+		jw_key(&w, "trace");
+		jw_string(&w, s->runs[r].trace_path);
+		jw_key(&w, "note");
+		jw_string(&w, s->runs[r].note);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_key(&w, "latents");
+	jw_array_begin(&w);
+	for (size_t i = 0; i < s->nlatents; i++) {
+		const struct latent *l = &s->latents[i];
+		jw_object_begin(&w);
+		jw_key(&w, "name");
+		jw_string(&w, l->name);
+		jw_key(&w, "stage");
+		jw_string(&w, l->stage);
+		jw_key(&w, "occurrence");
+		jw_i64(&w, l->occurrence);
+		jw_key(&w, "spread");
+		if (l->spread_pairs)
+			json_number(&w, l->spread);
+		else
+			jw_null(&w);
+		jw_key(&w, "baseline_copies");
+		jw_u64(&w, l->baseline_copies);
+		jw_key(&w, "copies");
+		jw_array_begin(&w);
+		for (size_t r = 0; r < s->nruns; r++) {
+			const struct latent_copy *c = l->copies[r];
+			if (!c)
+				continue;
+			jw_object_begin(&w);
+			jw_key(&w, "run");
+			jw_string(&w, s->runs[r].id);
+			jw_key(&w, "state");
+			jw_string(&w, c->state == COPY_OK ? "ok" : c->state == COPY_CORRUPT ? "corrupt"
+									       : "no file");
+			jw_key(&w, "file");
+			jw_string(&w, c->path);
+			jw_key(&w, "sha256");
+			jw_string(&w, c->sha256);
+			if (c->actual_sha256[0]) {
+				jw_key(&w, "data_sha256");
+				jw_string(&w, c->actual_sha256);
+				jw_key(&w, "dtype");
+				jw_string(&w, npy_dtype_name(c->npy_dtype));
+				jw_key(&w, "shape");
+				json_shape(&w, c->npy_ndim, c->npy_shape);
+			}
+			if (c->problem) {
+				jw_key(&w, "problem");
+				jw_string(&w, c->problem);
+			}
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_key(&w, "pairs");
+		jw_array_begin(&w);
+		for (size_t k = 0; k < l->npairs; k++) {
+			const struct latent_pair *p = &l->pairs[k];
+			if (p->diff.result == LR_BOTH_ABSENT)
+				continue;
+			jw_object_begin(&w);
+			jw_key(&w, "a");
+			jw_string(&w, s->runs[p->a].id);
+			jw_key(&w, "b");
+			jw_string(&w, s->runs[p->b].id);
+			jw_key(&w, "result");
+			jw_string(&w, latent_result_name(p->diff.result));
+			if (p->diff.result == LR_DIFFERS) {
+				jw_key(&w, "max_abs_diff");
+				json_number(&w, p->diff.max_abs_diff);
+				jw_key(&w, "elements_differing");
+				jw_u64(&w, p->diff.ndiffer);
+				jw_key(&w, "noise");
+				jw_string(&w, latent_noise_name(p->noise));
+			}
+			jw_key(&w, "finding");
+			jw_bool(&w, latent_pair_is_finding(p));
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_key(&w, "findings");
+	jw_u64(&w, latent_findings(s));
+	jw_object_end(&w);
+	strbuf_addch(out, '\n');
+}
+
+void latent_set_release(struct latent_set *s)
+{
+	if (!s)
+		return;
+	for (size_t r = 0; r < s->nruns; r++) {
+		struct latent_run *run = &s->runs[r];
+		for (size_t e = 0; e < run->nevents; e++)
+			copy_release(&run->events[e]);
+		free(run->events);
+		free(run->id);
+		free(run->mode);
+		free(run->trace_path);
+		free(run->dir_label);
+		free(run->note);
+	}
+	free(s->runs);
+	for (size_t i = 0; i < s->nlatents; i++) {
+		free(s->latents[i].name);
+		free(s->latents[i].stage);
+		free(s->latents[i].copies);
+		free(s->latents[i].pairs);
+	}
+	free(s->latents);
+	free(s->baseline);
+	memset(s, 0, sizeof(*s));
+}
