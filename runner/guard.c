@@ -1,0 +1,453 @@
+/* guard.c -- guard options, admission and stop decisions, busy scan, PSI, cmd_guard */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/jsonw.h"
+#include "../common/parse.h"
+#include "../common/util.h"
+#include "../cli/commands.h"
+#include "guard.h"
+#include "record.h"
+
+const char guard_options_help[] =
+	"guard options:\n"
+	"  --wait-free PCT       start only when this much memory is available (40)\n"
+	"  --swap-budget SIZE    stop when system swap grows by more than this (8G)\n"
+	"  --swap-limit SIZE     start only when swap used + budget fits in this\n"
+	"  --kill-free PCT       stop when available stays under this for two polls (10)\n"
+	"  --busy REGEX          wait while a process whose command line matches runs\n"
+	"  --quiet-for DUR       ... until none was seen for this long (1m)\n"
+	"  --start-timeout DUR   give up (exit 4) after waiting this long (30m)\n"
+	"  --poll DUR            check this often while running (250ms)\n"
+	"  --max-footprint SIZE  stop when the command's tree uses more than this\n"
+	"  --grace DUR           time between SIGTERM and SIGKILL when stopping (5s)\n";
+
+/* "183 MB" under a GiB, else "8.2 GB": small caps read better in MB. */
+static void format_size(uint64_t bytes, char out[32])
+{
+	if (bytes < (1ULL << 30))
+		snprintf(out, 32, "%.0f MB", (double)bytes / (1 << 20));
+	else
+		format_gb(bytes, out);
+}
+
+static int bad_value(const char *opt, const char *arg, const char *what)
+{
+	return error("option '--%s': invalid %s '%s'", opt, what, arg);
+}
+
+int guard_parse_option(struct guard_opts *g, int opt, const char *arg)
+{
+	int64_t ns;
+	switch (opt) {
+	case GUARD_OPT_WAIT_FREE:
+		if (parse_percent(arg, &g->wait_free_pct))
+			return bad_value("wait-free", arg, "percentage");
+		break;
+	case GUARD_OPT_SWAP_BUDGET:
+		if (parse_size(arg, &g->swap_budget))
+			return bad_value("swap-budget", arg, "size");
+		break;
+	case GUARD_OPT_SWAP_LIMIT:
+		if (parse_size(arg, &g->swap_limit))
+			return bad_value("swap-limit", arg, "size");
+		g->has_swap_limit = true;
+		break;
+	case GUARD_OPT_KILL_FREE:
+		if (parse_percent(arg, &g->kill_free_pct))
+			return bad_value("kill-free", arg, "percentage");
+		break;
+	case GUARD_OPT_BUSY: {
+		regex_t re;
+		int rc = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char msg[128];
+			regerror(rc, &re, msg, sizeof(msg));
+			regfree(&re);
+			return error("option '--busy': invalid regular expression '%s': %s", arg, msg);
+		}
+		ALLOC_GROW(g->busy, g->nbusy + 1, g->busy_alloc);
+		ALLOC_GROW(g->busy_re, g->nbusy + 1, g->busy_re_alloc);
+		g->busy[g->nbusy] = xstrdup(arg);
+		g->busy_re[g->nbusy] = re;
+		g->nbusy++;
+		break;
+	}
+	case GUARD_OPT_QUIET_FOR:
+		if (parse_duration(arg, &g->quiet_for_ns))
+			return bad_value("quiet-for", arg, "duration");
+		break;
+	case GUARD_OPT_START_TIMEOUT:
+		if (parse_duration(arg, &g->start_timeout_ns))
+			return bad_value("start-timeout", arg, "duration");
+		break;
+	case GUARD_OPT_POLL:
+		if (parse_duration(arg, &ns) || ns < 1000000LL)
+			return bad_value("poll", arg, "duration (at least 1ms)");
+		g->poll_ns = ns;
+		break;
+	case GUARD_OPT_MAX_FOOTPRINT:
+		if (parse_size(arg, &g->max_footprint) || !g->max_footprint)
+			return bad_value("max-footprint", arg, "size");
+		g->has_max_footprint = true;
+		break;
+	case GUARD_OPT_GRACE:
+		if (parse_duration(arg, &g->grace_ns))
+			return bad_value("grace", arg, "duration");
+		return 1; /* --grace alone does not make a run guarded */
+	default:
+		return 0;
+	}
+	g->given = true;
+	return 1;
+}
+
+void guard_opts_release(struct guard_opts *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->nbusy; i++) {
+		free(g->busy[i]);
+		regfree(&g->busy_re[i]);
+	}
+	free(g->busy);
+	free(g->busy_re);
+	g->busy = NULL;
+	g->busy_re = NULL;
+	g->nbusy = g->busy_alloc = g->busy_re_alloc = 0;
+}
+
+static void add_reason(struct strbuf *sb, const char *fmt, ...) SB_GNUC_PRINTF(2, 3);
+static void add_reason(struct strbuf *sb, const char *fmt, ...)
+{
+	if (!sb)
+		return;
+	if (sb->len)
+		strbuf_addstr(sb, "; ");
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+bool guard_admit(const struct guard_opts *g, const struct guard_readings *r, struct strbuf *why)
+{
+	bool ok = true;
+	char a[32], b[32], c[32];
+	if (r->avail_pct < g->wait_free_pct) {
+		add_reason(why, "available %.0f%% (need %.0f%%)", r->avail_pct, g->wait_free_pct);
+		ok = false;
+	}
+	if (g->has_swap_limit && r->has_swap && r->swap_used + g->swap_budget > g->swap_limit) {
+		format_size(r->swap_used, a);
+		format_size(g->swap_budget, b);
+		format_size(g->swap_limit, c);
+		add_reason(why, "swap used %s + budget %s exceeds the limit %s", a, b, c);
+		ok = false;
+	}
+	if (g->nbusy) {
+		if (r->busy) {
+			add_reason(why, "busy: '%s' is running", r->busy_what);
+			ok = false;
+		} else if (r->since_busy_ns >= 0 && r->since_busy_ns < g->quiet_for_ns) {
+			char d[32], q[32];
+			format_duration(r->since_busy_ns, d);
+			format_duration(g->quiet_for_ns, q);
+			add_reason(why, "a busy process was seen %s ago (quiet for %s needed)", d, q);
+			ok = false;
+		}
+	}
+	if (ok && why) {
+		add_reason(why, "available %.0f%%", r->avail_pct);
+		if (r->has_swap) {
+			format_size(r->swap_used, a);
+			strbuf_addf(why, ", swap used %s", a);
+		}
+	}
+	return ok;
+}
+
+void guard_state_start(struct guard_state *st, const struct guard_readings *r)
+{
+	st->has_swap_at_start = r->has_swap;
+	st->swap_at_start = r->swap_used;
+	st->low_polls = 0;
+}
+
+static uint64_t swap_growth(const struct guard_state *st, const struct guard_readings *r)
+{
+	if (!st->has_swap_at_start || !r->has_swap || r->swap_used <= st->swap_at_start)
+		return 0;
+	return r->swap_used - st->swap_at_start;
+}
+
+bool guard_check(const struct guard_opts *g, struct guard_state *st,
+		 const struct guard_readings *r, struct strbuf *reason)
+{
+	char a[32], b[32];
+	uint64_t grew = swap_growth(st, r);
+	if (r->avail_pct < g->kill_free_pct)
+		st->low_polls++;
+	else
+		st->low_polls = 0;
+
+	if (grew > g->swap_budget) {
+		format_size(grew, a);
+		format_size(g->swap_budget, b);
+		add_reason(reason, "swap grew %s (budget %s), available %.0f%%", a, b, r->avail_pct);
+		return true;
+	}
+	if (st->low_polls >= 2) {
+		add_reason(reason, "available %.0f%% for %d polls (floor %.0f%%)", r->avail_pct,
+			   st->low_polls, g->kill_free_pct);
+		if (r->has_swap) {
+			format_size(grew, a);
+			strbuf_addf(reason, ", swap grew %s", a);
+		}
+		return true;
+	}
+	if (g->has_max_footprint && r->has_footprint && r->footprint > g->max_footprint) {
+		format_size(r->footprint, a);
+		format_size(g->max_footprint, b);
+		add_reason(reason, "footprint %s over the cap %s, available %.0f%%", a, b, r->avail_pct);
+		return true;
+	}
+	return false;
+}
+
+bool guard_check_soon(const struct guard_state *st)
+{
+	return st->low_polls == 1;
+}
+
+char *guard_readings_json(const struct guard_readings *r, const struct guard_state *st)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct jsonw w = JSONW_INIT(&sb);
+	w.pretty = false;
+	jw_object_begin(&w);
+	jw_key(&w, "available_pct");
+	jw_double(&w, (double)(int64_t)(r->avail_pct * 10 + 0.5) / 10);
+	if (r->has_swap) {
+		jw_key(&w, "swap_used");
+		jw_u64(&w, r->swap_used);
+		if (st && st->has_swap_at_start) {
+			jw_key(&w, "swap_growth");
+			jw_u64(&w, swap_growth(st, r));
+		}
+	}
+	if (r->has_footprint) {
+		jw_key(&w, "footprint");
+		jw_u64(&w, r->footprint);
+	}
+	if (r->busy) {
+		jw_key(&w, "busy");
+		jw_string(&w, r->busy_what);
+	}
+	jw_object_end(&w);
+	/* strip the braces: the body goes into the event's extra keys */
+	char *s = strbuf_detach(&sb);
+	size_t n = strlen(s);
+	if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {
+		memmove(s, s + 1, n - 2);
+		s[n - 2] = '\0';
+	}
+	return s;
+}
+
+/* ---- busy processes ------------------------------------------------------ */
+
+#ifdef __linux__
+static pid_t ppid_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *rp = strrchr(buf, ')');
+	int ppid;
+	char st;
+	if (!rp || sscanf(rp + 1, " %c %d", &st, &ppid) != 2)
+		return -1;
+	return ppid;
+}
+
+int guard_busy_scan(const struct guard_opts *g, char *what, size_t size)
+{
+	if (!g->nbusy)
+		return 0;
+	pid_t skip[64];
+	size_t nskip = 0;
+	for (pid_t p = getpid(); p > 1 && nskip < 64; p = ppid_of(p))
+		skip[nskip++] = p;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int found = 0;
+	char *buf = xmalloc(65536);
+	while (!found && (de = readdir(d))) {
+		int pid;
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || parse_int(de->d_name, &pid))
+			continue;
+		bool ours = false;
+		for (size_t i = 0; i < nskip; i++)
+			ours |= skip[i] == pid;
+		if (ours)
+			continue;
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, 65535);
+		close(fd);
+		if (n <= 0)
+			continue; /* kernel threads and zombies have none */
+		while (n > 0 && buf[n - 1] == '\0')
+			n--;
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n] = '\0';
+		for (size_t i = 0; i < g->nbusy; i++) {
+			if (!regexec(&g->busy_re[i], buf, 0, NULL, 0)) {
+				snprintf(what, size, "%s", buf);
+				found = 1;
+				break;
+			}
+		}
+	}
+	free(buf);
+	closedir(d);
+	return found;
+}
+
+int guard_psi_open(void)
+{
+	static const char *const triggers[] = {
+		"some 150000 1000000",
+		"some 300000 2000000", /* unprivileged triggers need a 2 s multiple (6.4+) */
+	};
+	for (size_t i = 0; i < sizeof(triggers) / sizeof(triggers[0]); i++) {
+		int fd = open("/proc/pressure/memory", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		size_t len = strlen(triggers[i]) + 1;
+		if (write(fd, triggers[i], len) == (ssize_t)len)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+#else
+int guard_busy_scan(const struct guard_opts *g, char *what, size_t size)
+{
+	static bool warned;
+	if (g->nbusy && !warned) {
+		warning("--busy needs /proc on this platform: ignored");
+		warned = true;
+	}
+	return 0;
+}
+
+int guard_psi_open(void)
+{
+	return -1;
+}
+#endif
+
+/* ---- the command --------------------------------------------------------- */
+
+static const char guard_usage[] =
+	"usage: stagebench guard [GUARD OPTIONS] [-o TRACE] [-q|-v] -- COMMAND [ARG...]\n\n"
+	"Run COMMAND only when the machine has room for it; stop its whole process\n"
+	"tree when it runs the machine out of memory.\n\n"
+	"  -o, --output TRACE    also record a trace (.jsonl.zst)\n"
+	"  -q, --quiet           only errors\n"
+	"  -v, --verbose         log every poll decision\n"
+	"  -h, --help            this text\n\n";
+
+static const char guard_exit_help[] =
+	"\nexit status: 3 the guard stopped the command, 4 never room to start,\n"
+	"127 the command could not start, 128+N signal N ended it, else the command's own.\n";
+
+int cmd_guard(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		GUARD_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct record_opts ro = RECORD_OPTS_INIT;
+	struct guard_opts g = GUARD_OPTS_INIT;
+	int opt, rc;
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+o:qvh", longopts, NULL)) != -1) {
+		switch (guard_parse_option(&g, opt, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			guard_opts_release(&g);
+			return SB_EXIT_USAGE;
+		}
+		switch (opt) {
+		case 'o':
+			ro.trace_path = optarg;
+			break;
+		case 'q':
+			sb_verbosity = 0;
+			break;
+		case 'v':
+			sb_verbosity = 2;
+			break;
+		case 'h':
+			fputs(guard_usage, stdout);
+			fputs(guard_options_help, stdout);
+			fputs(guard_exit_help, stdout);
+			guard_opts_release(&g);
+			return SB_EXIT_OK;
+		default:
+			if (optopt && optopt < 256)
+				error("unknown option '-%c' (see 'stagebench guard --help')", optopt);
+			else
+				error("unknown option '%s' (see 'stagebench guard --help')",
+				      argv[optind - 1]);
+			guard_opts_release(&g);
+			return SB_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		error("no command given (usage: stagebench guard [OPTIONS] -- COMMAND)");
+		guard_opts_release(&g);
+		return SB_EXIT_USAGE;
+	}
+	ro.name = "guard";
+	ro.guard = &g;
+	ro.guarded = true;
+	ro.status_line = false;
+	struct record_result res = RECORD_RESULT_INIT;
+	if (record_run(&ro, argv + optind, &res))
+		rc = SB_EXIT_FAILURE;
+	else
+		rc = res.exit_code;
+	record_result_release(&res);
+	guard_opts_release(&g);
+	return rc;
+}

@@ -1,0 +1,144 @@
+/* guard.h -- the memory guard: options, admission and stop decisions, cmd_guard
+ *
+ * The guard starts a command only when the machine has room for it and stops
+ * the command's whole tree when it runs the machine out of memory. It is the
+ * record engine (runner/record.h) with these checks switched on; this header
+ * holds what record, guard and compare share:
+ *
+ *   GUARD OPTIONS    --wait-free PCT (40)   --swap-budget SIZE (8G)
+ *                    --swap-limit SIZE      --kill-free PCT (10)
+ *                    --busy REGEX...        --quiet-for DUR (1m)
+ *                    --start-timeout DUR (30m)  --poll DUR (250ms)
+ *                    --max-footprint SIZE   --grace DUR (5s)
+ *   exit codes       3 the guard stopped the command, 4 never room to start,
+ *                    127 could not start, 128+N signal N, else the command's.
+ *
+ * Parsing: put GUARD_LONG_OPTIONS into a getopt_long table and hand every
+ * option to guard_parse_option() first:
+ *   struct guard_opts g = GUARD_OPTS_INIT;
+ *   switch (guard_parse_option(&g, opt, optarg)) { 1: taken, 0: not a guard
+ *   option, -1: bad value (message printed, exit 2) }
+ *   ...
+ *   guard_opts_release(&g);
+ *
+ * Decisions are pure functions of readings (testable without a machine):
+ *   guard_admit()  before the start: admit or wait, with the reason;
+ *   guard_check()  while running: stop or go on, with the reason.
+ */
+#ifndef SB_GUARD_H
+#define SB_GUARD_H
+
+#include <getopt.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/util.h"
+
+#define GUARD_EXIT_STOPPED 3
+#define GUARD_EXIT_NO_ROOM 4
+#define GUARD_EXIT_CANNOT_RUN 127
+
+enum guard_opt_id {
+	GUARD_OPT_WAIT_FREE = 0x4701,
+	GUARD_OPT_SWAP_BUDGET,
+	GUARD_OPT_SWAP_LIMIT,
+	GUARD_OPT_KILL_FREE,
+	GUARD_OPT_BUSY,
+	GUARD_OPT_QUIET_FOR,
+	GUARD_OPT_START_TIMEOUT,
+	GUARD_OPT_POLL,
+	GUARD_OPT_MAX_FOOTPRINT,
+	GUARD_OPT_GRACE,
+};
+
+#define GUARD_LONG_OPTIONS                                                      \
+	{ "wait-free", required_argument, NULL, GUARD_OPT_WAIT_FREE },         \
+	{ "swap-budget", required_argument, NULL, GUARD_OPT_SWAP_BUDGET },     \
+	{ "swap-limit", required_argument, NULL, GUARD_OPT_SWAP_LIMIT },       \
+	{ "kill-free", required_argument, NULL, GUARD_OPT_KILL_FREE },         \
+	{ "busy", required_argument, NULL, GUARD_OPT_BUSY },                   \
+	{ "quiet-for", required_argument, NULL, GUARD_OPT_QUIET_FOR },         \
+	{ "start-timeout", required_argument, NULL, GUARD_OPT_START_TIMEOUT }, \
+	{ "poll", required_argument, NULL, GUARD_OPT_POLL },                   \
+	{ "max-footprint", required_argument, NULL, GUARD_OPT_MAX_FOOTPRINT }, \
+	{ "grace", required_argument, NULL, GUARD_OPT_GRACE }
+
+/* The GUARD OPTIONS lines for --help texts. */
+extern const char guard_options_help[];
+
+struct guard_opts {
+	bool given;              /* any guard option except --grace was given */
+	double wait_free_pct;    /* admission: available >= this */
+	uint64_t swap_budget;    /* stop when swap grows by more than this */
+	bool has_swap_limit;
+	uint64_t swap_limit;     /* admission: swap used + budget <= this */
+	double kill_free_pct;    /* stop when available < this for two polls */
+	char **busy;             /* --busy patterns (as given) */
+	regex_t *busy_re;        /* compiled, REG_EXTENDED | REG_NOSUB */
+	size_t nbusy, busy_alloc, busy_re_alloc;
+	int64_t quiet_for_ns;
+	int64_t start_timeout_ns;
+	int64_t poll_ns;
+	bool has_max_footprint;
+	uint64_t max_footprint;  /* stop when the tree's footprint exceeds this */
+	int64_t grace_ns;        /* TERM .. KILL */
+};
+#define GUARD_OPTS_INIT                                                        \
+	{ false, 40.0, 8ULL << 30, false, 0, 10.0, NULL, NULL, 0, 0, 0,         \
+	  60LL * 1000000000LL, 1800LL * 1000000000LL, 250LL * 1000000LL,        \
+	  false, 0, 5LL * 1000000000LL }
+
+/* 1 when opt was a guard option (value stored), 0 when it is not one, -1
+ * after an error naming the option and value (a usage error). */
+int guard_parse_option(struct guard_opts *g, int opt, const char *arg);
+void guard_opts_release(struct guard_opts *g); /* NULL ok */
+
+/* What the guard reads each poll. */
+struct guard_readings {
+	double avail_pct;
+	bool has_swap;
+	uint64_t swap_used;
+	bool has_footprint;
+	uint64_t footprint;     /* the command's tree */
+	bool busy;              /* a --busy match is running now */
+	int64_t since_busy_ns;  /* time since a busy match was last seen; <0 never */
+	char busy_what[128];    /* the matching command line (cut) */
+};
+
+/* Admission: returns true to start now, false to wait; *why (may be NULL)
+ * gets the reason with the readings ("available 23% (need 40%)"). */
+bool guard_admit(const struct guard_opts *g, const struct guard_readings *r, struct strbuf *why);
+
+/* Stop checks keep a little state between polls. */
+struct guard_state {
+	uint64_t swap_at_start;
+	bool has_swap_at_start;
+	int low_polls;          /* consecutive polls under --kill-free */
+};
+#define GUARD_STATE_INIT { 0, false, 0 }
+void guard_state_start(struct guard_state *st, const struct guard_readings *r);
+
+/* While running: true when the command must be stopped; *reason gets why
+ * ("swap grew 8.2 GB (budget 8.0 GB), available 12%"). A low-memory reading
+ * only counts after two consecutive polls; guard_check_soon() says the caller
+ * should confirm sooner than a full poll. */
+bool guard_check(const struct guard_opts *g, struct guard_state *st,
+		 const struct guard_readings *r, struct strbuf *reason);
+bool guard_check_soon(const struct guard_state *st);
+
+/* Scan running processes for --busy matches (Linux /proc/PID/cmdline, args
+ * joined by spaces), ignoring this process and its ancestors. Returns 1 and
+ * fills what (the command line, cut to size) on a match, 0 for none. */
+int guard_busy_scan(const struct guard_opts *g, char *what, size_t size);
+
+/* Memory-pressure wakeups (Linux PSI trigger on /proc/pressure/memory):
+ * an fd to poll() for POLLPRI, or -1 where the kernel offers none. */
+int guard_psi_open(void);
+
+/* The readings as the extra keys of a guard event ("\"available_pct\":12.5,..."),
+ * swap_growth relative to st when known. Caller frees. */
+char *guard_readings_json(const struct guard_readings *r, const struct guard_state *st);
+
+#endif

@@ -1,0 +1,1039 @@
+/* record.c -- the record engine (record, guard, compare) and cmd_record */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../cli/commands.h"
+#include "../common/parse.h"
+#include "../common/util.h"
+#include "../meter/meter.h"
+#include "../traces/trace.h"
+#include "guard.h"
+#include "record.h"
+#include "spawn.h"
+
+extern char **environ;
+
+#define NS_PER_S 1000000000LL
+#define NS_PER_MS 1000000LL
+#define GPU_INTERVAL_NS NS_PER_S
+#define STATUS_INTERVAL_NS (250 * NS_PER_MS)
+#define FLUSH_INTERVAL_NS NS_PER_S
+#define WAIT_LOG_INTERVAL_NS (5 * NS_PER_S)
+#define KILL_WAIT_NS (2 * NS_PER_S)
+
+/* ---- signals: a self-pipe, installed for one run only -------------------- */
+
+static volatile sig_atomic_t sig_pipe_fd = -1;
+static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+#define NHANDLED (sizeof(handled_signals) / sizeof(handled_signals[0]))
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char c = (unsigned char)sig;
+	if (sig_pipe_fd >= 0) {
+		ssize_t r = write(sig_pipe_fd, &c, 1);
+		(void)r;
+	}
+	errno = saved;
+}
+
+struct sigstate {
+	int pipe[2];
+	struct sigaction old[NHANDLED];
+	bool installed;
+};
+
+static int signals_install(struct sigstate *ss)
+{
+	if (pipe(ss->pipe))
+		return error("cannot create a pipe: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		fcntl(ss->pipe[i], F_SETFD, FD_CLOEXEC);
+		fcntl(ss->pipe[i], F_SETFL, O_NONBLOCK);
+	}
+	sig_pipe_fd = ss->pipe[1];
+	for (size_t i = 0; i < NHANDLED; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART | (handled_signals[i] == SIGCHLD ? SA_NOCLDSTOP : 0);
+		sigaction(handled_signals[i], &sa, &ss->old[i]);
+	}
+	ss->installed = true;
+	return 0;
+}
+
+static void signals_restore(struct sigstate *ss)
+{
+	if (!ss->installed)
+		return;
+	for (size_t i = 0; i < NHANDLED; i++)
+		sigaction(handled_signals[i], &ss->old[i], NULL);
+	sig_pipe_fd = -1;
+	close(ss->pipe[0]);
+	close(ss->pipe[1]);
+	ss->installed = false;
+}
+
+/* ---- git commit of the pipeline ------------------------------------------ */
+
+/* Run git with stdout captured and stderr discarded; 0 when it exited 0. */
+static int run_git(const char *dir, const char *const *args, struct strbuf *out)
+{
+	int pfd[2];
+	if (pipe(pfd))
+		return -1;
+	const char *argv[16];
+	size_t n = 0;
+	argv[n++] = "git";
+	argv[n++] = "-C";
+	argv[n++] = dir;
+	for (; *args && n < 15; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_addclose(&fa, pfd[0]);
+	posix_spawn_file_actions_addclose(&fa, pfd[1]);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pfd[1]);
+	if (rc) {
+		close(pfd[0]);
+		return -1;
+	}
+	char buf[4096];
+	ssize_t r;
+	while ((r = read(pfd[0], buf, sizeof(buf))) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		strbuf_add(out, buf, (size_t)r);
+	}
+	close(pfd[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static void git_info(const char *dir, struct trace_start *st)
+{
+	static const char *const head[] = { "rev-parse", "HEAD", NULL };
+	static const char *const status[] = { "status", "--porcelain", NULL };
+	struct strbuf out = STRBUF_INIT;
+	if (!run_git(dir, head, &out)) {
+		while (out.len && (out.buf[out.len - 1] == '\n' || out.buf[out.len - 1] == '\r'))
+			out.buf[--out.len] = '\0';
+		if (out.len) {
+			st->commit = strbuf_detach(&out);
+			struct strbuf s = STRBUF_INIT;
+			if (!run_git(dir, status, &s)) {
+				st->has_dirty = true;
+				st->dirty = s.len > 0;
+			}
+			strbuf_release(&s);
+		}
+	}
+	strbuf_release(&out);
+}
+
+char *record_default_trace_name(void)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char buf[64];
+	localtime_r(&now, &tm);
+	strftime(buf, sizeof(buf), "stagebench-%Y%m%d-%H%M%S.trace.jsonl.zst", &tm);
+	return xstrdup(buf);
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+struct run {
+	const struct record_opts *o;
+	const struct guard_opts *g;
+	struct record_result *res;
+	char **argv;
+	struct trace_writer *w;
+	struct meter *m;
+	const struct meter_info *mi;
+	struct spawn sp;
+	int64_t t0_ns;          /* run origin: t = 0 */
+	int64_t spawn_ns, exit_ns;
+	int probe_fd;           /* read end, -1 once closed */
+	struct strbuf probe_buf;
+	bool probe_warned;
+	/* stage window for exact peaks */
+	char *stage;            /* current stage (for the status line) */
+	bool window_open;
+	double window_from;
+	bool window_has_peak;
+	uint64_t window_peak;
+	/* guard */
+	struct guard_state gs;
+	struct guard_readings last;
+	bool have_last;
+	/* stopping */
+	bool stopping, killed, gave_up;
+	int64_t kill_at_ns, give_up_at_ns;
+	int got_signal;
+	/* gpu */
+	bool gpu_known;
+	uint64_t gpu_bytes;
+	/* status line */
+	bool status_shown;
+	struct trace_sample last_sample;
+	bool have_sample;
+	int write_failed;
+};
+
+static double t_of(const struct run *r, int64_t ns)
+{
+	return (double)(ns - r->t0_ns) / 1e9;
+}
+
+static void write_event(struct run *r, const struct trace_event *ev)
+{
+	if (r->w && trace_writer_event(r->w, ev))
+		r->write_failed = -1;
+}
+
+static void guard_event(struct run *r, const char *action, const char *reason,
+			const struct guard_readings *rd)
+{
+	if (!r->w)
+		return;
+	struct trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.t = t_of(r, mono_ns());
+	ev.kind = EV_GUARD;
+	ev.kind_name = (char *)"guard";
+	ev.ndim = -1;
+	ev.action = (char *)action;
+	ev.reason = (char *)reason;
+	ev.extra_json = rd ? guard_readings_json(rd, &r->gs) : NULL;
+	write_event(r, &ev);
+	free(ev.extra_json);
+}
+
+static void status_clear(struct run *r)
+{
+	if (r->status_shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		r->status_shown = false;
+	}
+}
+
+static void status_update(struct run *r, int64_t now)
+{
+	if (!r->o->status_line || sb_verbosity < 1 || !stderr_is_tty() || !r->have_sample)
+		return;
+	const struct trace_sample *s = &r->last_sample;
+	char el[32], fp[32], sw[32];
+	format_duration(now - r->spawn_ns, el);
+	fprintf(stderr, "\r\033[K%s  stage %s", el, r->stage ? r->stage : "-");
+	if (s->fields & SF_FOOTPRINT) {
+		format_gb(s->footprint, fp);
+		fprintf(stderr, "  footprint %s", fp);
+	}
+	if (s->fields & SF_SWAP_USED) {
+		format_gb(s->swap_used, sw);
+		fprintf(stderr, "  swap %s", sw);
+	}
+	if (s->fields & SF_LEVEL)
+		fprintf(stderr, "  available %.0f%%", s->level);
+	fflush(stderr);
+	r->status_shown = true;
+}
+
+/* ---- exact per-stage peaks ------------------------------------------------ */
+
+static void window_poll_peak(struct run *r)
+{
+	uint64_t b;
+	if (!r->window_open || !r->mi->peak_metric)
+		return;
+	if (!meter_peak_read(r->m, &b)) {
+		if (!r->window_has_peak || b > r->window_peak)
+			r->window_peak = b;
+		r->window_has_peak = true;
+	}
+}
+
+static void window_close(struct run *r, double t)
+{
+	if (!r->window_open)
+		return;
+	window_poll_peak(r);
+	if (r->window_has_peak) {
+		struct trace_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.t = t;
+		ev.kind = EV_PEAK;
+		ev.kind_name = (char *)"peak";
+		ev.ndim = -1;
+		ev.stage = r->stage;
+		ev.metric = (char *)r->mi->peak_metric;
+		ev.has_bytes = true;
+		ev.bytes = r->window_peak;
+		ev.has_from = true;
+		ev.from = r->window_from;
+		write_event(r, &ev);
+	}
+	r->window_open = false;
+}
+
+static void window_open_at(struct run *r, double t)
+{
+	if (!r->mi->peak_metric)
+		return;
+	r->window_open = true;
+	r->window_from = t;
+	r->window_has_peak = false;
+	r->window_peak = 0;
+	if (meter_peak_reset(r->m))
+		return; /* the tree may be between processes: the next read tells */
+	window_poll_peak(r);
+}
+
+/* ---- probe lines ---------------------------------------------------------- */
+
+static void probe_line(struct run *r, const char *line, size_t len)
+{
+	while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+		len--;
+	if (!len)
+		return;
+	struct trace_event ev;
+	const char *msg = NULL;
+	memset(&ev, 0, sizeof(ev));
+	if (trace_parse_probe_line(line, len, (double)r->t0_ns / 1e9, &ev, &msg)) {
+		if (!r->probe_warned)
+			warning("ignoring a malformed line from the command's probe pipe: %s: '%.*s'",
+				msg ? msg : "unreadable", (int)(len > 80 ? 80 : len), line);
+		r->probe_warned = true;
+		trace_event_release(&ev);
+		return;
+	}
+	if (ev.kind == EV_STAGE) {
+		window_close(r, ev.t);
+		free(r->stage);
+		r->stage = xstrdup(ev.stage);
+		write_event(r, &ev);
+		window_open_at(r, ev.t);
+	} else {
+		write_event(r, &ev);
+		/* the window rule: a stage's window starts after its releases */
+		if (ev.kind == EV_RELEASE && r->window_open && ev.stage && r->stage &&
+		    !strcmp(ev.stage, r->stage))
+			window_open_at(r, ev.t);
+	}
+	trace_event_release(&ev);
+}
+
+static void probe_read(struct run *r)
+{
+	char buf[8192];
+	for (;;) {
+		ssize_t n = read(r->probe_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			/* EOF (every holder of the write end is gone) or an error */
+			if (r->probe_buf.len)
+				probe_line(r, r->probe_buf.buf, r->probe_buf.len);
+			strbuf_reset(&r->probe_buf);
+			close(r->probe_fd);
+			r->probe_fd = -1;
+			return;
+		}
+		strbuf_add(&r->probe_buf, buf, (size_t)n);
+		size_t start = 0;
+		char *nl;
+		while ((nl = memchr(r->probe_buf.buf + start, '\n', r->probe_buf.len - start))) {
+			size_t end = (size_t)(nl - r->probe_buf.buf);
+			probe_line(r, r->probe_buf.buf + start, end - start);
+			start = end + 1;
+		}
+		if (start) {
+			memmove(r->probe_buf.buf, r->probe_buf.buf + start, r->probe_buf.len - start);
+			r->probe_buf.len -= start;
+			r->probe_buf.buf[r->probe_buf.len] = '\0';
+		}
+	}
+}
+
+/* ---- guard readings ------------------------------------------------------- */
+
+static int read_system(struct run *r, struct guard_readings *rd)
+{
+	struct meter_system sys;
+	memset(rd, 0, sizeof(*rd));
+	rd->since_busy_ns = -1;
+	if (meter_system(r->m, &sys))
+		return -1;
+	rd->avail_pct = sys.avail_pct;
+	rd->has_swap = sys.has_swap;
+	rd->swap_used = sys.swap_used;
+	return 0;
+}
+
+static void begin_stop(struct run *r, enum stopped_by by, const char *reason, int64_t now)
+{
+	if (r->stopping) {
+		/* asked again: do not wait for the grace period */
+		if (!r->killed) {
+			spawn_signal_tree(&r->sp, SIGKILL);
+			r->killed = true;
+			r->give_up_at_ns = now + KILL_WAIT_NS;
+		}
+		return;
+	}
+	r->stopping = true;
+	r->res->stopped_by = by;
+	r->res->reason = xstrdup(reason);
+	size_t n = 0;
+	const pid_t *pids = meter_pids(r->m, &n);
+	spawn_track(&r->sp, pids, n);
+	spawn_scan_tree(&r->sp);
+	spawn_signal_tree(&r->sp, SIGTERM);
+	r->kill_at_ns = now + r->g->grace_ns;
+}
+
+static void take_sample(struct run *r, int64_t now)
+{
+	struct trace_sample s;
+	memset(&s, 0, sizeof(s));
+	if (meter_sample(r->m, &s))
+		return;
+	s.t = t_of(r, now);
+	if (r->gpu_known) {
+		s.gpu = r->gpu_bytes;
+		s.fields |= SF_GPU;
+	}
+	size_t n = 0;
+	const pid_t *pids = meter_pids(r->m, &n);
+	spawn_track(&r->sp, pids, n);
+	if (r->w && trace_writer_sample(r->w, &s))
+		r->write_failed = -1;
+	if ((s.fields & SF_FOOTPRINT) && s.footprint > r->res->peak_footprint)
+		r->res->peak_footprint = s.footprint;
+	r->res->nsamples++;
+	r->last_sample = s;
+	r->have_sample = true;
+	window_poll_peak(r);
+}
+
+static void guard_poll(struct run *r, int64_t now)
+{
+	struct guard_readings rd;
+	if (read_system(r, &rd))
+		return;
+	if (r->g->has_max_footprint) {
+		struct trace_sample s;
+		memset(&s, 0, sizeof(s));
+		if (!meter_sample(r->m, &s) && (s.fields & SF_FOOTPRINT)) {
+			rd.has_footprint = true;
+			rd.footprint = s.footprint;
+			if (s.footprint > r->res->peak_footprint)
+				r->res->peak_footprint = s.footprint;
+		}
+	}
+	struct strbuf reason = STRBUF_INIT;
+	if (guard_check(r->g, &r->gs, &rd, &reason)) {
+		status_clear(r);
+		note("guard: stopping: %s", reason.buf);
+		guard_event(r, "stop", reason.buf, &rd);
+		begin_stop(r, STOPPED_GUARD, reason.buf, now);
+	} else if (sb_verbosity >= 2) {
+		status_clear(r);
+		note("guard: ok: available %.0f%%", rd.avail_pct);
+	}
+	strbuf_release(&reason);
+	r->last = rd;
+	r->have_last = true;
+}
+
+/* Returns the signal number read from the self-pipe (last one), 0 for none. */
+static int drain_signals(int fd)
+{
+	unsigned char c[64];
+	int sig = 0;
+	ssize_t n;
+	while ((n = read(fd, c, sizeof(c))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			if (c[i] != SIGCHLD)
+				sig = c[i];
+	return sig;
+}
+
+/* Wait for admission. Returns 1 admitted, 0 timed out (exit 4 set), or the
+ * negated signal number when interrupted. */
+static int admission(struct run *r, int sigfd)
+{
+	int64_t begin = mono_ns(), last_log = INT64_MIN, last_busy = INT64_MIN;
+	struct strbuf why = STRBUF_INIT;
+	for (;;) {
+		int64_t now = mono_ns();
+		struct guard_readings rd;
+		if (read_system(r, &rd)) {
+			strbuf_release(&why);
+			return error("cannot read the system's memory figures");
+		}
+		if (guard_busy_scan(r->g, rd.busy_what, sizeof(rd.busy_what))) {
+			rd.busy = true;
+			last_busy = now;
+		}
+		rd.since_busy_ns = last_busy == INT64_MIN ? -1 : now - last_busy;
+		strbuf_reset(&why);
+		if (guard_admit(r->g, &rd, &why)) {
+			if (sb_verbosity >= 2 || last_log != INT64_MIN)
+				note("%s: starting: %s", r->o->name, why.buf);
+			guard_event(r, "admit", why.buf, &rd);
+			guard_state_start(&r->gs, &rd);
+			strbuf_release(&why);
+			return 1;
+		}
+		if (now - begin >= r->g->start_timeout_ns) {
+			char d[32];
+			format_duration(now - begin, d);
+			error("%s: no room to start '%s' after %s: %s", r->o->name, r->argv[0], d, why.buf);
+			guard_event(r, "timeout", why.buf, &rd);
+			r->res->stopped_by = STOPPED_GUARD;
+			r->res->reason = xasprintf("no room to start: %s", why.buf);
+			r->res->exit_code = GUARD_EXIT_NO_ROOM;
+			strbuf_release(&why);
+			return 0;
+		}
+		if (last_log == INT64_MIN || now - last_log >= WAIT_LOG_INTERVAL_NS || sb_verbosity >= 2) {
+			note("%s: waiting: %s", r->o->name, why.buf);
+			guard_event(r, "wait", why.buf, &rd);
+			last_log = now;
+		}
+		int64_t wait = r->g->poll_ns;
+		if (begin + r->g->start_timeout_ns - now < wait)
+			wait = begin + r->g->start_timeout_ns - now;
+		struct pollfd pfd = { sigfd, POLLIN, 0 };
+		int ms = (int)((wait + NS_PER_MS - 1) / NS_PER_MS);
+		if (poll(&pfd, 1, ms < 0 ? 0 : ms) > 0) {
+			int sig = drain_signals(sigfd);
+			if (sig) {
+				char *reason = xasprintf("received %s before the start", strsignal(sig));
+				note("%s: interrupted while waiting (%s)", r->o->name, strsignal(sig));
+				guard_event(r, "interrupted", reason, &rd);
+				r->res->stopped_by = STOPPED_SIGNAL;
+				r->res->reason = reason;
+				r->res->exit_code = 128 + sig;
+				strbuf_release(&why);
+				return -sig;
+			}
+		}
+	}
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static double rusage_children_s(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_CHILDREN, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static bool root_exited(struct run *r)
+{
+	if (r->sp.reaped)
+		return true;
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	int rc;
+	do
+		rc = waitid(P_PID, (id_t)r->sp.pid, &si, WEXITED | WNOHANG | WNOWAIT);
+	while (rc < 0 && errno == EINTR);
+	return (rc == 0 && si.si_pid == r->sp.pid) || (rc < 0 && errno == ECHILD);
+}
+
+/* The main loop while the command runs. */
+static void run_loop(struct run *r, int sigfd, int psi_fd)
+{
+	int64_t now = mono_ns();
+	int64_t next_sample = now, next_guard = now + r->g->poll_ns;
+	int64_t next_gpu = r->mi->gpu ? now : INT64_MAX, next_status = now + STATUS_INTERVAL_NS;
+	int64_t next_flush = now + FLUSH_INTERVAL_NS;
+	for (;;) {
+		now = mono_ns();
+		if (!r->stopping && root_exited(r)) {
+			/* last look at the tree before the leader is reaped */
+			take_sample(r, now);
+			r->exit_ns = mono_ns();
+			window_close(r, t_of(r, r->exit_ns));
+			spawn_reap(&r->sp);
+			return;
+		}
+		if (r->stopping) {
+			if (!spawn_tree_alive(&r->sp))
+				break;
+			if (!r->killed && now >= r->kill_at_ns) {
+				spawn_signal_tree(&r->sp, SIGKILL);
+				r->killed = true;
+				r->give_up_at_ns = now + KILL_WAIT_NS;
+			} else if (r->killed && now >= r->give_up_at_ns) {
+				warning("processes of '%s' survived SIGKILL", r->argv[0]);
+				break;
+			}
+		}
+		if (now >= next_sample) {
+			take_sample(r, now);
+			while (next_sample <= now)
+				next_sample += r->o->interval_ns;
+		}
+		if (r->o->guarded && !r->stopping && now >= next_guard) {
+			guard_poll(r, now);
+			int64_t step = r->g->poll_ns;
+			if (guard_check_soon(&r->gs))
+				step = step / 4 > NS_PER_MS ? step / 4 : NS_PER_MS;
+			next_guard = now + step;
+		}
+		if (now >= next_gpu) {
+			uint64_t b;
+			if (!meter_gpu(r->m, &b)) {
+				r->gpu_known = true;
+				r->gpu_bytes = b;
+			}
+			next_gpu = now + GPU_INTERVAL_NS;
+		}
+		if (now >= next_status) {
+			status_update(r, now);
+			next_status = now + STATUS_INTERVAL_NS;
+		}
+		if (now >= next_flush) {
+			if (r->w && trace_writer_flush(r->w))
+				r->write_failed = -1;
+			next_flush = now + FLUSH_INTERVAL_NS;
+		}
+
+		int64_t deadline = min64(min64(next_sample, next_flush), min64(next_gpu, next_status));
+		if (r->o->guarded && !r->stopping)
+			deadline = min64(deadline, next_guard);
+		if (r->stopping)
+			deadline = min64(deadline, now + 10 * NS_PER_MS); /* reap while polling */
+		struct pollfd pfd[3];
+		nfds_t nfd = 0;
+		pfd[nfd++] = (struct pollfd){ sigfd, POLLIN, 0 };
+		int probe_i = -1, psi_i = -1;
+		if (r->probe_fd >= 0) {
+			probe_i = (int)nfd;
+			pfd[nfd++] = (struct pollfd){ r->probe_fd, POLLIN, 0 };
+		}
+		if (psi_fd >= 0 && r->o->guarded && !r->stopping) {
+			psi_i = (int)nfd;
+			pfd[nfd++] = (struct pollfd){ psi_fd, POLLPRI, 0 };
+		}
+		now = mono_ns();
+		int64_t wait = deadline - now;
+		int ms = wait <= 0 ? 0 : (int)min64((wait + NS_PER_MS - 1) / NS_PER_MS, 60000);
+		int n = poll(pfd, nfd, ms);
+		if (n <= 0)
+			continue;
+		if (pfd[0].revents & POLLIN) {
+			int sig = drain_signals(sigfd);
+			if (sig) {
+				char *reason = xasprintf("received %s", strsignal(sig));
+				status_clear(r);
+				if (!r->stopping) {
+					note("%s: %s: stopping '%s'", r->o->name, reason, r->argv[0]);
+					r->got_signal = sig;
+					guard_event(r, "interrupted", reason, r->have_last ? &r->last : NULL);
+				}
+				begin_stop(r, STOPPED_SIGNAL, reason, mono_ns());
+				free(reason);
+			}
+		}
+		if (probe_i >= 0 && pfd[probe_i].revents)
+			probe_read(r);
+		if (psi_i >= 0 && (pfd[psi_i].revents & POLLPRI))
+			next_guard = mono_ns(); /* memory pressure: check now */
+		if (psi_i >= 0 && (pfd[psi_i].revents & (POLLERR | POLLNVAL)))
+			psi_fd = -1;
+	}
+	/* stopped: the tree is gone (or survived KILL) */
+	r->exit_ns = mono_ns();
+	window_close(r, t_of(r, r->exit_ns));
+	spawn_reap(&r->sp);
+}
+
+static void fill_start(struct run *r, struct trace_start *st, struct host_info *h)
+{
+	char utc[32];
+	utc_iso8601(real_ns(), utc);
+	st->format = (char *)TRACE_FORMAT;
+	st->utc = xstrdup(utc);
+	st->interval = (double)r->o->interval_ns / 1e9;
+	st->mode = (char *)r->o->mode;
+	st->command = r->argv;
+	host_info_get(h);
+	st->host_os = h->os;
+	st->host_kernel = h->kernel;
+	st->host_machine = h->machine;
+	st->host_cpus = h->cpus;
+	st->host_memory = h->memory;
+	st->host_swap = h->swap;
+	st->meter_backend = (char *)r->mi->backend;
+	st->meter_footprint = (char *)r->mi->footprint;
+	st->labels = (struct trace_label *)r->o->labels;
+	st->nlabels = r->o->nlabels;
+	const char *dir = getenv("STAGEBENCH_COMMIT_DIR");
+	if (!dir || !*dir)
+		dir = r->o->cwd ? r->o->cwd : ".";
+	git_info(dir, st);
+}
+
+static char *absolute_path(const char *p)
+{
+	if (!p || p[0] == '/')
+		return xstrdup(p);
+	char *cwd = getcwd(NULL, 0);
+	char *abs = cwd ? xasprintf("%s/%s", cwd, p) : xstrdup(p);
+	free(cwd);
+	return abs;
+}
+
+int record_run(const struct record_opts *o, char **argv, struct record_result *res)
+{
+	static const struct guard_opts default_guard = GUARD_OPTS_INIT;
+	struct run r;
+	struct sigstate ss;
+	struct trace_start st;
+	struct host_info host;
+	int ret = -1, psi_fd = -1, probe[2] = { -1, -1 };
+	const char **env = NULL;
+	char *trace_abs = NULL;
+
+	memset(&r, 0, sizeof(r));
+	memset(&st, 0, sizeof(st));
+	memset(&ss, 0, sizeof(ss));
+	ss.pipe[0] = ss.pipe[1] = -1;
+	*res = (struct record_result)RECORD_RESULT_INIT;
+	r.o = o;
+	r.g = o->guard ? o->guard : &default_guard;
+	r.res = res;
+	r.argv = argv;
+	r.sp = (struct spawn)SPAWN_INIT;
+	r.probe_fd = -1;
+	strbuf_init(&r.probe_buf);
+	if (o->interval_ns < NS_PER_MS)
+		BUG("record interval under 1 ms");
+
+	const char *spec = o->meter_spec ? o->meter_spec : getenv("STAGEBENCH_METER");
+	r.m = meter_new(spec && *spec ? spec : NULL);
+	if (!r.m)
+		goto out;
+	r.mi = meter_info(r.m);
+	if (o->trace_path) {
+		r.w = trace_writer_open(o->trace_path);
+		if (!r.w)
+			goto out;
+	}
+	r.t0_ns = mono_ns();
+	fill_start(&r, &st, &host);
+	if (r.w && trace_writer_start(r.w, &st))
+		goto out;
+	if (signals_install(&ss))
+		goto out;
+	spawn_set_subreaper();
+
+	if (o->guarded) {
+		int a = admission(&r, ss.pipe[0]);
+		if (a < 0 && res->exit_code == 0)
+			goto out; /* could not read the system */
+		if (a <= 0)
+			goto write_end;
+		psi_fd = guard_psi_open();
+	}
+
+	/* the probe pipe and the command's environment */
+	if (pipe(probe))
+		goto out_errno;
+	fcntl(probe[0], F_SETFD, FD_CLOEXEC);
+	fcntl(probe[0], F_SETFL, O_NONBLOCK);
+	fcntl(probe[1], F_SETFD, FD_CLOEXEC);
+	size_t nenv = 0, k = 0;
+	for (const char **e = o->env_set; e && *e; e++)
+		nenv++;
+	env = xcalloc(nenv + 5, sizeof(*env));
+	for (const char **e = o->env_set; e && *e; e++)
+		env[k++] = *e;
+	env[k++] = xasprintf("STAGEBENCH_FD=%d", SPAWN_PROBE_FD);
+	if (o->mode)
+		env[k++] = xasprintf("STAGEBENCH_MODE=%s", o->mode);
+	if (o->latents_dir)
+		env[k++] = xasprintf("STAGEBENCH_LATENTS=%s", o->latents_dir);
+	if (o->trace_path) {
+		trace_abs = absolute_path(o->trace_path);
+		env[k++] = xasprintf("STAGEBENCH_TRACE=%s", trace_abs);
+	}
+	env[k] = NULL;
+	r.sp.argv = argv;
+	r.sp.env_set = env;
+	r.sp.probe_fd = probe[1];
+	r.sp.cwd = o->cwd;
+
+	double cpu0 = rusage_children_s();
+	r.spawn_ns = mono_ns();
+	if (spawn_start(&r.sp)) {
+		res->exit_code = GUARD_EXIT_CANNOT_RUN;
+		res->reason = xasprintf("cannot run '%s': %s", argv[0], strerror(r.sp.start_errno));
+		close(probe[1]);
+		probe[1] = -1;
+		goto write_end;
+	}
+	res->started = true;
+	close(probe[1]);
+	probe[1] = -1;
+	r.probe_fd = probe[0];
+	probe[0] = -1;
+	meter_track(r.m, r.sp.pid);
+
+	run_loop(&r, ss.pipe[0], psi_fd);
+
+	if (r.probe_fd >= 0) {
+		/* whatever the command wrote before it ended; orphans may hold the pipe */
+		probe_read(&r);
+	}
+	res->wall_s = (double)(r.exit_ns - r.spawn_ns) / 1e9;
+	res->cpu_s = rusage_children_s() - cpu0;
+	if (res->cpu_s < 0)
+		res->cpu_s = 0;
+	res->signal = r.sp.reaped ? spawn_exit_signal(r.sp.status) : 0;
+	if (res->stopped_by == STOPPED_GUARD)
+		res->exit_code = GUARD_EXIT_STOPPED;
+	else if (res->stopped_by == STOPPED_SIGNAL)
+		res->exit_code = 128 + r.got_signal;
+	else
+		res->exit_code = spawn_exit_code(r.sp.status);
+	if (!r.stopping) {
+		spawn_scan_tree(&r.sp);
+		spawn_reap(&r.sp);
+		if (r.sp.ntree && sb_verbosity >= 2)
+			note("%s: '%s' left %zu process(es) running", o->name, argv[0], r.sp.ntree);
+	}
+
+write_end:
+	status_clear(&r);
+	if (r.w) {
+		struct trace_end end;
+		memset(&end, 0, sizeof(end));
+		end.has_exit = true;
+		end.exit_code = res->exit_code;
+		end.signal = res->signal;
+		end.stopped_by = res->stopped_by;
+		end.reason = res->reason;
+		end.has_wall = res->started;
+		end.wall = res->wall_s;
+		end.has_cpu = res->started;
+		end.cpu = res->cpu_s;
+		if (trace_writer_end(r.w, &end))
+			r.write_failed = -1;
+	}
+	if (o->summary && sb_verbosity >= 1 && res->started) {
+		char fp[32], wall[32];
+		format_gb(res->peak_footprint, fp);
+		format_duration((int64_t)(res->wall_s * 1e9), wall);
+		if (o->trace_path)
+			note("%s: %s: peak footprint %s, wall %s, exit %d", o->name, o->trace_path, fp,
+			     wall, res->exit_code);
+		else
+			note("%s: peak footprint %s, wall %s, exit %d", o->name, fp, wall, res->exit_code);
+	}
+	ret = 0;
+	goto out;
+
+out_errno:
+	error("cannot create a pipe: %s", strerror(errno));
+out:
+	status_clear(&r);
+	if (r.w && trace_writer_close(r.w))
+		ret = -1;
+	else if (r.write_failed && r.w)
+		ret = error("cannot write the trace '%s'", o->trace_path);
+	signals_restore(&ss);
+	if (psi_fd >= 0)
+		close(psi_fd);
+	for (int i = 0; i < 2; i++)
+		if (probe[i] >= 0)
+			close(probe[i]);
+	if (r.probe_fd >= 0)
+		close(r.probe_fd);
+	if (env) {
+		size_t own = 0;
+		for (const char **e = o->env_set; e && *e; e++)
+			own++;
+		for (size_t i = own; env[i]; i++)
+			free((char *)env[i]);
+		free(env);
+	}
+	free(trace_abs);
+	free(st.utc);
+	free(st.commit);
+	free(r.stage);
+	strbuf_release(&r.probe_buf);
+	spawn_release(&r.sp);
+	meter_free(r.m);
+	return ret;
+}
+
+void record_result_release(struct record_result *res)
+{
+	if (!res)
+		return;
+	free(res->reason);
+	res->reason = NULL;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+static const char record_usage[] =
+	"usage: stagebench record [-o TRACE] [--mode NAME] [--interval DUR] [--label KEY=VALUE]...\n"
+	"                         [--latents DIR] [GUARD OPTIONS] [-q|-v] -- COMMAND [ARG...]\n\n"
+	"Record a memory trace of COMMAND and its whole process tree.\n\n"
+	"  -o, --output TRACE    trace file (default stagebench-DATE-TIME.trace.jsonl.zst)\n"
+	"      --mode NAME       the run's mode (STAGEBENCH_MODE for the probe)\n"
+	"      --interval DUR    sample interval, 1ms or more (500ms)\n"
+	"      --label KEY=VALUE free-form metadata for the start record (repeatable)\n"
+	"      --latents DIR     where the probe copies latents (STAGEBENCH_LATENTS)\n"
+	"  -q, --quiet           no status line, no summary\n"
+	"  -v, --verbose         more progress messages\n"
+	"  -h, --help            this text\n\n"
+	"With GUARD OPTIONS the run is guarded (see 'stagebench guard --help').\n";
+
+enum { OPT_MODE = 0x5201, OPT_INTERVAL, OPT_LABEL, OPT_LATENTS };
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "latents", required_argument, NULL, OPT_LATENTS },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		GUARD_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct record_opts ro = RECORD_OPTS_INIT;
+	struct guard_opts g = GUARD_OPTS_INIT;
+	struct trace_label *labels = NULL;
+	size_t nlabels = 0, labels_alloc = 0;
+	char *default_out = NULL;
+	int opt, rc = SB_EXIT_USAGE;
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+o:qvh", longopts, NULL)) != -1) {
+		int gr = guard_parse_option(&g, opt, optarg);
+		if (gr < 0)
+			goto out;
+		if (gr > 0)
+			continue;
+		switch (opt) {
+		case 'o':
+			ro.trace_path = optarg;
+			break;
+		case OPT_MODE:
+			ro.mode = optarg;
+			break;
+		case OPT_INTERVAL:
+			if (parse_duration(optarg, &ro.interval_ns) || ro.interval_ns < NS_PER_MS) {
+				error("option '--interval': invalid duration '%s' (1ms or more)", optarg);
+				goto out;
+			}
+			break;
+		case OPT_LABEL: {
+			const char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg) {
+				error("option '--label': expected KEY=VALUE, got '%s'", optarg);
+				goto out;
+			}
+			ALLOC_GROW(labels, nlabels + 1, labels_alloc);
+			labels[nlabels].key = xstrndup(optarg, (size_t)(eq - optarg));
+			labels[nlabels].value = xstrdup(eq + 1);
+			nlabels++;
+			break;
+		}
+		case OPT_LATENTS:
+			ro.latents_dir = optarg;
+			break;
+		case 'q':
+			sb_verbosity = 0;
+			break;
+		case 'v':
+			sb_verbosity = 2;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			rc = SB_EXIT_OK;
+			goto out;
+		default:
+			if (optopt && optopt < 256)
+				error("unknown option '-%c' (see 'stagebench record --help')", optopt);
+			else
+				error("unknown option '%s' (see 'stagebench record --help')",
+				      argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (optind >= argc) {
+		error("no command given (usage: stagebench record [OPTIONS] -- COMMAND)");
+		goto out;
+	}
+	if (!ro.trace_path)
+		ro.trace_path = default_out = record_default_trace_name();
+	ro.labels = labels;
+	ro.nlabels = nlabels;
+	ro.guard = &g;
+	ro.guarded = g.given;
+	ro.name = "record";
+	struct record_result res = RECORD_RESULT_INIT;
+	rc = record_run(&ro, argv + optind, &res) ? SB_EXIT_FAILURE : res.exit_code;
+	record_result_release(&res);
+out:
+	for (size_t i = 0; i < nlabels; i++) {
+		free(labels[i].key);
+		free(labels[i].value);
+	}
+	free(labels);
+	free(default_out);
+	guard_opts_release(&g);
+	return rc;
+}

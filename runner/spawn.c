@@ -1,0 +1,501 @@
+/* spawn.c -- fork/exec in a new process group, exec errors over a pipe, tree-wide stop */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#ifdef __APPLE__
+#include <sys/sysctl.h>
+#endif
+
+#include "../common/parse.h"
+#include "../common/util.h"
+#include "spawn.h"
+
+extern char **environ;
+
+int spawn_set_subreaper(void)
+{
+#ifdef __linux__
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+		return error("cannot become a child subreaper: %s", strerror(errno));
+#endif
+	return 0;
+}
+
+/* PATH lookup in the parent (execvp is not async-signal-safe). Returns a
+ * malloc'd path, or NULL with *err set. */
+static char *find_in_path(const char *cmd, int *err)
+{
+	if (!*cmd) {
+		*err = ENOENT;
+		return NULL;
+	}
+	if (strchr(cmd, '/'))
+		return xstrdup(cmd);
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	*err = ENOENT;
+	for (const char *p = path;; p++) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		char *cand = n ? xasprintf("%.*s/%s", (int)n, p, cmd) : xasprintf("./%s", cmd);
+		struct stat st;
+		if (!stat(cand, &st) && S_ISREG(st.st_mode)) {
+			if (!access(cand, X_OK))
+				return cand;
+			*err = EACCES;
+		}
+		free(cand);
+		if (!colon)
+			break;
+		p = colon;
+	}
+	return NULL;
+}
+
+static bool env_key_in(const char *entry, const char **set)
+{
+	const char *eq = strchr(entry, '=');
+	size_t klen = eq ? (size_t)(eq - entry) : strlen(entry);
+	for (; set && *set; set++)
+		if (!strncmp(*set, entry, klen) && (*set)[klen] == '=')
+			return true;
+	return false;
+}
+
+static char **build_env(const char **set)
+{
+	size_t n = 0, k = 0;
+	for (char **e = environ; e && *e; e++)
+		n++;
+	for (const char **s = set; s && *s; s++)
+		n++;
+	char **env = xcalloc(n + 1, sizeof(*env));
+	for (char **e = environ; e && *e; e++)
+		if (!env_key_in(*e, set))
+			env[k++] = *e;
+	for (const char **s = set; s && *s; s++)
+		env[k++] = (char *)*s;
+	env[k] = NULL;
+	return env;
+}
+
+/* Only async-signal-safe calls from here to execve/_exit. */
+static void child_exec(const struct spawn *sp, const char *path, char **env, int errfd,
+		       const sigset_t *oldmask)
+{
+	int e;
+	setpgid(0, 0);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa))
+			continue;
+		if (sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
+			sa.sa_handler = SIG_DFL;
+			sa.sa_flags = 0;
+			sigaction(sig, &sa, NULL);
+		}
+	}
+	if (sp->probe_fd >= 0) {
+		if (sp->probe_fd == SPAWN_PROBE_FD) {
+			int fl = fcntl(SPAWN_PROBE_FD, F_GETFD);
+			if (fl < 0 || fcntl(SPAWN_PROBE_FD, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+				goto fail;
+		} else if (dup2(sp->probe_fd, SPAWN_PROBE_FD) < 0) {
+			goto fail;
+		}
+	}
+	if (sp->cwd && chdir(sp->cwd))
+		goto fail;
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	execve(path, sp->argv, env);
+fail:
+	e = errno;
+	while (write(errfd, &e, sizeof(e)) < 0 && errno == EINTR)
+		;
+	_exit(127);
+}
+
+int spawn_start(struct spawn *sp)
+{
+	int err = 0, pfd[2] = { -1, -1 };
+	if (!sp->argv || !sp->argv[0])
+		BUG("spawn_start without a command");
+	char *path = find_in_path(sp->argv[0], &err);
+	if (!path) {
+		sp->start_errno = err;
+		return error("cannot run '%s': %s", sp->argv[0], strerror(err));
+	}
+	char **env = build_env(sp->env_set);
+	if (pipe(pfd)) {
+		err = errno;
+		goto fail_noproc;
+	}
+	/* Keep the error pipe clear of the fd the probe pipe is moved to. */
+	for (int i = 0; i < 2; i++) {
+		int fd = fcntl(pfd[i], F_DUPFD_CLOEXEC, SPAWN_PROBE_FD + 1);
+		if (fd < 0) {
+			err = errno;
+			goto fail_noproc;
+		}
+		close(pfd[i]);
+		pfd[i] = fd;
+	}
+
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid_t pid = fork();
+	if (pid == 0)
+		child_exec(sp, path, env, pfd[1], &old);
+	err = errno;
+	if (pid > 0)
+		setpgid(pid, pid); /* also in the parent: no race with a kill(-pgid) */
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(pfd[1]);
+	pfd[1] = -1;
+	if (pid < 0)
+		goto fail_noproc;
+
+	int child_err = 0;
+	ssize_t r;
+	do
+		r = read(pfd[0], &child_err, sizeof(child_err));
+	while (r < 0 && errno == EINTR);
+	close(pfd[0]);
+	free(path);
+	free(env);
+	if (r == (ssize_t)sizeof(child_err)) {
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		sp->start_errno = child_err;
+		return error("cannot run '%s': %s", sp->argv[0], strerror(child_err));
+	}
+	sp->pid = sp->pgid = pid;
+	sp->reaped = false;
+	return 0;
+
+fail_noproc:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	free(path);
+	free(env);
+	sp->start_errno = err;
+	return error("cannot run '%s': %s", sp->argv[0], strerror(err));
+}
+
+int spawn_exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 255;
+}
+
+int spawn_exit_signal(int status)
+{
+	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static void tree_remove_at(struct spawn *sp, size_t i)
+{
+	sp->tree[i] = sp->tree[--sp->ntree];
+}
+
+bool spawn_reap(struct spawn *sp)
+{
+	if (sp->pid > 0 && !sp->reaped) {
+		int st;
+		pid_t r;
+		do
+			r = waitpid(sp->pid, &st, WNOHANG);
+		while (r < 0 && errno == EINTR);
+		if (r == sp->pid) {
+			sp->reaped = true;
+			sp->status = st;
+		} else if (r < 0 && errno == ECHILD) {
+			/* someone else reaped it: it is gone, status unknown */
+			sp->reaped = true;
+			sp->status = 0;
+		}
+	}
+	for (size_t i = 0; i < sp->ntree;) {
+		pid_t r;
+		do
+			r = waitpid(sp->tree[i], NULL, WNOHANG);
+		while (r < 0 && errno == EINTR);
+		if (r == sp->tree[i] || (r < 0 && errno == ECHILD && kill(sp->tree[i], 0) && errno == ESRCH))
+			tree_remove_at(sp, i);
+		else
+			i++;
+	}
+	return sp->reaped;
+}
+
+int spawn_wait(struct spawn *sp)
+{
+	while (!sp->reaped) {
+		int st;
+		pid_t r = waitpid(sp->pid, &st, 0);
+		if (r == sp->pid) {
+			sp->reaped = true;
+			sp->status = st;
+		} else if (r < 0 && errno != EINTR) {
+			sp->reaped = true;
+			sp->status = 0;
+		}
+	}
+	return spawn_exit_code(sp->status);
+}
+
+void spawn_track(struct spawn *sp, const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		pid_t p = pids[i];
+		if (p <= 1 || p == sp->pid || p == getpid())
+			continue;
+		size_t j;
+		for (j = 0; j < sp->ntree && sp->tree[j] != p; j++)
+			;
+		if (j < sp->ntree)
+			continue;
+		ALLOC_GROW(sp->tree, sp->ntree + 1, sp->tree_alloc);
+		sp->tree[sp->ntree++] = p;
+	}
+}
+
+/* ---- the process table ------------------------------------------------- */
+
+struct proc_ent {
+	pid_t pid, ppid, pgrp;
+};
+
+#ifdef __linux__
+static int read_stat(pid_t pid, struct proc_ent *pe)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *rp = strrchr(buf, ')');
+	int ppid, pgrp;
+	char state;
+	if (!rp || sscanf(rp + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+		return -1;
+	pe->pid = pid;
+	pe->ppid = ppid;
+	pe->pgrp = pgrp;
+	return 0;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	struct proc_ent pe;
+	return read_stat(pid, &pe) ? -1 : pe.ppid;
+}
+
+static struct proc_ent *proc_table(size_t *n)
+{
+	struct proc_ent *tab = NULL;
+	size_t alloc = 0;
+	*n = 0;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return NULL;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		int pid;
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || parse_int(de->d_name, &pid))
+			continue;
+		ALLOC_GROW(tab, *n + 1, alloc);
+		if (!read_stat(pid, &tab[*n]))
+			(*n)++;
+	}
+	closedir(d);
+	return tab;
+}
+#elif defined(__APPLE__)
+static struct proc_ent *proc_table(size_t *n)
+{
+	int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_ALL, 0 };
+	size_t len = 0;
+	*n = 0;
+	if (sysctl(mib, 3, NULL, &len, NULL, 0))
+		return NULL;
+	len += len / 4 + 16 * sizeof(struct kinfo_proc);
+	struct kinfo_proc *kp = xmalloc(len);
+	if (sysctl(mib, 3, kp, &len, NULL, 0)) {
+		free(kp);
+		return NULL;
+	}
+	size_t cnt = len / sizeof(*kp);
+	struct proc_ent *tab = xcalloc(cnt ? cnt : 1, sizeof(*tab));
+	for (size_t i = 0; i < cnt; i++) {
+		tab[i].pid = kp[i].kp_proc.p_pid;
+		tab[i].ppid = kp[i].kp_eproc.e_ppid;
+		tab[i].pgrp = kp[i].kp_eproc.e_pgid;
+	}
+	*n = cnt;
+	free(kp);
+	return tab;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, pid };
+	struct kinfo_proc kp;
+	size_t len = sizeof(kp);
+	if (sysctl(mib, 4, &kp, &len, NULL, 0) || len == 0)
+		return -1;
+	return kp.kp_eproc.e_ppid;
+}
+#else
+static struct proc_ent *proc_table(size_t *n)
+{
+	*n = 0;
+	return NULL;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	return -1;
+}
+#endif
+
+bool spawn_is_descendant(pid_t pid)
+{
+	pid_t self = getpid();
+	if (pid <= 1 || pid == self)
+		return false;
+	for (int depth = 0; depth < 256; depth++) {
+		pid_t pp = parent_of(pid);
+		if (pp == self)
+			return true;
+		if (pp <= 1)
+			return false;
+		pid = pp;
+	}
+	return false;
+}
+
+void spawn_scan_tree(struct spawn *sp)
+{
+	if (sp->pid <= 0)
+		return;
+	size_t n;
+	struct proc_ent *tab = proc_table(&n);
+	if (!tab)
+		return;
+	bool changed = true;
+	while (changed) {
+		changed = false;
+		for (size_t i = 0; i < n; i++) {
+			pid_t p = tab[i].pid;
+			if (p == sp->pid || p == getpid())
+				continue;
+			bool known = false, parent_known = tab[i].ppid == sp->pid;
+			for (size_t j = 0; j < sp->ntree; j++) {
+				known |= sp->tree[j] == p;
+				parent_known |= sp->tree[j] == tab[i].ppid;
+			}
+			if (known)
+				continue;
+			if (parent_known || (sp->pgid > 1 && tab[i].pgrp == sp->pgid)) {
+				spawn_track(sp, &p, 1);
+				changed = true;
+			}
+		}
+	}
+	free(tab);
+}
+
+static bool group_signallable(const struct spawn *sp)
+{
+	return sp->pgid > 1 && sp->pgid != getpgrp();
+}
+
+int spawn_signal_tree(struct spawn *sp, int sig)
+{
+	int count = 0;
+	if (group_signallable(sp) && !kill(-sp->pgid, sig))
+		count++;
+	for (size_t i = 0; i < sp->ntree; i++) {
+		pid_t p = sp->tree[i];
+		if (getpgid(p) == sp->pgid || !spawn_is_descendant(p))
+			continue; /* signalled with the group, or no longer ours */
+		if (!kill(p, sig))
+			count++;
+	}
+	return count;
+}
+
+bool spawn_tree_alive(struct spawn *sp)
+{
+	spawn_scan_tree(sp);
+	spawn_reap(sp);
+	if (sp->pid <= 0)
+		return false;
+	if (!sp->reaped)
+		return true;
+	if (group_signallable(sp) && (!kill(-sp->pgid, 0) || errno == EPERM))
+		return true;
+	for (size_t i = 0; i < sp->ntree; i++)
+		if (spawn_is_descendant(sp->tree[i]))
+			return true;
+	return false;
+}
+
+int spawn_kill_tree(struct spawn *sp, int64_t grace_ns)
+{
+	if (!spawn_tree_alive(sp))
+		return 0;
+	spawn_signal_tree(sp, SIGTERM);
+	int64_t deadline = mono_ns() + grace_ns;
+	while (spawn_tree_alive(sp)) {
+		if (mono_ns() >= deadline)
+			break;
+		sleep_ns(10 * 1000000LL);
+	}
+	if (!spawn_tree_alive(sp))
+		return 0;
+	spawn_signal_tree(sp, SIGKILL);
+	deadline = mono_ns() + 2000000000LL;
+	while (spawn_tree_alive(sp)) {
+		if (mono_ns() >= deadline) {
+			warning("processes of '%s' survived SIGKILL", sp->argv[0]);
+			return -1;
+		}
+		sleep_ns(10 * 1000000LL);
+	}
+	return 0;
+}
+
+void spawn_release(struct spawn *sp)
+{
+	if (!sp)
+		return;
+	free(sp->tree);
+	sp->tree = NULL;
+	sp->ntree = sp->tree_alloc = 0;
+}

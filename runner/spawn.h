@@ -1,0 +1,96 @@
+/* spawn.h -- start a command in its own process group, wait for it, stop its whole tree
+ *
+ * After git's run-command.c: argv, the environment and the PATH lookup are
+ * prepared before fork(); the child only makes async-signal-safe calls
+ * (setpgid, sigprocmask, dup2, chdir, execve) and reports an exec failure over
+ * a close-on-exec pipe, so spawn_start() knows whether the command started.
+ *
+ * Call order:
+ *   struct spawn sp = SPAWN_INIT;
+ *   sp.argv = argv; sp.env_set = extra "KEY=VALUE" entries; sp.probe_fd = w;
+ *   spawn_start(&sp)                  -> 0, or -1 with sp.start_errno set
+ *   loop: spawn_reap(&sp)             -> reaps the leader and known tree pids
+ *         spawn_track(&sp, pids, n)   -> remember pids seen in the tree (meter)
+ *         spawn_signal_tree(&sp, SIGTERM) ... spawn_tree_alive(&sp)
+ *   or:   spawn_wait(&sp) / spawn_kill_tree(&sp, grace_ns)
+ *   spawn_release(&sp)
+ *
+ * What may be signalled: the command's process group (never pgid 0 or 1, never
+ * our own group) and pids seen in the command's tree (its descendants, also
+ * those that left the group with setsid), each checked to be still a
+ * descendant of this process just before the signal. Nothing else: a process
+ * the caller started outside the command survives. Call
+ * spawn_set_subreaper() once (Linux) so orphans stay our descendants.
+ */
+#ifndef SB_SPAWN_H
+#define SB_SPAWN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The fd number the probe pipe's write end gets in the child (STAGEBENCH_FD). */
+#define SPAWN_PROBE_FD 3
+
+struct spawn {
+	/* set by the caller before spawn_start() */
+	char **argv;          /* NULL-terminated; argv[0] looked up in PATH */
+	const char **env_set; /* NULL-terminated "KEY=VALUE" to set (replace), or NULL */
+	int probe_fd;         /* fd to hand the child as SPAWN_PROBE_FD, or -1 */
+	const char *cwd;      /* directory to run in, or NULL */
+
+	/* state */
+	pid_t pid;            /* the command (group leader); 0 before start */
+	pid_t pgid;           /* == pid once started */
+	bool reaped;          /* the leader was waited for */
+	int status;           /* raw wait status once reaped */
+	int start_errno;      /* why spawn_start() failed (ENOENT, EACCES, ...) */
+	pid_t *tree;          /* pids seen in the command's tree (leader excluded) */
+	size_t ntree, tree_alloc;
+};
+#define SPAWN_INIT { NULL, NULL, -1, NULL, 0, 0, false, 0, 0, NULL, 0, 0 }
+
+/* Make this process a child subreaper (Linux prctl; no-op elsewhere) so that
+ * orphaned descendants are re-parented to us and stay in reach. 0 or -1. */
+int spawn_set_subreaper(void);
+
+/* Fork and exec. Returns 0 when the command is running; -1 after error()
+ * ("cannot run 'cmd': No such file or directory") when it could not start
+ * (sp->start_errno says why; the caller's exit status is then 127). */
+int spawn_start(struct spawn *sp);
+
+/* Reap without blocking: the leader (sets reaped/status) and every tracked
+ * tree pid that is our zombie child. Returns true once the leader is reaped. */
+bool spawn_reap(struct spawn *sp);
+
+/* Block until the leader exits (EINTR retried); returns spawn_exit_code(). */
+int spawn_wait(struct spawn *sp);
+
+/* Remember tree pids (e.g. meter_pids()); duplicates and the leader ignored. */
+void spawn_track(struct spawn *sp, const pid_t *pids, size_t n);
+/* Scan the process table for the leader's descendants and group members
+ * (including zombies) and track them. */
+void spawn_scan_tree(struct spawn *sp);
+
+/* Send sig to the group and to each tracked pid outside it that is still our
+ * descendant. Returns the number of targets signalled. */
+int spawn_signal_tree(struct spawn *sp, int sig);
+/* True while the group or any tracked descendant still exists (after reaping
+ * what can be reaped). */
+bool spawn_tree_alive(struct spawn *sp);
+
+/* TERM to the tree, wait up to grace_ns (reaping), then KILL, wait up to 2 s.
+ * Returns 0 when nothing is left, -1 (after warning) otherwise. */
+int spawn_kill_tree(struct spawn *sp, int64_t grace_ns);
+
+/* Exit code for a raw wait status: the code, or 128+N for signal N. */
+int spawn_exit_code(int status);
+/* Signal number that ended the command, or 0. */
+int spawn_exit_signal(int status);
+
+/* True when pid is a descendant of this process (parent chain reaches us). */
+bool spawn_is_descendant(pid_t pid);
+
+void spawn_release(struct spawn *sp); /* frees tracking; NULL ok; does not kill */
+
+#endif

@@ -1,0 +1,218 @@
+/* test_spawn.c -- exit codes, exec failures, probe fd and whole-tree stops */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../common/parse.h"
+#include "../../common/util.h"
+#include "../../runner/spawn.h"
+
+static int run(char **argv)
+{
+	struct spawn sp = SPAWN_INIT;
+	sp.argv = argv;
+	if (spawn_start(&sp))
+		return -1;
+	int rc = spawn_wait(&sp);
+	spawn_release(&sp);
+	return rc;
+}
+
+Test(spawn, passes_the_exit_code_through, .timeout = 10)
+{
+	char *argv[] = { "sh", "-c", "exit 5", NULL };
+	cr_assert_eq(run(argv), 5);
+	char *ok[] = { "true", NULL };
+	cr_assert_eq(run(ok), 0);
+}
+
+Test(spawn, reports_death_by_signal_as_128_plus_n, .timeout = 10)
+{
+	char *argv[] = { "sh", "-c", "kill -TERM $$", NULL };
+	cr_assert_eq(run(argv), 128 + SIGTERM);
+	char *k[] = { "sh", "-c", "kill -KILL $$", NULL };
+	cr_assert_eq(run(k), 137);
+}
+
+Test(spawn, missing_command_fails_to_start_with_enoent, .timeout = 10)
+{
+	struct spawn sp = SPAWN_INIT;
+	char *argv[] = { "stagebench-no-such-command-xyz", NULL };
+	sp.argv = argv;
+	cr_assert_eq(spawn_start(&sp), -1);
+	cr_assert_eq(sp.start_errno, ENOENT);
+	char *abs[] = { "/nonexistent/dir/cmd", NULL };
+	struct spawn sp2 = SPAWN_INIT;
+	sp2.argv = abs;
+	cr_assert_eq(spawn_start(&sp2), -1);
+	cr_assert_eq(sp2.start_errno, ENOENT);
+	cr_assert_eq(sp2.pid, 0);
+}
+
+Test(spawn, child_runs_in_its_own_process_group, .timeout = 10)
+{
+	struct spawn sp = SPAWN_INIT;
+	char *argv[] = { "sleep", "5", NULL };
+	sp.argv = argv;
+	cr_assert_eq(spawn_start(&sp), 0);
+	cr_assert_eq(getpgid(sp.pid), sp.pid);
+	cr_assert_neq(getpgid(sp.pid), getpgrp());
+	cr_assert_eq(spawn_kill_tree(&sp, 1000000000LL), 0);
+	cr_assert(sp.reaped);
+	cr_assert_eq(spawn_exit_code(sp.status), 128 + SIGTERM);
+	spawn_release(&sp);
+}
+
+Test(spawn, sets_environment_and_hands_over_the_probe_fd, .timeout = 10)
+{
+	int pfd[2];
+	cr_assert_eq(pipe2(pfd, O_CLOEXEC), 0);
+	struct spawn sp = SPAWN_INIT;
+	const char *env[] = { "SB_TEST_VAR=hello", "STAGEBENCH_FD=3", NULL };
+	char *argv[] = { "sh", "-c", "echo \"$SB_TEST_VAR fd=$STAGEBENCH_FD\" >&3", NULL };
+	sp.argv = argv;
+	sp.env_set = env;
+	sp.probe_fd = pfd[1];
+	cr_assert_eq(spawn_start(&sp), 0);
+	close(pfd[1]);
+	char buf[128] = { 0 };
+	size_t got = 0;
+	ssize_t r;
+	while ((r = read(pfd[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	close(pfd[0]);
+	cr_assert_eq(spawn_wait(&sp), 0);
+	cr_assert_str_eq(buf, "hello fd=3\n");
+	spawn_release(&sp);
+}
+
+static pid_t read_pid_file(const char *path)
+{
+	for (int i = 0; i < 500; i++) {
+		char *data = NULL;
+		size_t len;
+		int pid;
+		if (!access(path, R_OK) && !read_file(path, &data, &len)) {
+			while (len && (data[len - 1] == '\n'))
+				data[--len] = '\0';
+			int ok = len && !parse_int(data, &pid);
+			free(data);
+			if (ok)
+				return pid;
+		}
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* A grandchild in the group, and a descendant that left the group with setsid. */
+Test(spawn, kill_tree_stops_grandchild_and_setsid_descendant, .timeout = 20)
+{
+	char dir[] = "/tmp/sb-spawn-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char *script = xasprintf("sleep 60 & echo $! > %s/gc.tmp && mv %s/gc.tmp %s/gc; "
+				 "setsid sh -c 'echo $$ > %s/ss.tmp && mv %s/ss.tmp %s/ss; exec sleep 60' & "
+				 "wait",
+				 dir, dir, dir, dir, dir, dir);
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct spawn sp = SPAWN_INIT;
+	sp.argv = argv;
+	cr_assert_eq(spawn_start(&sp), 0);
+	char *gcp = xasprintf("%s/gc", dir), *ssp = xasprintf("%s/ss", dir);
+	pid_t gc = read_pid_file(gcp), ss = read_pid_file(ssp);
+	cr_assert_gt(gc, 1);
+	cr_assert_gt(ss, 1);
+	cr_assert_eq(getpgid(gc), sp.pgid);
+	for (int i = 0; i < 200 && getpgid(ss) != ss; i++)
+		usleep(10000); /* setsid may not have run yet */
+	cr_assert_eq(getpgid(ss), ss, "the setsid'ed descendant left the group");
+	spawn_scan_tree(&sp);
+	cr_assert_eq(spawn_kill_tree(&sp, 2000000000LL), 0);
+	cr_assert_eq(kill(gc, 0), -1);
+	cr_assert_eq(kill(ss, 0), -1, "setsid'ed descendant %d survived", (int)ss);
+	spawn_release(&sp);
+	char *cmd = xasprintf("rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	free(gcp);
+	free(ssp);
+	free(script);
+}
+
+/* An orphan re-parented to us (subreaper) is still stopped, and a process we
+ * started outside the command survives. */
+Test(spawn, orphans_are_stopped_and_bystanders_survive, .timeout = 20)
+{
+	cr_assert_eq(spawn_set_subreaper(), 0);
+	pid_t bystander = fork();
+	if (bystander == 0) {
+		execlp("sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_gt(bystander, 0);
+
+	char dir[] = "/tmp/sb-spawn-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	/* The middle shell exits at once: its setsid'ed child becomes our orphan. */
+	char *script = xasprintf("sh -c 'setsid sleep 60 & echo $! > %s/o.tmp; mv %s/o.tmp %s/o'; sleep 60",
+				 dir, dir, dir);
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct spawn sp = SPAWN_INIT;
+	sp.argv = argv;
+	cr_assert_eq(spawn_start(&sp), 0);
+	char *op = xasprintf("%s/o", dir);
+	pid_t orphan = read_pid_file(op);
+	cr_assert_gt(orphan, 1);
+	for (int i = 0; i < 200; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)orphan);
+		char *data = NULL;
+		size_t len;
+		if (read_file(path, &data, &len))
+			break;
+		char *rp = strrchr(data, ')');
+		int ppid = -1;
+		char st;
+		sscanf(rp + 1, " %c %d", &st, &ppid);
+		free(data);
+		if (ppid == getpid())
+			break;
+		usleep(10000);
+	}
+	cr_assert(spawn_is_descendant(orphan));
+	cr_assert_not(spawn_is_descendant(1));
+	/* The scan cannot link the orphan to the command any more; the meter
+	 * remembers it, as spawn_track does here. */
+	spawn_track(&sp, &orphan, 1);
+	cr_assert_eq(spawn_kill_tree(&sp, 2000000000LL), 0);
+	cr_assert_eq(kill(orphan, 0), -1);
+	cr_assert_eq(kill(bystander, 0), 0, "the bystander was signalled");
+	kill(bystander, SIGKILL);
+	waitpid(bystander, NULL, 0);
+	spawn_release(&sp);
+	char *cmd = xasprintf("rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	free(op);
+	free(script);
+}
+
+Test(spawn, never_signals_a_process_that_is_not_ours, .timeout = 10)
+{
+	struct spawn sp = SPAWN_INIT;
+	char *argv[] = { "true", NULL };
+	sp.argv = argv;
+	cr_assert_eq(spawn_start(&sp), 0);
+	cr_assert_eq(spawn_wait(&sp), 0);
+	pid_t foreign[] = { 1, getppid() };
+	spawn_track(&sp, foreign, 2);
+	/* pid 1 is dropped by spawn_track; our parent is not our descendant */
+	cr_assert_eq(spawn_signal_tree(&sp, 0), 0);
+	spawn_release(&sp);
+}
