@@ -1,0 +1,158 @@
+/* cmd_table.c -- `stagebench table`: the per-stage peak table by mode, in md, csv or json */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cli/commands.h"
+#include "../common/util.h"
+#include "table.h"
+
+static const char usage_text[] =
+	"usage: stagebench table [--stages LIST] [--supplement TRACE]... [--format md|csv|json] TRACE...\n"
+	"\n"
+	"Groups the runs by the start record's mode (columns in order of first\n"
+	"appearance) and prints the per-stage peak footprint table (window rule),\n"
+	"how much less the other modes used than the first, the loads per mode and a\n"
+	"per-mode summary. GB = 2^30 bytes, one decimal; csv and json carry the same\n"
+	"figures unrounded, in bytes and seconds (csv: three blocks separated by an\n"
+	"empty line: stage cells, per-stage differences, runs).\n"
+	"\n"
+	"  --stages LIST        rows, comma-separated, in this order (default: every\n"
+	"                       stage, in order of first appearance)\n"
+	"  --supplement TRACE   a run that only fills stages no main run of its mode\n"
+	"                       entered (repeatable)\n"
+	"  --format FMT         md (default), csv or json\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"exit: 0 ok, 2 usage, 3 a trace could not be read (file:line on stderr)\n";
+
+static int usage_error(const char *fmt, ...) SB_GNUC_PRINTF(1, 2);
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "stagebench table: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n%s", usage_text);
+	va_end(ap);
+	return SB_EXIT_USAGE;
+}
+
+/* Split "a,b,c" into *names (pointers into the string, which is modified). */
+static int split_stages(char *list, const char ***names, size_t *n)
+{
+	size_t alloc = 0;
+	*n = 0;
+	for (char *p = list;;) {
+		char *comma = strchr(p, ',');
+		if (comma)
+			*comma = '\0';
+		if (!*p)
+			return -1;
+		for (size_t i = 0; i < *n; i++)
+			if (!strcmp((*names)[i], p))
+				return -1;
+		ALLOC_GROW(*names, *n + 1, alloc);
+		(*names)[(*n)++] = p;
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+int cmd_table(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "stages", required_argument, NULL, 's' },
+		{ "supplement", required_argument, NULL, 'S' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = "md";
+	char *stage_list = NULL;
+	const char **supplements = NULL;
+	size_t nsup = 0, sup_alloc = 0;
+	const char **stages = NULL;
+	size_t nstages = 0;
+	int c, rc = SB_EXIT_OK;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			stage_list = optarg;
+			break;
+		case 'S':
+			ALLOC_GROW(supplements, nsup + 1, sup_alloc);
+			supplements[nsup++] = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'h':
+			free(supplements);
+			fputs(usage_text, stdout);
+			return SB_EXIT_OK;
+		case ':':
+			free(supplements);
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			free(supplements);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json")) {
+		free(supplements);
+		return usage_error("--format must be md, csv or json, not '%s'", format);
+	}
+	if (optind >= argc) {
+		free(supplements);
+		return usage_error("no trace given");
+	}
+	char *list_copy = xstrdup(stage_list);
+	if (list_copy && split_stages(list_copy, &stages, &nstages) < 0) {
+		free(list_copy);
+		free(stages);
+		free(supplements);
+		return usage_error("--stages must be distinct non-empty names separated by commas: '%s'",
+				   stage_list);
+	}
+
+	size_t nmain = (size_t)(argc - optind), n = nmain + nsup;
+	struct table_run *runs = xcalloc(n, sizeof(*runs));
+	struct table t = TABLE_INIT;
+	for (size_t i = 0; i < n; i++) {
+		const char *path = i < nmain ? argv[optind + (int)i] : supplements[i - nmain];
+		runs[i].supplement = i >= nmain;
+		if (analysis_open(path, &runs[i].a) < 0) {
+			rc = SB_EXIT_FAILURE;
+			goto out;
+		}
+	}
+	if (table_build(&t, runs, n, stage_list ? stages : NULL, nstages) < 0) {
+		rc = SB_EXIT_FAILURE;
+		goto out;
+	}
+	struct strbuf o = STRBUF_INIT;
+	if (!strcmp(format, "md"))
+		table_render_md(&t, &o);
+	else if (!strcmp(format, "csv"))
+		table_render_csv(&t, &o);
+	else
+		table_render_json(&t, &o);
+	fwrite(o.buf, 1, o.len, stdout);
+	strbuf_release(&o);
+out:
+	table_release(&t);
+	for (size_t i = 0; i < n; i++)
+		analysis_release(&runs[i].a);
+	free(runs);
+	free(stages);
+	free(list_copy);
+	free(supplements);
+	return rc;
+}

@@ -1,0 +1,120 @@
+/* table.h -- the per-stage peak table by mode: one model, three renderers
+ *
+ * Call order:
+ *   struct table t = TABLE_INIT;
+ *   table_build(&t, runs, nruns, stages, nstages);  the model, from analysed runs
+ *   table_render_md(&t, &sb) | table_render_csv(&t, &sb) | table_render_json(&t, &sb)
+ *   table_release(&t);
+ *
+ * The model (struct table) keeps every figure unrounded, in bytes and seconds;
+ * markdown rounds (GB = 2^30 bytes, one decimal), CSV and JSON do not.
+ *
+ * Grouping: runs are grouped by their mode ("(none)" when the trace has no
+ * mode), columns in order of first appearance among the main runs. Rows are
+ * the stages in order of first appearance (main runs first, then
+ * supplements), or exactly `stages` when given.
+ *
+ * A cell (mode M, stage S) is computed from the main runs of M that entered
+ * S; when none did, from M's supplement runs that entered S (a supplement only
+ * fills stages no main run of its mode entered). Of those runs:
+ *   - runs that completed S (and had samples in its window) give the range
+ *     of their peaks, "X to Y GB" or "X GB" when both round equal;
+ *   - runs that ended in S (stopped by the guard, killed by a signal, ...)
+ *     are grouped by how they ended: "stopped by the guard at X GB" alone,
+ *     or after the range: "; 1 run stopped by the guard at X GB";
+ *   - entered but no sample in any window: "no sample";
+ *   - no run entered S: "not reached".
+ *
+ * Comparisons: each mode after the first against the first. For each stage
+ * that both completed (with samples), the differences first - second over
+ * every pair of their runs (positive: the second mode used less).
+ *
+ * The model does not own the runs: `runs` must outlive it (mode and stage
+ * names point into them).
+ */
+#ifndef SB_TABLE_H
+#define SB_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/util.h"
+#include "analysis.h"
+
+struct table_run {
+	struct analysis a;
+	bool supplement;
+};
+
+/* Runs of one mode that ended in a stage the same way. */
+struct table_ending {
+	enum run_outcome outcome;
+	int code;             /* signal or exit code */
+	size_t nruns;
+	size_t nsampled;      /* of which with samples in the window */
+	uint64_t min_bytes, max_bytes; /* over the sampled ones */
+};
+
+struct table_cell {
+	size_t nentered;      /* runs (of the source below) that entered the stage */
+	bool from_supplement; /* figures come from --supplement runs */
+	size_t ncompleted;    /* completed it with samples */
+	uint64_t min_bytes, max_bytes;
+	size_t nendings;
+	struct table_ending endings[5]; /* one per outcome at most */
+};
+
+struct table_mode {
+	const char *name;
+	size_t nruns;         /* main runs */
+	size_t *runs;         /* indices into the runs array, main runs only */
+	/* per-run ranges over the main runs */
+	bool has_peak;
+	uint64_t peak_min, peak_max;
+	bool has_swap;
+	uint64_t swap_rise_min, swap_rise_max;
+	double wall_min, wall_max;
+	double load_s_min, load_s_max;
+	size_t loads_min, loads_max;
+	uint64_t load_bytes_min, load_bytes_max;
+};
+
+struct table_stage_diff {
+	size_t stage;         /* row index */
+	int64_t min_less, max_less; /* bytes the second mode used less (negative: more) */
+};
+
+struct table_comparison {
+	size_t mode, against; /* mode indices: `mode` is compared against `against` */
+	struct table_stage_diff *stages;
+	size_t nstages;
+};
+
+struct table {
+	const struct table_run *runs;
+	size_t nruns;
+	struct table_mode *modes;
+	size_t nmodes;
+	const char **stages;  /* row names */
+	size_t nstages;
+	struct table_cell *cells; /* nstages * nmodes, row-major: cells[s * nmodes + m] */
+	struct table_comparison *comparisons; /* nmodes - 1 of them */
+	size_t ncomparisons;
+};
+#define TABLE_INIT { 0 }
+
+/* Build the model. `stages` (NULL for all) lists the rows. Returns 0, or -1
+ * after error() when there are no main runs. */
+int table_build(struct table *t, const struct table_run *runs, size_t nruns,
+		const char *const *stages, size_t nstages);
+const struct table_cell *table_cell(const struct table *t, size_t stage, size_t mode);
+void table_render_md(const struct table *t, struct strbuf *out);
+void table_render_csv(const struct table *t, struct strbuf *out);
+void table_render_json(const struct table *t, struct strbuf *out);
+void table_release(struct table *t); /* NULL ok */
+
+/* "20.4 GB" or "11.4 to 11.5 GB" (one value when both round equal). */
+void table_gb_range(uint64_t lo, uint64_t hi, struct strbuf *out);
+
+#endif

@@ -1,0 +1,320 @@
+/* test_table.c -- the per-stage peak table: cells, comparisons, supplements, renderers, real traces */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../analyze/table.h"
+#include "../../common/util.h"
+#include "../../traces/trace.h"
+
+#define GiB (1ULL << 30)
+
+/*
+ * A hand-built run: setup, then stages[0..] entered at t = 10, 20, ...; one
+ * sample in the middle of each window with footprint peaks_gib[i] GiB (setup
+ * is index 0; -1 means entered with no sample there, -2 not entered: the run
+ * ends before that stage). `how`: 'c' completed,
+ * 'g' stopped by the guard, 's' killed by signal 9, 'x' exit code 1.
+ */
+static void mkrun(struct table_run *r, const char *mode, bool supplement, const char *const *stages,
+		  const double *peaks_gib, char how)
+{
+	struct trace tr;
+	memset(&tr, 0, sizeof(tr));
+	tr.path = "hand.jsonl";
+	tr.has_start = true;
+	tr.start.mode = (char *)mode;
+	tr.start.format = (char *)TRACE_FORMAT;
+	size_t n = 0;
+	while (stages[n] && peaks_gib[n + 1] > -2)
+		n++;
+	tr.samples = xcalloc(n + 1, sizeof(*tr.samples));
+	tr.events = xcalloc(n + 1, sizeof(*tr.events));
+	for (size_t i = 0; i <= n; i++) { /* window i: setup (0) or stages[i - 1] */
+		if (i < n) {
+			struct trace_event *ev = &tr.events[tr.nevents++];
+			ev->t = 10.0 * (double)(i + 1);
+			ev->kind = EV_STAGE;
+			ev->stage = (char *)stages[i];
+			ev->ndim = -1;
+		}
+		if (peaks_gib[i] >= 0) {
+			struct trace_sample *s = &tr.samples[tr.nsamples++];
+			s->t = 10.0 * (double)i + 5;
+			s->fields = SF_FOOTPRINT;
+			s->footprint = (uint64_t)(peaks_gib[i] * (double)GiB);
+		}
+	}
+	tr.has_end = true;
+	if (how == 'g')
+		tr.end.stopped_by = STOPPED_GUARD;
+	else if (how == 's') {
+		tr.end.stopped_by = STOPPED_SIGNAL;
+		tr.end.signal = 9;
+	} else if (how == 'x') {
+		tr.end.has_exit = true;
+		tr.end.exit_code = 1;
+	}
+	memset(r, 0, sizeof(*r));
+	r->supplement = supplement;
+	cr_assert_eq(analysis_run(&tr, NULL, &r->a), 0);
+	free(tr.samples);
+	free(tr.events);
+}
+
+static const char *const S3[] = { "shape", "texture", "decode", NULL };
+
+static char *cell(const struct table *t, size_t s, size_t m)
+{
+	/* the markdown row, cut to the m-th cell */
+	struct strbuf sb = STRBUF_INIT;
+	table_render_md(t, &sb);
+	const char *row = strstr(sb.buf, t->stages[s]);
+	char line[512];
+	for (;;) { /* the row starting "| stage |" */
+		cr_assert_not_null(row);
+		if (row[-2] == '|' && row[-1] == ' ' && row[strlen(t->stages[s])] == ' ')
+			break;
+		row = strstr(row + 1, t->stages[s]);
+	}
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(row, "\n"), row);
+	char *p = line;
+	for (size_t k = 0; k <= m; k++)
+		p = strchr(p, '|') + 2;
+	p[strcspn(p, "|") - 1] = '\0';
+	char *res = xstrdup(p);
+	strbuf_release(&sb);
+	return res;
+}
+
+static void release_runs(struct table_run *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		analysis_release(&r[i].a);
+}
+
+#define ASSERT_CELL(t, s, m, want)                                                       \
+	do {                                                                             \
+		char *_c = cell((t), (s), (m));                                          \
+		cr_assert_str_eq(_c, (want), "stage %s mode %zu", (t)->stages[(s)], (size_t)(m)); \
+		free(_c);                                                                \
+	} while (0)
+
+Test(table, cells_in_the_published_form)
+{
+	struct table_run r[4];
+	/* eager stopped by the guard in texture at 44.2 GiB; staged twice, completing */
+	mkrun(&r[0], "eager", false, S3, (const double[]){ 20.4, 26.6, 44.2, -2 }, 'g');
+	mkrun(&r[1], "staged", false, S3, (const double[]){ 2.9, 11.4, 30.1, 17.9 }, 'c');
+	mkrun(&r[2], "staged", false, S3, (const double[]){ 2.92, 11.5, 30.12, 18.4 }, 'c');
+	/* a mode whose only run entered decode but had no sample there */
+	mkrun(&r[3], "lazy", false, S3, (const double[]){ 1, 2, 3, -1 }, 'c');
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 4, NULL, 0), 0);
+	cr_assert_eq(t.nmodes, 3);
+	cr_assert_str_eq(t.modes[0].name, "eager");
+	cr_assert_str_eq(t.modes[1].name, "staged");
+	cr_assert_eq(t.nstages, 4);
+	ASSERT_CELL(&t, 0, 0, "20.4 GB");
+	ASSERT_CELL(&t, 0, 1, "2.9 GB");            /* 2.9 and 2.92 round equal */
+	ASSERT_CELL(&t, 1, 1, "11.4 to 11.5 GB");
+	ASSERT_CELL(&t, 2, 0, "stopped by the guard at 44.2 GB");
+	ASSERT_CELL(&t, 2, 1, "30.1 GB");
+	ASSERT_CELL(&t, 3, 0, "not reached");
+	ASSERT_CELL(&t, 3, 1, "17.9 to 18.4 GB");
+	ASSERT_CELL(&t, 3, 2, "no sample");
+	table_release(&t);
+	release_runs(r, 4);
+}
+
+Test(table, completed_and_stopped_runs_share_a_cell)
+{
+	struct table_run r[3];
+	mkrun(&r[0], "staged", false, S3, (const double[]){ 1, 2, 3, 4 }, 'c');
+	mkrun(&r[1], "staged", false, S3, (const double[]){ 1, 2, 3.5, 5.25 }, 'c');
+	mkrun(&r[2], "staged", false, S3, (const double[]){ 1, 2, 7.0, -2 }, 's');
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 3, NULL, 0), 0);
+	ASSERT_CELL(&t, 2, 0, "3.0 to 3.5 GB; 1 run killed by signal 9 at 7.0 GB");
+	ASSERT_CELL(&t, 3, 0, "4.0 to 5.2 GB");
+	table_release(&t);
+	release_runs(r, 3);
+}
+
+Test(table, supplement_fills_only_stages_no_main_run_entered)
+{
+	static const char *const S2[] = { "shape", NULL };
+	struct table_run r[3];
+	mkrun(&r[0], "eager", false, S2, (const double[]){ 20, 26, -2 }, 'g');
+	mkrun(&r[1], "staged", false, S3, (const double[]){ 3, 11, 30, 18 }, 'c');
+	/* a full eager attempt: its setup and shape must not replace the main run's */
+	mkrun(&r[2], "eager", true, S3, (const double[]){ 21, 27, 44.2, -2 }, 'g');
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 3, NULL, 0), 0);
+	cr_assert_eq(t.nmodes, 2, "a supplement adds no column");
+	ASSERT_CELL(&t, 0, 0, "20.0 GB");
+	ASSERT_CELL(&t, 1, 0, "stopped by the guard at 26.0 GB");
+	ASSERT_CELL(&t, 2, 0, "stopped by the guard at 44.2 GB (supplement)");
+	ASSERT_CELL(&t, 3, 0, "not reached");
+	cr_assert_eq(t.modes[0].nruns, 1, "the summary counts main runs only");
+	table_release(&t);
+	release_runs(r, 3);
+}
+
+Test(table, stages_option_picks_and_orders_rows)
+{
+	struct table_run r[1];
+	mkrun(&r[0], "staged", false, S3, (const double[]){ 1, 2, 3, 4 }, 'c');
+	const char *const rows[] = { "decode", "shape", "export" };
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 1, rows, 3), 0);
+	cr_assert_eq(t.nstages, 3);
+	ASSERT_CELL(&t, 0, 0, "4.0 GB");
+	ASSERT_CELL(&t, 1, 0, "2.0 GB");
+	ASSERT_CELL(&t, 2, 0, "not reached");
+	table_release(&t);
+	release_runs(r, 1);
+}
+
+static char *render(const struct table *t, void (*fn)(const struct table *, struct strbuf *))
+{
+	struct strbuf sb = STRBUF_INIT;
+	fn(t, &sb);
+	return strbuf_detach(&sb);
+}
+
+Test(table, second_mode_is_compared_with_the_first_honestly)
+{
+	struct table_run r[3];
+	mkrun(&r[0], "eager", false, S3, (const double[]){ 20, 26, 44, 17.8 }, 'c');
+	mkrun(&r[1], "staged", false, S3, (const double[]){ 3, 11, 30, 18.0 }, 'c');
+	mkrun(&r[2], "eager", false, S3, (const double[]){ 20, 26.5, 44, 17.7 }, 'c');
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 3, NULL, 0), 0);
+	cr_assert_eq(t.ncomparisons, 1);
+	cr_assert_eq(t.comparisons[0].nstages, 4);
+	char *md = render(&t, table_render_md);
+	/* setup 17, shape 15 and 15.5, texture 14 GiB less; decode 0.2 and 0.3 more */
+	cr_assert_not_null(strstr(md, "In the stages both modes ran, staged used 14.0 to 17.0 GB less than "
+				      "eager in setup, shape, texture; staged used 0.2 to 0.3 GB more than "
+				      "eager in decode.\n"), "%s", md);
+	free(md);
+	table_release(&t);
+	release_runs(r, 3);
+
+	mkrun(&r[0], "eager", false, S3, (const double[]){ 20, 26, 44, 17.8 }, 'g');
+	mkrun(&r[1], "staged", false, S3, (const double[]){ 3, 11, 30, 18.0 }, 'c');
+	cr_assert_eq(table_build(&t, r, 2, NULL, 0), 0);
+	md = render(&t, table_render_md);
+	/* decode was not completed by eager: only setup, shape, texture count */
+	cr_assert_not_null(strstr(md, "In every stage both modes ran, staged used 14.0 to 17.0 GB less "
+				      "than eager.\n"), "%s", md);
+	free(md);
+	table_release(&t);
+	release_runs(r, 2);
+}
+
+Test(table, csv_and_json_carry_unrounded_bytes)
+{
+	struct table_run r[2];
+	mkrun(&r[0], "eager", false, S3, (const double[]){ 20, 26, 44, 17.75 }, 'g');
+	mkrun(&r[1], "staged", false, S3, (const double[]){ 3, 11, 30, 18.0 }, 'c');
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 2, NULL, 0), 0);
+	char *csv = render(&t, table_render_csv);
+	cr_assert_not_null(strstr(csv, "decode,eager,guard,,1,1,false,19058917376,19058917376\n"), "%s", csv);
+	cr_assert_not_null(strstr(csv, "staged,eager,setup,18253611008,18253611008\n"), "%s", csv);
+	char *json = render(&t, table_render_json);
+	cr_assert_not_null(strstr(json, "\"peak_min_bytes\": 19058917376"), "%s", json);
+	cr_assert_not_null(strstr(json, "\"how\": \"guard\""), "%s", json);
+	free(csv);
+	free(json);
+	table_release(&t);
+	release_runs(r, 2);
+}
+
+Test(table, gb_range_rounds_to_one_decimal)
+{
+	struct strbuf sb = STRBUF_INIT;
+	table_gb_range(12230000000ULL, 12240000000ULL, &sb); /* 11.390 and 11.399 GiB */
+	cr_assert_str_eq(sb.buf, "11.4 GB");
+	strbuf_reset(&sb);
+	table_gb_range(12230000000ULL, 12400000000ULL, &sb); /* 11.39 and 11.55 */
+	cr_assert_str_eq(sb.buf, "11.4 to 11.5 GB", "%s", sb.buf);
+	strbuf_release(&sb);
+}
+
+/* ---- the real stageload traces ------------------------------------------ */
+
+static const char *fixtures_dir(void)
+{
+	const char *env = getenv("FIXTURES");
+	static const char *const tries[] = { "../shared/fixtures", "shared/fixtures", "/work/shared/fixtures" };
+	if (env && *env)
+		return env;
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		char *p = xasprintf("%s/stageload/README.md", tries[i]);
+		bool ok = access(p, R_OK) == 0;
+		free(p);
+		if (ok)
+			return tries[i];
+	}
+	cr_assert_fail("stageload fixtures not found: set FIXTURES to shared/fixtures");
+	return NULL;
+}
+
+/*
+ * Expected figures computed by hand with a python3 one-off over the JSON lines
+ * (window rule; see test_analysis.c), in bytes, then / 2^30, one decimal:
+ *   setup   eager 33716635400 = 31.40; staged 2228356776, 2228340392 = 2.08
+ *   encode  eager 33762150320 = 31.44; staged 20405372728, 20405815168 = 19.00
+ *   denoise eager 34914224096 = 32.52; staged 17398728576 = 16.20, 19990071168 = 18.62
+ *   decode  eager stopped (runs.json exit 3) 46785513056 = 43.57;
+ *           staged 15473166232 = 14.41, 15494170616 = 14.43 (windows from the
+ *           releases at 122.091 and 92.396; from the stage events they would be 16.2)
+ * Differences eager - staged: smallest encode 33762150320 - 20405815168 =
+ * 13356335152 = 12.44; largest setup 33716635400 - 2228340392 = 31488295008 = 29.33.
+ * Loads: 2 per staged run, 31764498032 = 29.58; 7.346 + 5.251 = 12.597 s and
+ * 7.639 + 5.35 = 12.989 s. Swap rise eager 8556838912 = 7.97. Wall: the last
+ * records, 118.411, 124.276 and 94.261 s.
+ */
+Test(table, qwen_image_runs_give_the_window_rule_table)
+{
+	static const char *const files[] = { "eager-1", "staged-1", "staged-2" };
+	struct table_run r[3];
+	memset(r, 0, sizeof(r));
+	for (size_t i = 0; i < 3; i++) {
+		char *p = xasprintf("%s/stageload/2026-10-06-qwen-image/%s.trace.jsonl", fixtures_dir(), files[i]);
+		cr_assert_eq(analysis_open(p, &r[i].a), 0, "%s", p);
+		free(p);
+	}
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 3, NULL, 0), 0);
+	char *md = render(&t, table_render_md);
+	const char *want =
+		"| stage | eager, peak footprint | staged, peak footprint |\n"
+		"|---|---|---|\n"
+		"| setup | 31.4 GB | 2.1 GB |\n"
+		"| encode | 31.4 GB | 19.0 GB |\n"
+		"| denoise | 32.5 GB | 16.2 to 18.6 GB |\n"
+		"| decode | stopped by the guard at 43.6 GB | 14.4 GB |\n"
+		"\n"
+		"In every stage both modes ran, staged used 12.4 to 29.3 GB less than eager.\n"
+		"\n"
+		"staged: 2 loads read 29.6 GB in 12.6 to 13.0 s.\n"
+		"\n"
+		"| mode | runs | ran to | peak footprint | swap rise | time | of which loading |\n"
+		"|---|---|---|---|---|---|---|\n"
+		"| eager | 1 | decode (stopped by the guard) | 43.6 GB | 8.0 GB | 118.4 s | 0.0 s |\n"
+		"| staged | 2 | decode (completed) | 19.0 GB | 0.0 GB | 94.3 to 124.3 s | 12.6 to 13.0 s |\n";
+	cr_assert_str_eq(md, want);
+	const struct table_cell *c = table_cell(&t, 3, 1);
+	cr_assert_eq(c->min_bytes, 15473166232ULL);
+	cr_assert_eq(c->max_bytes, 15494170616ULL);
+	cr_assert_eq(t.comparisons[0].nstages, 3, "decode was not completed by eager");
+	free(md);
+	table_release(&t);
+	release_runs(r, 3);
+}
