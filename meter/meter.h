@@ -21,7 +21,40 @@
  *         meter_peak_read(m, ..) at its end
  *   meter_free(m);
  * The recorder should call prctl(PR_SET_CHILD_SUBREAPER) itself (runner/spawn)
- * so orphans stay in its tree.
+ * so orphans stay in its tree. The Linux meter then treats every child of the
+ * recorder as part of the tree, except those it already had when
+ * meter_track() was called and those passed to meter_ignore(): spawn the
+ * command, meter_track() it, and meter_ignore() any other child the recorder
+ * starts while metering. Orphans re-parented to the recorder become zombies
+ * there when they exit: the recorder reaps them (waitpid(-1, ..)).
+ *
+ * Linux figures (per process, summed over the tree): footprint = RssAnon +
+ * RssShmem, rss = VmRSS, swapped = VmSwap, procs = live (non-zombie)
+ * processes; system: swap_used = SwapTotal - SwapFree, level = MemAvailable
+ * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a process that
+ * exits inside a window counts with the VmHWM it had at the last sample.
+ * Cost: about two preads per process and one of /proc/meminfo per sample, no
+ * allocation in steady state (bench/meter_cost.c measures it).
+ *
+ * The fake backend ("fake:PATH"): PATH is a text script, one sample per
+ * line, KEY=VALUE words separated by blanks; '#' starts a comment, blank
+ * lines are skipped:
+ *     footprint=100M rss=120M swap_used=1G swap_total=8G level=80
+ *     footprint=300M level=60 peak=350M gpu=2G procs=2
+ *     gone
+ * Keys: footprint rss swapped swap_used swap_total gpu (sizes, as
+ * parse_size), level (percent), procs (count); a key left out is absent
+ * from the sample (its SF_ bit clear). Extra keys: peak=SIZE (what
+ * meter_peak_read returns: the highest peak= among the lines sampled since
+ * the last reset, the current line included; without one, the highest
+ * footprint among them), total=SIZE (memory size for meter_system, default
+ * 16G), the word `gone` (meter_sample returns -1 for that line: the root
+ * exited), and the setting peak_metric=rss|footprint|none (default rss),
+ * alone on a line. Each meter_sample returns the next line, the last one
+ * repeating. meter_system reports the current line (level= required); on a
+ * meter never sampled each meter_system call moves to the next line, so an
+ * admission loop can be scripted. info: fields = the union of the keys used,
+ * peak_metric NULL when no line has peak=, gpu when some line has gpu=.
  */
 #ifndef SB_METER_H
 #define SB_METER_H
@@ -52,6 +85,10 @@ const struct meter_info *meter_info(const struct meter *m);
  * group or were re-parented to us); every pid seen is remembered until it
  * exits. */
 void meter_track(struct meter *m, pid_t root);
+
+/* Declare a child of the recorder that is not part of the command's tree
+ * (a helper the recorder itself started): it is never adopted. */
+void meter_ignore(struct meter *m, pid_t pid);
 
 /* Pids currently in the tree (root first); valid until the next call. */
 const pid_t *meter_pids(struct meter *m, size_t *n);

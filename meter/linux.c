@@ -1,0 +1,584 @@
+/* linux.c -- the Linux meter: /proc tree walk, RssAnon + RssShmem footprint, clear_refs peaks */
+#include "meter_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+/*
+ * Cost model (PLATFORMS.md): one pread of /proc/PID/status is ~10 us, of
+ * /proc/meminfo ~8 us. Every file the sampler reads each time is opened once
+ * and re-read with pread(fd, 0), which the seq_file code regenerates. The fd
+ * of /proc/PID/status is bound to the process, not to the number: after the
+ * process is reaped the read fails with ESRCH, so a reused pid is never
+ * mistaken for the old one. Nothing is allocated in steady state: buffers
+ * live in struct linux_meter, directories are read with getdents64 on kept
+ * fds, and the tables only grow when the tree does.
+ */
+
+struct ppid_pair {
+	pid_t pid, ppid;
+};
+
+struct linux_meter {
+	struct proctab tab;
+	struct mproc self;      /* the recorder: orphans are re-parented to it */
+	pid_t self_pid;
+	int meminfo_fd;
+	int proc_fd;            /* /proc, for the scan fallback */
+	bool scan;              /* no CONFIG_PROC_CHILDREN: scan /proc/PID/stat */
+	bool peaks;             /* clear_refs works */
+	bool warned_clear, warned_open;
+	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset */
+	struct ppid_pair *pairs;
+	size_t npairs, pairs_alloc;
+	char buf[16384];
+	char dents[16384];
+};
+
+static const char footprint_words[] =
+	"resident anonymous + shared memory of the process tree (RssAnon + RssShmem); "
+	"swapped-out bytes in 'swapped'";
+
+static void close_proc(struct mproc *p)
+{
+	if (p->status_fd >= 0)
+		close(p->status_fd);
+	if (p->task_fd >= 0)
+		close(p->task_fd);
+	if (p->children_fd >= 0)
+		close(p->children_fd);
+	p->status_fd = p->task_fd = p->children_fd = -1;
+}
+
+/* pread at 0 into lm->buf; returns the length or -1 (errno set). */
+static ssize_t reread(struct linux_meter *lm, int fd)
+{
+	ssize_t n;
+	do
+		n = pread(fd, lm->buf, sizeof(lm->buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+static int open_proc_file(pid_t pid, const char *name, int flags)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	return open(path, flags | O_CLOEXEC);
+}
+
+/* ---- tree discovery ---------------------------------------------------- */
+
+struct add_ctx {
+	struct linux_meter *lm;
+	bool from_self; /* children of the recorder: skip the ones it declared foreign */
+};
+
+static void add_child(pid_t pid, void *arg)
+{
+	struct add_ctx *c = arg;
+	struct linux_meter *lm = c->lm;
+	if (pid == lm->self_pid || proctab_find(&lm->tab, pid) >= 0)
+		return;
+	if (c->from_self && proctab_is_foreign(&lm->tab, pid))
+		return;
+	int fd = open_proc_file(pid, "status", O_RDONLY);
+	if (fd < 0)
+		return; /* already gone */
+	struct mproc *p = proctab_add(&lm->tab, pid);
+	p->status_fd = fd;
+	p->threads = 1;
+}
+
+static void read_children_fd(struct linux_meter *lm, int fd, struct add_ctx *c)
+{
+	ssize_t n = reread(lm, fd);
+	if (n > 0)
+		linux_parse_pidlist(lm->buf, (size_t)n, add_child, c);
+}
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* Numeric entries of an open directory, from the start; fn(number, arg). */
+static void each_numeric_entry(struct linux_meter *lm, int dirfd, void (*fn)(pid_t, void *),
+			       void *arg)
+{
+	if (lseek(dirfd, 0, SEEK_SET) < 0)
+		return;
+	for (;;) {
+		long n = syscall(SYS_getdents64, dirfd, lm->dents, sizeof(lm->dents));
+		if (n <= 0)
+			return;
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(lm->dents + off);
+			off += d->d_reclen;
+			const char *s = d->d_name;
+			if (*s < '1' || *s > '9')
+				continue;
+			long v = 0;
+			while (*s >= '0' && *s <= '9' && v < (1L << 30))
+				v = v * 10 + (*s++ - '0');
+			if (!*s && v < (1L << 30))
+				fn((pid_t)v, arg);
+		}
+	}
+}
+
+struct thread_ctx {
+	struct linux_meter *lm;
+	struct mproc *owner;
+	struct add_ctx *add;
+	int task_fd, children_fd;
+};
+
+static void thread_children(pid_t tid, void *arg)
+{
+	struct thread_ctx *t = arg;
+	if (tid == t->owner->pid) {
+		read_children_fd(t->lm, t->children_fd, t->add);
+		return;
+	}
+	char name[32];
+	snprintf(name, sizeof(name), "%d/children", (int)tid);
+	int fd = openat(t->task_fd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* the thread ended */
+	read_children_fd(t->lm, fd, t->add);
+	close(fd);
+}
+
+/* Add the children of p (every thread's) to the table. p may move: the
+ * table grows while we read. */
+static void discover_children(struct linux_meter *lm, struct mproc *p, bool from_self)
+{
+	struct add_ctx c = { lm, from_self };
+	struct mproc owner = *p;
+
+	if (lm->scan) {
+		for (size_t i = 0; i < lm->npairs; i++)
+			if (lm->pairs[i].ppid == owner.pid)
+				add_child(lm->pairs[i].pid, &c);
+		return;
+	}
+	if (p->children_fd < 0) {
+		char name[48];
+		snprintf(name, sizeof(name), "task/%d/children", (int)p->pid);
+		p->children_fd = open_proc_file(p->pid, name, O_RDONLY);
+		if (p->children_fd < 0)
+			return;
+		owner.children_fd = p->children_fd;
+	}
+	if (p->threads <= 1) {
+		read_children_fd(lm, owner.children_fd, &c);
+		return;
+	}
+	if (p->task_fd < 0) {
+		p->task_fd = open_proc_file(p->pid, "task", O_RDONLY | O_DIRECTORY);
+		if (p->task_fd < 0)
+			return;
+		owner.task_fd = p->task_fd;
+	}
+	struct thread_ctx t = { lm, &owner, &c, owner.task_fd, owner.children_fd };
+	each_numeric_entry(lm, owner.task_fd, thread_children, &t);
+}
+
+static void scan_one(pid_t pid, void *arg)
+{
+	struct linux_meter *lm = arg;
+	char name[32];
+	pid_t ppid;
+	snprintf(name, sizeof(name), "%d/stat", (int)pid);
+	int fd = openat(lm->proc_fd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = reread(lm, fd);
+	close(fd);
+	if (n <= 0 || linux_parse_stat_ppid(lm->buf, (size_t)n, &ppid))
+		return;
+	ALLOC_GROW(lm->pairs, lm->npairs + 1, lm->pairs_alloc);
+	lm->pairs[lm->npairs].pid = pid;
+	lm->pairs[lm->npairs].ppid = ppid;
+	lm->npairs++;
+}
+
+/* The scan fallback: every process's parent, once per sample. */
+static void scan_parents(struct linux_meter *lm)
+{
+	lm->npairs = 0;
+	each_numeric_entry(lm, lm->proc_fd, scan_one, lm);
+}
+
+static void collect_recorder_children(pid_t pid, void *arg)
+{
+	struct linux_meter *lm = arg;
+	if (pid != lm->tab.p[0].pid)
+		proctab_add_foreign(&lm->tab, pid);
+}
+
+/* ---- the backend ------------------------------------------------------- */
+
+static void linux_track(struct meter *m, pid_t root)
+{
+	struct linux_meter *lm = m->priv;
+	proctab_release(&lm->tab, close_proc);
+	lm->departed_hwm = 0;
+	struct mproc *p = proctab_add(&lm->tab, root);
+	p->threads = 1;
+	p->status_fd = open_proc_file(root, "status", O_RDONLY);
+
+	/* The recorder's children now, except the root, are not ours. */
+	if (lm->scan) {
+		scan_parents(lm);
+		for (size_t i = 0; i < lm->npairs; i++)
+			if (lm->pairs[i].ppid == lm->self_pid)
+				collect_recorder_children(lm->pairs[i].pid, lm);
+		return;
+	}
+	lm->self.threads = 2; /* always walk every thread of the recorder */
+	if (lm->self.task_fd < 0)
+		lm->self.task_fd = open_proc_file(lm->self_pid, "task", O_RDONLY | O_DIRECTORY);
+	if (lm->self.task_fd < 0)
+		return;
+	/* Reuse the thread walk with a collector instead of add_child. */
+	if (lseek(lm->self.task_fd, 0, SEEK_SET) < 0)
+		return;
+	for (;;) {
+		long n = syscall(SYS_getdents64, lm->self.task_fd, lm->dents, sizeof(lm->dents));
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(lm->dents + off);
+			off += d->d_reclen;
+			if (d->d_name[0] < '1' || d->d_name[0] > '9')
+				continue;
+			char name[300];
+			snprintf(name, sizeof(name), "%s/children", d->d_name);
+			int fd = openat(lm->self.task_fd, name, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			ssize_t len = reread(lm, fd);
+			close(fd);
+			if (len > 0)
+				linux_parse_pidlist(lm->buf, (size_t)len, collect_recorder_children, lm);
+		}
+	}
+}
+
+static void linux_ignore(struct meter *m, pid_t pid)
+{
+	struct linux_meter *lm = m->priv;
+	long i = proctab_find(&lm->tab, pid);
+	proctab_add_foreign(&lm->tab, pid);
+	if (i > 0)
+		proctab_remove(&lm->tab, (size_t)i, close_proc);
+}
+
+static const pid_t *linux_pids(struct meter *m, size_t *n)
+{
+	struct linux_meter *lm = m->priv;
+	return proctab_pids(&lm->tab, n);
+}
+
+static int read_meminfo(struct linux_meter *lm, struct meminfo_fields *mi)
+{
+	ssize_t n = reread(lm, lm->meminfo_fd);
+	if (n <= 0) {
+		memset(mi, 0, sizeof(*mi));
+		return -1;
+	}
+	linux_parse_meminfo(lm->buf, (size_t)n, mi);
+	return 0;
+}
+
+/* Re-read entry i's status into *st. Returns 0, or -1 when the process is
+ * gone (the entry is then removed and its last VmHWM kept for peaks). */
+static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st)
+{
+	struct mproc *p = &lm->tab.p[i];
+	ssize_t n = p->status_fd >= 0 ? reread(lm, p->status_fd) : -1;
+	if (n <= 0) {
+		lm->departed_hwm += p->hwm;
+		proctab_remove(&lm->tab, i, close_proc);
+		return -1;
+	}
+	linux_parse_status(lm->buf, (size_t)n, st);
+	if (st->have & ST_VM_HWM)
+		p->hwm = st->vm_hwm;
+	if (st->have & ST_THREADS)
+		p->threads = st->threads;
+	p->zombie = (st->have & ST_STATE) && (st->state == 'Z' || st->state == 'X');
+	return 0;
+}
+
+static int linux_sample(struct meter *m, struct trace_sample *s)
+{
+	struct linux_meter *lm = m->priv;
+	struct meminfo_fields mi;
+	struct status_fields st;
+
+	if (!read_meminfo(lm, &mi)) {
+		if ((mi.have & (MI_SWAP_TOTAL | MI_SWAP_FREE)) == (MI_SWAP_TOTAL | MI_SWAP_FREE)) {
+			s->swap_total = mi.swap_total;
+			s->swap_used = mi.swap_total > mi.swap_free ? mi.swap_total - mi.swap_free : 0;
+			s->fields |= SF_SWAP_USED | SF_SWAP_TOTAL;
+		}
+		if ((mi.have & (MI_MEM_TOTAL | MI_MEM_AVAILABLE)) ==
+			    (MI_MEM_TOTAL | MI_MEM_AVAILABLE) && mi.mem_total) {
+			s->level = (double)mi.mem_available * 100.0 / (double)mi.mem_total;
+			s->fields |= SF_LEVEL;
+		}
+	}
+	s->fields |= SF_FOOTPRINT | SF_RSS | SF_SWAPPED | SF_PROCS;
+	if (!lm->tab.n)
+		return -1; /* never tracked */
+
+	if (lm->scan)
+		scan_parents(lm);
+	/* Orphans re-parented to the recorder (a subreaper) join the tree. */
+	discover_children(lm, &lm->self, true);
+
+	for (size_t i = 0; i < lm->tab.n;) {
+		if (refresh(lm, i, &st))
+			continue; /* removed: entry i is the next one now */
+		if (!lm->tab.p[i].zombie) {
+			if (st.have & ST_VM_RSS)
+				s->procs++;
+			s->footprint += st.rss_anon + st.rss_shmem;
+			s->rss += st.vm_rss;
+			s->swapped += st.vm_swap;
+			discover_children(lm, &lm->tab.p[i], false);
+		}
+		i++;
+	}
+	return s->procs ? 0 : -1;
+}
+
+static int linux_system(struct meter *m, struct meter_system *sys)
+{
+	struct linux_meter *lm = m->priv;
+	struct meminfo_fields mi;
+	const unsigned need = MI_MEM_TOTAL | MI_MEM_AVAILABLE | MI_SWAP_TOTAL | MI_SWAP_FREE;
+	if (read_meminfo(lm, &mi) || (mi.have & need) != need || !mi.mem_total)
+		return error("cannot read memory figures from /proc/meminfo");
+	sys->total_bytes = mi.mem_total;
+	sys->avail_bytes = mi.mem_available;
+	sys->avail_pct = (double)mi.mem_available * 100.0 / (double)mi.mem_total;
+	sys->swap_total = mi.swap_total;
+	sys->swap_used = mi.swap_total > mi.swap_free ? mi.swap_total - mi.swap_free : 0;
+	sys->has_swap = true;
+	return 0;
+}
+
+/* "5" > /proc/PID/clear_refs: VmHWM := current RSS. Returns 0 or -errno. */
+static int clear_refs(pid_t pid)
+{
+	int fd = open_proc_file(pid, "clear_refs", O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ssize_t n;
+	do
+		n = write(fd, "5", 1);
+	while (n < 0 && errno == EINTR);
+	int rc = n == 1 ? 0 : -errno;
+	close(fd);
+	return rc;
+}
+
+static int linux_peak_reset(struct meter *m)
+{
+	struct linux_meter *lm = m->priv;
+	lm->departed_hwm = 0;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct mproc *p = &lm->tab.p[i];
+		p->hwm = 0;
+		if (p->zombie)
+			continue;
+		int rc = clear_refs(p->pid);
+		if (rc && rc != -ENOENT && rc != -ESRCH && !lm->warned_clear) {
+			/* Its VmHWM then counts from its birth: an upper bound. */
+			warning("cannot reset the peak of process %d (/proc/%d/clear_refs: %s); "
+				"its stage peaks are upper bounds", (int)p->pid, (int)p->pid,
+				strerror(-rc));
+			lm->warned_clear = true;
+		}
+	}
+	return lm->tab.n ? 0 : -1;
+}
+
+static int linux_peak_read(struct meter *m, uint64_t *bytes)
+{
+	struct linux_meter *lm = m->priv;
+	struct status_fields st;
+	uint64_t sum = 0;
+	for (size_t i = 0; i < lm->tab.n;) {
+		if (refresh(lm, i, &st))
+			continue;
+		sum += lm->tab.p[i].hwm; /* a zombie keeps its last known figure */
+		i++;
+	}
+	if (!lm->tab.n && !lm->departed_hwm)
+		return -1;
+	*bytes = sum + lm->departed_hwm;
+	return 0;
+}
+
+static void linux_free(struct meter *m)
+{
+	struct linux_meter *lm = m->priv;
+	if (!lm)
+		return;
+	proctab_release(&lm->tab, close_proc);
+	close_proc(&lm->self);
+	if (lm->meminfo_fd >= 0)
+		close(lm->meminfo_fd);
+	if (lm->proc_fd >= 0)
+		close(lm->proc_fd);
+	free(lm->pairs);
+	free(lm);
+	m->priv = NULL;
+}
+
+static const struct meter_backend linux_backend = {
+	.track = linux_track,
+	.pids = linux_pids,
+	.sample = linux_sample,
+	.system = linux_system,
+	.peak_reset = linux_peak_reset,
+	.peak_read = linux_peak_read,
+	.ignore = linux_ignore,
+	.free = linux_free,
+};
+
+/* Test hook (meter_internal.h): force the /proc/PID/stat scan. */
+void meter_linux_force_scan(struct meter *m)
+{
+	struct linux_meter *lm = m->priv;
+	if (lm->proc_fd >= 0)
+		lm->scan = true;
+}
+
+int meter_platform_init(struct meter *m)
+{
+	struct linux_meter *lm = xcalloc(1, sizeof(*lm));
+	char path[64];
+
+	proctab_init(&lm->tab);
+	lm->self_pid = getpid();
+	lm->self.pid = lm->self_pid;
+	lm->self.status_fd = lm->self.task_fd = lm->self.children_fd = -1;
+	lm->self.threads = 2;
+	lm->proc_fd = -1;
+	m->priv = lm;
+	m->be = &linux_backend;
+
+	lm->meminfo_fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+	if (lm->meminfo_fd < 0)
+		return error("cannot open /proc/meminfo: %s (is /proc mounted?)", strerror(errno));
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)lm->self_pid,
+		 (int)lm->self_pid);
+	if (access(path, R_OK)) {
+		/* Kernel without CONFIG_PROC_CHILDREN: find parents by scanning. */
+		lm->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lm->proc_fd < 0)
+			return error("cannot open /proc: %s", strerror(errno));
+		lm->scan = true;
+	} else {
+		lm->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+
+	/* Exact peaks need clear_refs mode 5 (Linux 4.0+); resetting our own
+	 * high-water mark is harmless and tells us whether it works. */
+	lm->peaks = clear_refs(lm->self_pid) == 0;
+
+	m->info.backend = "linux";
+	m->info.footprint = footprint_words;
+	m->info.fields = SF_FOOTPRINT | SF_RSS | SF_SWAPPED | SF_SWAP_USED | SF_SWAP_TOTAL |
+			 SF_LEVEL | SF_PROCS;
+	m->info.peak_metric = lm->peaks ? "rss" : NULL;
+	m->info.gpu = false;
+	return 0;
+}
+
+/* ---- host facts ---------------------------------------------------------- */
+
+static void copy_str(char *dst, size_t cap, const char *src, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* PRETTY_NAME from /etc/os-release ("Debian GNU/Linux 12 (bookworm)"). */
+static bool os_pretty_name(char *out, size_t cap)
+{
+	char *data;
+	size_t len;
+	bool found = false;
+	if (access("/etc/os-release", R_OK) || read_file("/etc/os-release", &data, &len))
+		return false;
+	for (char *line = data; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (str_starts_with(line, "PRETTY_NAME=")) {
+			char *v = line + 12;
+			size_t n = strlen(v);
+			if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+				v++;
+				n -= 2;
+			}
+			if (n) {
+				copy_str(out, cap, v, n);
+				found = true;
+			}
+			break;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(data);
+	return found;
+}
+
+void host_info_get(struct host_info *h)
+{
+	struct utsname u;
+	memset(h, 0, sizeof(*h));
+	if (!uname(&u)) {
+		copy_str(h->os, sizeof(h->os), u.sysname, strlen(u.sysname));
+		copy_str(h->kernel, sizeof(h->kernel), u.release, strlen(u.release));
+		copy_str(h->machine, sizeof(h->machine), u.machine, strlen(u.machine));
+	}
+	os_pretty_name(h->os, sizeof(h->os));
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	h->cpus = cpus > 0 ? (int)cpus : 1;
+
+	int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		char buf[8192];
+		ssize_t n = pread(fd, buf, sizeof(buf), 0);
+		close(fd);
+		if (n > 0) {
+			struct meminfo_fields mi;
+			linux_parse_meminfo(buf, (size_t)n, &mi);
+			h->memory = mi.mem_total;
+			h->swap = mi.swap_total;
+		}
+	}
+}

@@ -1,0 +1,156 @@
+/* linux_parse.c -- parsers for /proc status, meminfo, children and stat text (pure) */
+#include "meter_internal.h"
+
+#include <string.h>
+
+/* Skip blanks, read a decimal number; *p is left after it. */
+static uint64_t read_u64(const char **p, const char *end)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	while (s < end && *s >= '0' && *s <= '9')
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	*p = s;
+	return v;
+}
+
+/* A "Key:   N kB" value in bytes (the kernel always writes kB). */
+static uint64_t read_kb(const char **p, const char *end)
+{
+	return read_u64(p, end) * 1024;
+}
+
+#define KEY(k) (n >= sizeof(k) - 1 && !memcmp(s, k, sizeof(k) - 1) && \
+		(s += sizeof(k) - 1, 1))
+
+void linux_parse_status(const char *buf, size_t len, struct status_fields *f)
+{
+	const char *s = buf, *end = buf + len;
+	memset(f, 0, sizeof(*f));
+	while (s < end) {
+		size_t n = (size_t)(end - s);
+		switch (*s) {
+		case 'V':
+			if (KEY("VmRSS:")) {
+				f->vm_rss = read_kb(&s, end);
+				f->have |= ST_VM_RSS;
+			} else if (KEY("VmSwap:")) {
+				f->vm_swap = read_kb(&s, end);
+				f->have |= ST_VM_SWAP;
+			} else if (KEY("VmHWM:")) {
+				f->vm_hwm = read_kb(&s, end);
+				f->have |= ST_VM_HWM;
+			}
+			break;
+		case 'R':
+			if (KEY("RssAnon:")) {
+				f->rss_anon = read_kb(&s, end);
+				f->have |= ST_RSS_ANON;
+			} else if (KEY("RssShmem:")) {
+				f->rss_shmem = read_kb(&s, end);
+				f->have |= ST_RSS_SHMEM;
+			} else if (KEY("RssFile:")) {
+				f->rss_file = read_kb(&s, end);
+				f->have |= ST_RSS_FILE;
+			}
+			break;
+		case 'T':
+			if (KEY("Threads:")) {
+				f->threads = (int)read_u64(&s, end);
+				f->have |= ST_THREADS;
+			}
+			break;
+		case 'S':
+			if (KEY("State:")) {
+				while (s < end && (*s == ' ' || *s == '\t'))
+					s++;
+				if (s < end) {
+					f->state = *s;
+					f->have |= ST_STATE;
+				}
+			}
+			break;
+		}
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+}
+
+void linux_parse_meminfo(const char *buf, size_t len, struct meminfo_fields *f)
+{
+	const unsigned all = MI_MEM_TOTAL | MI_MEM_AVAILABLE | MI_SWAP_TOTAL | MI_SWAP_FREE;
+	const char *s = buf, *end = buf + len;
+	memset(f, 0, sizeof(*f));
+	while (s < end && f->have != all) {
+		size_t n = (size_t)(end - s);
+		if (*s == 'M') {
+			if (KEY("MemTotal:")) {
+				f->mem_total = read_kb(&s, end);
+				f->have |= MI_MEM_TOTAL;
+			} else if (KEY("MemAvailable:")) {
+				f->mem_available = read_kb(&s, end);
+				f->have |= MI_MEM_AVAILABLE;
+			}
+		} else if (*s == 'S') {
+			if (KEY("SwapTotal:")) {
+				f->swap_total = read_kb(&s, end);
+				f->have |= MI_SWAP_TOTAL;
+			} else if (KEY("SwapFree:")) {
+				f->swap_free = read_kb(&s, end);
+				f->have |= MI_SWAP_FREE;
+			}
+		}
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+}
+
+#undef KEY
+
+size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *), void *arg)
+{
+	const char *s = buf, *end = buf + len;
+	size_t count = 0;
+	while (s < end) {
+		if (*s < '0' || *s > '9') {
+			s++;
+			continue;
+		}
+		uint64_t v = 0;
+		while (s < end && *s >= '0' && *s <= '9' && v < (1u << 30))
+			v = v * 10 + (uint64_t)(*s++ - '0');
+		if (v > 0 && v < (1u << 30)) {
+			fn((pid_t)v, arg);
+			count++;
+		}
+		while (s < end && *s >= '0' && *s <= '9') /* overlong: skip */
+			s++;
+	}
+	return count;
+}
+
+int linux_parse_stat_ppid(const char *buf, size_t len, pid_t *ppid)
+{
+	/* "PID (comm) S PPID ...": comm may hold spaces and ')', so parse after the last ')'. */
+	const char *s = NULL;
+	for (size_t i = len; i > 0; i--) {
+		if (buf[i - 1] == ')') {
+			s = buf + i;
+			break;
+		}
+	}
+	const char *end = buf + len;
+	if (!s || end - s < 4 || s[0] != ' ' || s[2] != ' ')
+		return -1;
+	s += 3;
+	if (s >= end || *s < '0' || *s > '9')
+		return -1;
+	*ppid = (pid_t)read_u64(&s, end);
+	return 0;
+}

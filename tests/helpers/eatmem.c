@@ -1,0 +1,421 @@
+/* eatmem.c -- test workload: allocate, free, fork and emit probe events in scripted steps
+ *
+ * Usage: eatmem STEP...   (steps run in order; see usage() below)
+ * Standalone: built with only this file and probe/stagebench_probe.h.
+ * Exit status: 0, or N from exit=N, or 2 for a bad step (message names it).
+ */
+#include "probe/stagebench_probe.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fputs("usage: eatmem STEP...\n"
+	      "  stage=NAME         emit a stage event (and remember the stage)\n"
+	      "  alloc=SIZE         malloc SIZE and touch every page (held until freed)\n"
+	      "  free | free=all    free the most recent held allocation | all of them\n"
+	      "  spike=SIZE/DUR     alloc+touch SIZE, hold DUR, free it\n"
+	      "  release=NAME/SIZE  free the most recent allocation, emit a release event\n"
+	      "  load=NAME/SIZE     alloc+touch SIZE, emit a load event\n"
+	      "  ramp=SIZE/RATE     allocate SIZE at RATE per second in 16 MiB steps\n"
+	      "  sleep=DUR          sleep\n"
+	      "  fork               a child runs the remaining steps; exit with its status\n"
+	      "  orphan             a child runs the remaining steps; exit 0 at once\n"
+	      "  setsid             leave the process group\n"
+	      "  ready=FILE         write this process's pid to FILE (atomically)\n"
+	      "  wait=FILE          wait until FILE exists (polls every millisecond)\n"
+	      "  mark=TEXT          emit a mark event\n"
+	      "  exit=N             exit with N\n"
+	      "  kill=SIG           raise SIG (number or name: TERM, KILL, INT, ...)\n"
+	      "  print=TEXT         print TEXT and a newline, flushed\n"
+	      "SIZE: 300M, 1.5G, 4096, 10k (binary units); DUR: 50ms, 2s, 1m, 250us\n",
+	      f);
+}
+
+static const char *cur_step;
+
+static void bad(const char *why)
+{
+	fprintf(stderr, "eatmem: bad step '%s': %s\n", cur_step, why);
+	exit(2);
+}
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "eatmem: step '%s': %s: %s\n", cur_step, what, strerror(errno));
+	exit(3);
+}
+
+/* A number and its unit: "1.5G" -> 1.5, "G". */
+static int number_unit(const char *s, double *num, const char **unit)
+{
+	char *end;
+	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -1;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -1;
+	*num = v;
+	*unit = end;
+	return 0;
+}
+
+static int parse_size(const char *s, uint64_t *bytes)
+{
+	static const struct { const char *name; double mult; } units[] = {
+		{ "", 1 }, { "b", 1 },
+		{ "k", 1024.0 }, { "kb", 1024.0 }, { "kib", 1024.0 },
+		{ "m", 1048576.0 }, { "mb", 1048576.0 }, { "mib", 1048576.0 },
+		{ "g", 1073741824.0 }, { "gb", 1073741824.0 }, { "gib", 1073741824.0 },
+		{ "t", 1099511627776.0 }, { "tb", 1099511627776.0 }, { "tib", 1099511627776.0 },
+	};
+	double v;
+	const char *unit;
+	if (number_unit(s, &v, &unit))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcasecmp(unit, units[i].name))
+			continue;
+		double b = v * units[i].mult;
+		if (b >= 1.8e19)
+			return -1;
+		*bytes = (uint64_t)(b + 0.5);
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_duration(const char *s, int64_t *ns)
+{
+	static const struct { const char *name; double mult; } units[] = {
+		{ "", 1e9 }, { "s", 1e9 }, { "sec", 1e9 }, { "ms", 1e6 }, { "us", 1e3 },
+		{ "ns", 1 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+	};
+	double v;
+	const char *unit;
+	if (number_unit(s, &v, &unit))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(unit, units[i].name))
+			continue;
+		double d = v * units[i].mult;
+		if (d >= 9.2e18)
+			return -1;
+		*ns = (int64_t)(d + 0.5);
+		return 0;
+	}
+	return -1;
+}
+
+static uint64_t need_size(const char *s)
+{
+	uint64_t b;
+	if (parse_size(s, &b))
+		bad("not a size (e.g. 300M)");
+	return b;
+}
+
+static int64_t need_duration(const char *s)
+{
+	int64_t ns;
+	if (parse_duration(s, &ns))
+		bad("not a duration (e.g. 50ms)");
+	return ns;
+}
+
+/* "A/B" -> copies of A and B in the caller's buffers. */
+static void split2(const char *s, char *a, char *b, size_t cap)
+{
+	const char *slash = strchr(s, '/');
+	if (!slash)
+		bad("expected two values separated by '/'");
+	size_t na = (size_t)(slash - s), nb = strlen(slash + 1);
+	if (na == 0 || nb == 0 || na >= cap || nb >= cap)
+		bad("expected two values separated by '/'");
+	memcpy(a, s, na);
+	a[na] = '\0';
+	memcpy(b, slash + 1, nb + 1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_for(int64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- held allocations ---- */
+
+struct block {
+	unsigned char *p;
+	uint64_t size;
+};
+static struct block *blocks;
+static size_t nblocks, blocks_alloc;
+
+static void touch(unsigned char *p, uint64_t from, uint64_t to)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (page <= 0)
+		page = 4096;
+	for (uint64_t i = from; i < to; i += (uint64_t)page)
+		p[i] = 1;
+	if (to > from)
+		p[to - 1] = 1;
+}
+
+static unsigned char *grab(uint64_t size)
+{
+	if (size > SIZE_MAX)
+		bad("size too large");
+	unsigned char *p = malloc(size ? (size_t)size : 1);
+	if (!p)
+		fail("out of memory");
+	return p;
+}
+
+static void hold(unsigned char *p, uint64_t size)
+{
+	if (nblocks == blocks_alloc) {
+		blocks_alloc = blocks_alloc ? blocks_alloc * 2 : 16;
+		blocks = realloc(blocks, blocks_alloc * sizeof(*blocks));
+		if (!blocks)
+			fail("out of memory");
+	}
+	blocks[nblocks].p = p;
+	blocks[nblocks].size = size;
+	nblocks++;
+}
+
+static void free_last(void)
+{
+	if (!nblocks)
+		bad("nothing is allocated");
+	nblocks--;
+	free(blocks[nblocks].p);
+}
+
+/* ---- steps ---- */
+
+static int signal_number(const char *s)
+{
+	static const struct { const char *name; int sig; } sigs[] = {
+		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "ABRT", SIGABRT },
+		{ "KILL", SIGKILL }, { "SEGV", SIGSEGV }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM },
+		{ "TERM", SIGTERM }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "BUS", SIGBUS },
+	};
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	if (isdigit((unsigned char)*s)) {
+		char *end;
+		errno = 0;
+		long v = strtol(s, &end, 10);
+		if (errno || *end || v <= 0 || v >= 65)
+			bad("not a signal");
+		return (int)v;
+	}
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!strcasecmp(s, sigs[i].name))
+			return sigs[i].sig;
+	bad("not a signal");
+	return 0;
+}
+
+static void write_ready(const char *path)
+{
+	char tmp[4096], pid[32];
+	int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		bad("path too long");
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		fail(tmp);
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (write(fd, pid, (size_t)n) != n || close(fd) < 0)
+		fail(tmp);
+	if (rename(tmp, path) < 0)
+		fail(path);
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR)
+			fail("waitpid");
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+static void ramp(uint64_t size, uint64_t rate)
+{
+	const uint64_t step = 16u << 20;
+	unsigned char *p = grab(size);
+	double t0 = now_s();
+	for (uint64_t done = 0; done < size;) {
+		uint64_t n = size - done < step ? size - done : step;
+		touch(p, done, done + n);
+		done += n;
+		double due = t0 + (double)done / (double)rate;
+		double left = due - now_s();
+		if (left > 0)
+			sleep_for((int64_t)(left * 1e9));
+	}
+	hold(p, size);
+}
+
+static void run_step(const char *arg)
+{
+	char a[1024], b[1024];
+	const char *eq = strchr(arg, '=');
+	const char *val = eq ? eq + 1 : NULL;
+	size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+
+	cur_step = arg;
+#define IS(k) (klen == sizeof(k) - 1 && !strncmp(arg, k, klen))
+#define NEED_VALUE() do { if (!val || !*val) bad("missing value"); } while (0)
+#define NO_VALUE() do { if (val) bad("takes no value"); } while (0)
+	if (IS("stage")) {
+		NEED_VALUE();
+		sbp_stage(val);
+	} else if (IS("alloc")) {
+		NEED_VALUE();
+		uint64_t size = need_size(val);
+		unsigned char *p = grab(size);
+		touch(p, 0, size);
+		hold(p, size);
+	} else if (IS("free")) {
+		if (val && strcmp(val, "all"))
+			bad("expected 'free' or 'free=all'");
+		if (val) {
+			while (nblocks)
+				free_last();
+		} else {
+			free_last();
+		}
+	} else if (IS("spike")) {
+		NEED_VALUE();
+		split2(val, a, b, sizeof(a));
+		uint64_t size = need_size(a);
+		int64_t ns = need_duration(b);
+		unsigned char *p = grab(size);
+		touch(p, 0, size);
+		sleep_for(ns);
+		free(p);
+	} else if (IS("release")) {
+		NEED_VALUE();
+		split2(val, a, b, sizeof(a));
+		uint64_t size = need_size(b);
+		free_last();
+		sbp_release(a, NULL, size);
+	} else if (IS("load")) {
+		NEED_VALUE();
+		split2(val, a, b, sizeof(a));
+		uint64_t size = need_size(b);
+		double t0 = now_s();
+		unsigned char *p = grab(size);
+		touch(p, 0, size);
+		hold(p, size);
+		sbp_load(a, size, now_s() - t0);
+	} else if (IS("ramp")) {
+		NEED_VALUE();
+		split2(val, a, b, sizeof(a));
+		uint64_t size = need_size(a), rate = need_size(b);
+		if (!rate)
+			bad("rate must be above 0");
+		ramp(size, rate);
+	} else if (IS("sleep")) {
+		NEED_VALUE();
+		sleep_for(need_duration(val));
+	} else if (IS("fork") || IS("orphan")) {
+		NO_VALUE();
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid < 0)
+			fail("fork");
+		if (pid == 0)
+			return; /* the child runs the remaining steps */
+		if (IS("orphan"))
+			_exit(0);
+		exit(wait_status(pid));
+	} else if (IS("setsid")) {
+		NO_VALUE();
+		if (setsid() < 0)
+			fail("setsid");
+	} else if (IS("ready")) {
+		NEED_VALUE();
+		write_ready(val);
+	} else if (IS("wait")) {
+		NEED_VALUE();
+		while (access(val, F_OK) < 0)
+			sleep_for(1000000);
+	} else if (IS("mark")) {
+		NEED_VALUE();
+		sbp_mark(val);
+	} else if (IS("exit")) {
+		NEED_VALUE();
+		char *end;
+		errno = 0;
+		long n = strtol(val, &end, 10);
+		if (errno || *end || n < 0 || n > 255)
+			bad("expected an exit status 0..255");
+		fflush(NULL);
+		exit((int)n);
+	} else if (IS("kill")) {
+		NEED_VALUE();
+		int sig = signal_number(val);
+		fflush(NULL);
+		signal(sig, SIG_DFL);
+		raise(sig);
+	} else if (IS("print")) {
+		if (!val)
+			bad("missing value");
+		printf("%s\n", val);
+		fflush(stdout);
+	} else {
+		bad("unknown step");
+	}
+#undef IS
+#undef NEED_VALUE
+#undef NO_VALUE
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (int i = 1; i < argc; i++)
+		run_step(argv[i]);
+	return 0;
+}

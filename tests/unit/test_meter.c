@@ -1,0 +1,648 @@
+/* test_meter.c -- the meter: Linux tree walk and peaks on real processes, fake scripts, NVML logic */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "meter/meter.h"
+#include "meter/meter_internal.h"
+
+#define MiB (1024ull * 1024)
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static char eatmem_path[PATH_MAX + 32];
+static char tmpdir[64];
+
+static const char *eatmem(void)
+{
+	const char *dir = getenv("SB_HELPERS");
+	if (dir && *dir) {
+		snprintf(eatmem_path, sizeof(eatmem_path), "%s/eatmem", dir);
+	} else {
+		/* BUILD/tests/test_meter -> BUILD/helpers/eatmem */
+		char self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		cr_assert(n > 0);
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		*slash = '\0';
+		slash = strrchr(self, '/');
+		*slash = '\0';
+		snprintf(eatmem_path, sizeof(eatmem_path), "%s/helpers/eatmem", self);
+	}
+	cr_assert(access(eatmem_path, X_OK) == 0, "eatmem helper not found at %s", eatmem_path);
+	return eatmem_path;
+}
+
+static void make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sb-meter-XXXXXX");
+	cr_assert(mkdtemp(tmpdir));
+}
+
+static const char *tmp(const char *name)
+{
+	static char paths[8][128];
+	static int next;
+	char *p = paths[next++ % 8];
+	snprintf(p, 128, "%s/%.32s", tmpdir, name);
+	return p;
+}
+
+/* Start eatmem with the given steps (NULL-terminated). */
+static pid_t spawn(const char *const *steps)
+{
+	const char *argv[32];
+	size_t n = 0;
+	argv[n++] = eatmem();
+	while (*steps && n < 31)
+		argv[n++] = *steps++;
+	argv[n] = NULL;
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait up to 20 s for a ready file; returns the pid written in it. */
+static pid_t wait_ready(const char *path)
+{
+	for (int i = 0; i < 20000; i++) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			long pid = 0;
+			int ok = fscanf(f, "%ld", &pid);
+			fclose(f);
+			if (ok == 1)
+				return (pid_t)pid;
+		}
+		usleep(1000);
+	}
+	cr_assert_fail("timed out waiting for %s", path);
+	return -1;
+}
+
+static void go(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT, 0644);
+	cr_assert(fd >= 0);
+	close(fd);
+}
+
+static void kill_and_reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+static struct trace_sample sample(struct meter *m)
+{
+	struct trace_sample s = { 0 };
+	cr_assert_eq(meter_sample(m, &s), 0);
+	return s;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	cr_assert(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static bool within(uint64_t got, uint64_t want, double frac)
+{
+	double d = (double)got - (double)want;
+	return d <= frac * (double)want && -d <= frac * (double)want;
+}
+
+/* ---- Linux: real processes ------------------------------------------------ */
+
+Test(meter, footprint_counts_a_300_mib_allocation_within_5_percent, .timeout = 60)
+{
+	make_tmpdir();
+	const char *steps[] = { "ready=" , "wait=", "alloc=300M", "ready=", "sleep=60s", NULL };
+	char a[160], g[160], b[160];
+	snprintf(a, sizeof(a), "ready=%s", tmp("a"));
+	snprintf(g, sizeof(g), "wait=%s", tmp("go"));
+	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
+	steps[0] = a, steps[1] = g, steps[3] = b;
+
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	cr_assert_str_eq(meter_info(m)->backend, "linux");
+	cr_assert(meter_info(m)->fields & SF_FOOTPRINT);
+	cr_assert_not(meter_info(m)->fields & SF_GPU || meter_info(m)->gpu,
+		      "no NVIDIA library here, gpu must be off");
+	pid_t pid = spawn(steps);
+	meter_track(m, pid);
+	wait_ready(tmp("a"));
+	struct trace_sample idle = sample(m);
+	cr_assert_eq(idle.procs, 1);
+	cr_assert(idle.fields & SF_LEVEL);
+	cr_assert(idle.level > 0 && idle.level <= 100);
+	go(tmp("go"));
+	wait_ready(tmp("b"));
+	struct trace_sample full = sample(m);
+	uint64_t grew = full.footprint - idle.footprint;
+	cr_assert(full.footprint > idle.footprint);
+	cr_assert(within(grew, 300 * MiB, 0.05), "footprint grew by %llu bytes, expected 300 MiB",
+		  (unsigned long long)grew);
+	cr_assert(full.rss >= full.footprint, "VmRSS includes RssAnon + RssShmem");
+	size_t n;
+	const pid_t *pids = meter_pids(m, &n);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(pids[0], pid);
+
+	kill_and_reap(pid);
+	struct trace_sample gone = { 0 };
+	cr_assert_eq(meter_sample(m, &gone), -1, "the root is gone: nothing measured");
+	meter_free(m);
+}
+
+/* A child that forks a grandchild which allocates (and leaves the group). */
+static void tree_test(bool scan)
+{
+	make_tmpdir();
+	char b[160];
+	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
+	const char *steps[] = { "fork", "setsid", "alloc=200M", b, "sleep=60s", NULL };
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	if (scan)
+		meter_linux_force_scan(m);
+	pid_t pid = spawn(steps);
+	meter_track(m, pid);
+	pid_t grandchild = wait_ready(tmp("b"));
+	cr_assert_neq(grandchild, pid);
+	struct trace_sample s = sample(m);
+	cr_assert_eq(s.procs, 2, "root and grandchild, got %d", s.procs);
+	cr_assert(s.footprint >= 200 * MiB, "grandchild's 200 MiB counted: %llu",
+		  (unsigned long long)s.footprint);
+	size_t n;
+	const pid_t *pids = meter_pids(m, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(pids[0], pid, "root first");
+	cr_assert_eq(pids[1], grandchild);
+	kill(grandchild, SIGKILL);
+	kill_and_reap(pid);
+	meter_free(m);
+}
+
+Test(meter, grandchild_memory_is_counted_through_the_tree_walk, .timeout = 60)
+{
+	tree_test(false);
+}
+
+Test(meter, grandchild_is_found_by_the_stat_scan_fallback, .timeout = 60)
+{
+	tree_test(true);
+}
+
+Test(meter, orphaned_grandchild_reparented_to_the_recorder_still_counts, .timeout = 60)
+{
+	make_tmpdir();
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	char b[160];
+	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
+	const char *steps[] = { "orphan", "alloc=200M", b, "sleep=60s", NULL };
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t pid = spawn(steps);
+	meter_track(m, pid);
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	pid_t orphan = wait_ready(tmp("b"));
+	struct trace_sample s = sample(m);
+	cr_assert_eq(s.procs, 1);
+	cr_assert(s.footprint >= 200 * MiB, "orphan's 200 MiB counted: %llu",
+		  (unsigned long long)s.footprint);
+	size_t n;
+	const pid_t *pids = meter_pids(m, &n);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(pids[0], orphan);
+	kill_and_reap(orphan);
+	meter_free(m);
+}
+
+Test(meter, ignored_and_earlier_children_of_the_recorder_are_not_adopted, .timeout = 60)
+{
+	make_tmpdir();
+	char a[160], c[160];
+	snprintf(a, sizeof(a), "ready=%s", tmp("a"));
+	snprintf(c, sizeof(c), "ready=%s", tmp("c"));
+	const char *before_steps[] = { "alloc=50M", a, "sleep=60s", NULL };
+	const char *root_steps[] = { "sleep=60s", NULL };
+	const char *later_steps[] = { "alloc=50M", c, "sleep=60s", NULL };
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t before = spawn(before_steps);
+	wait_ready(tmp("a"));
+	pid_t root = spawn(root_steps);
+	meter_track(m, root);
+	pid_t later = spawn(later_steps);
+	meter_ignore(m, later);
+	wait_ready(tmp("c"));
+	struct trace_sample s = sample(m);
+	cr_assert_eq(s.procs, 1, "only the root, got %d", s.procs);
+	cr_assert(s.footprint < 40 * MiB);
+	kill_and_reap(before);
+	kill_and_reap(root);
+	kill_and_reap(later);
+	meter_free(m);
+}
+
+Test(meter, exact_peak_catches_a_50ms_spike_between_samples, .timeout = 60)
+{
+	make_tmpdir();
+	char a[160], g[160], b[160];
+	snprintf(a, sizeof(a), "ready=%s", tmp("a"));
+	snprintf(g, sizeof(g), "wait=%s", tmp("go"));
+	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
+	const char *steps[] = { "alloc=20M", "free", a, g, "spike=200M/50ms", b, "sleep=60s", NULL };
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	cr_assert_str_eq(meter_info(m)->peak_metric, "rss");
+	pid_t pid = spawn(steps);
+	meter_track(m, pid);
+	wait_ready(tmp("a"));
+	struct trace_sample before = sample(m);
+	cr_assert_eq(meter_peak_reset(m), 0);
+	uint64_t peak;
+	cr_assert_eq(meter_peak_read(m, &peak), 0);
+	cr_assert(peak < 100 * MiB, "just reset: %llu", (unsigned long long)peak);
+	go(tmp("go"));
+	wait_ready(tmp("b"));
+	cr_assert_eq(meter_peak_read(m, &peak), 0);
+	cr_assert(peak >= 200 * MiB, "VmHWM sum since the reset: %llu", (unsigned long long)peak);
+	struct trace_sample after = sample(m);
+	cr_assert(after.footprint < before.footprint + 20 * MiB,
+		  "the spike is over: %llu vs %llu", (unsigned long long)after.footprint,
+		  (unsigned long long)before.footprint);
+	/* A reset after the spike forgets it. */
+	cr_assert_eq(meter_peak_reset(m), 0);
+	cr_assert_eq(meter_peak_read(m, &peak), 0);
+	cr_assert(peak < 100 * MiB, "reset after the spike: %llu", (unsigned long long)peak);
+	kill_and_reap(pid);
+	meter_free(m);
+}
+
+Test(meter, system_figures_are_sane)
+{
+	struct meter *m = meter_new(NULL);
+	struct meter_system sys;
+	cr_assert(m);
+	cr_assert_eq(meter_system(m, &sys), 0);
+	cr_assert(sys.total_bytes > 64 * MiB);
+	cr_assert(sys.avail_bytes > 0 && sys.avail_bytes <= sys.total_bytes);
+	cr_assert(sys.avail_pct > 0 && sys.avail_pct <= 100);
+	cr_assert(sys.has_swap);
+	cr_assert(sys.swap_used <= sys.swap_total);
+	meter_free(m);
+}
+
+Test(meter, host_info_is_sane)
+{
+	struct host_info h;
+	host_info_get(&h);
+	cr_assert(h.os[0]);
+	cr_assert(h.kernel[0]);
+	cr_assert(h.machine[0]);
+	cr_assert(h.cpus >= 1);
+	cr_assert(h.memory > 64 * MiB);
+	cr_assert(h.swap < (1ull << 50));
+}
+
+Test(meter, unknown_spec_is_refused)
+{
+	cr_assert_null(meter_new("bogus"));
+	cr_assert_null(meter_new("macos"));
+	cr_assert_null(meter_new("fake:/nonexistent/script"));
+}
+
+/* ---- Linux parsing ----------------------------------------------------------- */
+
+Test(meter, status_parser_reads_the_memory_lines)
+{
+	static const char text[] =
+		"Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t42\n"
+		"VmPeak:\t 9999 kB\nVmHWM:\t    2048 kB\nVmRSS:\t    1536 kB\n"
+		"RssAnon:\t     1000 kB\nRssFile:\t      500 kB\nRssShmem:\t       36 kB\n"
+		"VmSwap:\t      12 kB\nThreads:\t7\nSigQ:\t0/1\n";
+	struct status_fields f;
+	linux_parse_status(text, sizeof(text) - 1, &f);
+	cr_assert_eq(f.vm_hwm, 2048 * 1024);
+	cr_assert_eq(f.vm_rss, 1536 * 1024);
+	cr_assert_eq(f.rss_anon, 1000 * 1024);
+	cr_assert_eq(f.rss_file, 500 * 1024);
+	cr_assert_eq(f.rss_shmem, 36 * 1024);
+	cr_assert_eq(f.vm_swap, 12 * 1024);
+	cr_assert_eq(f.threads, 7);
+	cr_assert_eq(f.state, 'S');
+	cr_assert_eq(f.have, ST_RSS_ANON | ST_RSS_SHMEM | ST_VM_RSS | ST_VM_SWAP | ST_VM_HWM |
+			     ST_THREADS | ST_STATE | ST_RSS_FILE);
+}
+
+Test(meter, status_parser_of_a_zombie_has_no_memory_lines)
+{
+	static const char text[] = "Name:\tx\nState:\tZ (zombie)\nThreads:\t1\n";
+	struct status_fields f;
+	linux_parse_status(text, sizeof(text) - 1, &f);
+	cr_assert_eq(f.state, 'Z');
+	cr_assert_eq(f.have, ST_STATE | ST_THREADS);
+}
+
+Test(meter, meminfo_parser_reads_the_four_lines)
+{
+	static const char text[] = "MemTotal:       24000000 kB\nMemFree:  1 kB\n"
+				   "MemAvailable:   12000000 kB\nBuffers: 5 kB\n"
+				   "SwapTotal:       8000000 kB\nSwapFree:        6000000 kB\n";
+	struct meminfo_fields f;
+	linux_parse_meminfo(text, sizeof(text) - 1, &f);
+	cr_assert_eq(f.have, MI_MEM_TOTAL | MI_MEM_AVAILABLE | MI_SWAP_TOTAL | MI_SWAP_FREE);
+	cr_assert_eq(f.mem_total, 24000000ull * 1024);
+	cr_assert_eq(f.mem_available, 12000000ull * 1024);
+	cr_assert_eq(f.swap_total, 8000000ull * 1024);
+	cr_assert_eq(f.swap_free, 6000000ull * 1024);
+}
+
+static void collect(pid_t pid, void *arg)
+{
+	struct { pid_t p[8]; int n; } *c = arg;
+	c->p[c->n++] = pid;
+}
+
+Test(meter, children_list_parser_reads_every_pid)
+{
+	struct { pid_t p[8]; int n; } c = { { 0 }, 0 };
+	static const char text[] = "123 4567 89\n";
+	cr_assert_eq(linux_parse_pidlist(text, sizeof(text) - 1, collect, &c), 3);
+	cr_assert_eq(c.n, 3);
+	cr_assert_eq(c.p[0], 123);
+	cr_assert_eq(c.p[1], 4567);
+	cr_assert_eq(c.p[2], 89);
+	c.n = 0;
+	cr_assert_eq(linux_parse_pidlist("", 0, collect, &c), 0);
+}
+
+Test(meter, stat_parser_takes_the_ppid_after_the_last_paren)
+{
+	static const char text[] = "4242 (evil) S 17 (name)) R 999 4242 4242 0 -1";
+	pid_t ppid = 0;
+	cr_assert_eq(linux_parse_stat_ppid(text, sizeof(text) - 1, &ppid), 0);
+	cr_assert_eq(ppid, 999);
+	static const char plain[] = "1 (init) S 0 1 1 0";
+	cr_assert_eq(linux_parse_stat_ppid(plain, sizeof(plain) - 1, &ppid), 0);
+	cr_assert_eq(ppid, 0);
+	cr_assert_eq(linux_parse_stat_ppid("garbage", 7, &ppid), -1);
+}
+
+/* ---- the process table --------------------------------------------------------- */
+
+Test(meter, proctab_keeps_order_when_removing)
+{
+	struct proctab t;
+	proctab_init(&t);
+	for (pid_t p = 10; p < 15; p++)
+		proctab_add(&t, p);
+	proctab_remove(&t, 1, NULL);
+	size_t n;
+	const pid_t *pids = proctab_pids(&t, &n);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(pids[0], 10);
+	cr_assert_eq(pids[1], 12);
+	cr_assert_eq(pids[3], 14);
+	cr_assert_eq(proctab_find(&t, 11), -1);
+	cr_assert_eq(proctab_find(&t, 13), 2);
+	proctab_add_foreign(&t, 99);
+	cr_assert(proctab_is_foreign(&t, 99));
+	cr_assert_not(proctab_is_foreign(&t, 10));
+	proctab_release(&t, NULL);
+	proctab_release(NULL, NULL);
+}
+
+/* ---- the fake backend ------------------------------------------------------------ */
+
+static struct meter *fake(const char *script)
+{
+	make_tmpdir();
+	write_text(tmp("script"), script);
+	char spec[160];
+	snprintf(spec, sizeof(spec), "fake:%s", tmp("script"));
+	return meter_new(spec);
+}
+
+Test(meter, fake_script_returns_one_line_per_sample_and_repeats_the_last)
+{
+	struct meter *m = fake("# a comment\n"
+			       "footprint=100M rss=120M swap_used=1G level=80\n"
+			       "\n"
+			       "footprint=1.5G rss=2G swap_used=0 level=12.5 procs=3\n");
+	cr_assert(m);
+	cr_assert_str_eq(meter_info(m)->backend, "fake");
+	cr_assert_eq(meter_info(m)->fields, SF_FOOTPRINT | SF_RSS | SF_SWAP_USED | SF_LEVEL |
+						    SF_PROCS);
+	cr_assert_null(meter_info(m)->peak_metric);
+	cr_assert_not(meter_info(m)->gpu);
+	meter_track(m, 1234);
+	struct trace_sample s = { .t = 7.5 };
+	cr_assert_eq(meter_sample(m, &s), 0);
+	cr_assert_eq(s.t, 7.5, "t is the caller's");
+	cr_assert_eq(s.fields, SF_FOOTPRINT | SF_RSS | SF_SWAP_USED | SF_LEVEL);
+	cr_assert_eq(s.footprint, 100 * MiB);
+	cr_assert_eq(s.rss, 120 * MiB);
+	cr_assert_eq(s.swap_used, 1024 * MiB);
+	cr_assert_eq(s.level, 80);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(meter_sample(m, &s), 0);
+		cr_assert_eq(s.footprint, 1536 * MiB);
+		cr_assert_eq(s.level, 12.5);
+		cr_assert_eq(s.procs, 3);
+		cr_assert_eq(s.swap_used, 0);
+		cr_assert(s.fields & SF_SWAP_USED, "0 present is not absent");
+	}
+	uint64_t b;
+	cr_assert_eq(meter_peak_reset(m), -1, "no peak= lines: no exact peaks");
+	cr_assert_eq(meter_peak_read(m, &b), -1);
+	cr_assert_eq(meter_gpu(m, &b), -1);
+	size_t n;
+	const pid_t *pids = meter_pids(m, &n);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(pids[0], 1234);
+	meter_free(m);
+}
+
+Test(meter, fake_absent_fields_stay_absent)
+{
+	struct meter *m = fake("footprint=1M\nlevel=50\n");
+	cr_assert(m);
+	struct trace_sample s;
+	cr_assert_eq(meter_sample(m, &s), 0);
+	cr_assert_eq(s.fields, SF_FOOTPRINT);
+	cr_assert_eq(meter_sample(m, &s), 0);
+	cr_assert_eq(s.fields, SF_LEVEL);
+	cr_assert_eq(s.footprint, 0);
+	meter_free(m);
+}
+
+Test(meter, fake_peak_is_the_highest_since_the_reset)
+{
+	struct meter *m = fake("peak_metric=footprint\n"
+			       "footprint=100M level=90 peak=150M\n"
+			       "footprint=300M level=70\n"
+			       "footprint=200M level=75 peak=320M gpu=2G\n"
+			       "footprint=50M level=95\n"
+			       "gone\n");
+	cr_assert(m);
+	cr_assert_str_eq(meter_info(m)->peak_metric, "footprint");
+	cr_assert(meter_info(m)->gpu);
+	struct trace_sample s;
+	uint64_t b;
+	cr_assert_eq(meter_sample(m, &s), 0);
+	cr_assert_eq(meter_peak_reset(m), 0);
+	cr_assert_eq(meter_sample(m, &s), 0);
+	cr_assert_eq(meter_sample(m, &s), 0);
+	cr_assert_eq(meter_peak_read(m, &b), 0);
+	cr_assert_eq(b, 320 * MiB);
+	cr_assert_eq(meter_gpu(m, &b), 0);
+	cr_assert_eq(b, 2048 * MiB);
+	cr_assert_eq(meter_sample(m, &s), 0);
+	cr_assert_eq(meter_peak_reset(m), 0);
+	cr_assert_eq(meter_peak_read(m, &b), 0);
+	cr_assert_eq(b, 50 * MiB, "no peak= since the reset: the highest footprint");
+	cr_assert_eq(meter_sample(m, &s), -1, "gone");
+	cr_assert_eq(s.fields, 0);
+	meter_free(m);
+}
+
+Test(meter, fake_system_steps_through_the_script_when_never_sampled)
+{
+	struct meter *m = fake("level=20 swap_used=2G swap_total=8G total=32G\nlevel=60\n");
+	struct meter_system sys;
+	cr_assert(m);
+	cr_assert_eq(meter_system(m, &sys), 0);
+	cr_assert_eq(sys.avail_pct, 20);
+	cr_assert_eq(sys.total_bytes, 32ull << 30);
+	cr_assert(within(sys.avail_bytes, (32ull << 30) / 5, 1e-9));
+	cr_assert(sys.has_swap);
+	cr_assert_eq(sys.swap_used, 2ull << 30);
+	cr_assert_eq(sys.swap_total, 8ull << 30);
+	cr_assert_eq(meter_system(m, &sys), 0);
+	cr_assert_eq(sys.avail_pct, 60);
+	cr_assert_not(sys.has_swap);
+	cr_assert_eq(sys.total_bytes, 16ull << 30);
+	meter_free(m);
+}
+
+Test(meter, fake_script_errors_name_the_line)
+{
+	const char *bad[] = { "footprint=100M\nfootprint=abc\n", "colour=blue\n",
+			      "level=101\n", "footprint=1M footprint=2M\n", "justaword\n",
+			      "# nothing\n\n", "peak_metric=vmhwm\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct meter *m = fake(bad[i]);
+		cr_assert_null(m, "script %zu should be refused", i);
+	}
+	struct fake_line fl;
+	bool empty;
+	const char *why, *key;
+	cr_assert_eq(fake_parse_line("rss=1M bogus=2", &fl, &empty, &why, &key), -1);
+	cr_assert_str_eq(why, "unknown key");
+	cr_assert_str_eq(key, "bogus=2");
+}
+
+/* ---- NVML logic (no GPU needed) ------------------------------------------------------ */
+
+static void put_entry(unsigned char *buf, size_t stride, unsigned i, unsigned pid,
+		      unsigned long long used)
+{
+	unsigned char *e = buf + (size_t)i * stride;
+	memset(e, 0, stride); /* the library writes whole entries, padding included */
+	memcpy(e, &pid, sizeof(pid));
+	memcpy(e + 8, &used, sizeof(used));
+	unsigned gi = 0xffffffffu;
+	memcpy(e + 16, &gi, sizeof(gi));
+}
+
+Test(meter, nvml_stride_is_inferred_from_how_far_the_library_wrote)
+{
+	unsigned char buf[8 * NVML_ENTRY_ALLOC];
+	for (size_t stride = 24; stride <= 32; stride += 8) {
+		for (unsigned count = 1; count <= 4; count++) {
+			memset(buf, NVML_PATTERN, sizeof(buf));
+			for (unsigned i = 0; i < count; i++)
+				put_entry(buf, stride, i, 100 + i, 1000);
+			cr_assert_eq(nvml_infer_stride(buf, 8, count), stride,
+				     "stride %zu, %u entries", stride, count);
+		}
+	}
+	memset(buf, NVML_PATTERN, sizeof(buf));
+	cr_assert_eq(nvml_infer_stride(buf, 8, 0), 24);
+}
+
+Test(meter, nvml_sum_counts_tree_pids_and_skips_unavailable)
+{
+	unsigned char buf[8 * NVML_ENTRY_ALLOC];
+	pid_t tree[] = { 10, 11, 12 };
+	for (size_t stride = 24; stride <= 32; stride += 8) {
+		memset(buf, NVML_PATTERN, sizeof(buf));
+		put_entry(buf, stride, 0, 10, 1000);
+		put_entry(buf, stride, 1, 99, 5000);   /* not ours */
+		put_entry(buf, stride, 2, 12, ~0ULL);  /* NVML_VALUE_NOT_AVAILABLE */
+		put_entry(buf, stride, 3, 11, 300);
+		cr_assert_eq(nvml_sum_tree(buf, 4, stride, tree, 3), 1300);
+	}
+}
+
+/* A fake driver with the R535 behaviour: 32-byte entries, and a process list
+ * that grows between the counting call and the filling call. */
+static unsigned fake_nprocs;
+static int fake_calls;
+static int f_init(void) { return 0; }
+static int f_shutdown(void) { return 0; }
+static int f_count(unsigned *c) { *c = 2; return 0; }
+static int f_handle(unsigned i, void **dev) { *dev = (void *)(uintptr_t)(i + 1); return 0; }
+static int f_procs(void *dev, unsigned *count, void *infos)
+{
+	unsigned n = fake_nprocs + (fake_calls++ > 0 ? 3 : 0); /* grows after the first call */
+	if (*count < n) {
+		*count = n;
+		return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+	}
+	for (unsigned i = 0; i < n; i++)
+		put_entry(infos, 32, i, (unsigned)(uintptr_t)dev * 100 + i, 1ull << 20);
+	*count = n;
+	return 0;
+}
+
+Test(meter, nvml_reads_every_device_with_headroom_for_a_growing_list)
+{
+	struct nvml_api api = { f_init, f_shutdown, f_count, f_handle, f_procs };
+	struct nvml *n = nvml_open_api(&api);
+	cr_assert(n);
+	pid_t tree[] = { 100, 101, 102, 200, 204 };
+	uint64_t bytes;
+	fake_nprocs = 2;
+	fake_calls = 0;
+	cr_assert_eq(nvml_tree_bytes(n, tree, 5, &bytes), 0);
+	/* device 1: pids 100..104 (3 ours), device 2: 200..204 (2 ours) */
+	cr_assert_eq(bytes, 5ull << 20);
+	nvml_close(n);
+	nvml_close(NULL);
+}
