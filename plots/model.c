@@ -1,0 +1,208 @@
+/* model.c -- what the charts draw, taken from traces and their per-run analysis */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analyze/analysis.h"
+#include "../common/parse.h"
+#include "../traces/runs.h"
+#include "../traces/trace.h"
+#include "plot.h"
+
+double plot_gb(uint64_t bytes)
+{
+	return (double)bytes / (double)(1ull << 30);
+}
+
+static void series_add(struct plot_series *s, size_t *alloc, double t, double gb)
+{
+	if (s->n + 1 > *alloc) {
+		*alloc = *alloc ? *alloc * 2 : 64;
+		s->t = xrealloc(s->t, *alloc * sizeof(*s->t));
+		s->gb = xrealloc(s->gb, *alloc * sizeof(*s->gb));
+	}
+	s->t[s->n] = t;
+	s->gb[s->n] = gb;
+	s->n++;
+}
+
+static void series_release(struct plot_series *s)
+{
+	free(s->t);
+	free(s->gb);
+	s->t = s->gb = NULL;
+	s->n = 0;
+}
+
+/* N from ".../MODE-N.trace.jsonl[.zst]", or 0. */
+static int run_number_from_name(const char *path, const char *mode)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t ml = strlen(mode);
+	if (strncmp(base, mode, ml) || base[ml] != '-')
+		return 0;
+	const char *dot = strchr(base + ml + 1, '.');
+	if (!dot || !str_starts_with(dot, ".trace"))
+		return 0;
+	char *num = xstrndup(base + ml + 1, (size_t)(dot - base - ml - 1));
+	int n = 0;
+	if (parse_int(num, &n) || n < 1)
+		n = 0;
+	free(num);
+	return n;
+}
+
+static void samples_to_series(const struct trace *tr, struct plot_run *r)
+{
+	size_t fa = 0, ga = 0, sa = 0;
+	bool have_swap0 = false;
+	uint64_t swap0 = 0;
+	for (size_t i = 0; i < tr->nsamples; i++) {
+		const struct trace_sample *s = &tr->samples[i];
+		if (s->fields & SF_FOOTPRINT)
+			series_add(&r->footprint, &fa, s->t, plot_gb(s->footprint));
+		if (s->fields & SF_GPU)
+			series_add(&r->gpu, &ga, s->t, plot_gb(s->gpu));
+		if (s->fields & SF_SWAP_USED) {
+			if (!have_swap0) {
+				swap0 = s->swap_used;
+				have_swap0 = true;
+			}
+			series_add(&r->swap, &sa, s->t,
+				   plot_gb(s->swap_used) - plot_gb(swap0));
+		}
+		if (i + 1 == tr->nsamples)
+			r->t_last = s->t;
+	}
+}
+
+static enum plot_outcome outcome_of(const struct analysis *a)
+{
+	switch (a->outcome) {
+	case RUN_COMPLETED: return PLOT_COMPLETED;
+	case RUN_GUARD: return PLOT_STOPPED;
+	case RUN_SIGNAL: return PLOT_KILLED;
+	case RUN_RECORDER_DIED: return PLOT_KILLED;
+	case RUN_EXIT: return PLOT_FAILED;
+	}
+	return PLOT_FAILED;
+}
+
+static int fill_run(const struct trace *tr, const struct run_entry *entry, int ordinal,
+		    uint64_t ram_override, struct plot_run *r)
+{
+	struct analysis a = ANALYSIS_INIT;
+	if (analysis_run(tr, entry, &a)) {
+		analysis_release(&a);
+		return -1;
+	}
+	r->mode = xstrdup(a.mode ? a.mode : entry && entry->mode ? entry->mode : "run");
+	r->run = entry && entry->run > 0 ? entry->run : 0;
+	if (!r->run && tr->path)
+		r->run = run_number_from_name(tr->path, r->mode);
+	if (!r->run)
+		r->run = ordinal;
+	samples_to_series(tr, r);
+	r->peak_gb = a.has_footprint ? plot_gb(a.peak_footprint) : 0;
+	r->ram_bytes = ram_override ? ram_override : tr->has_start ? tr->start.host_memory : 0;
+	r->outcome = outcome_of(&a);
+	if (r->outcome != PLOT_COMPLETED) {
+		char buf[96];
+		r->outcome_text = xstrdup(analysis_outcome_str(&a, buf, sizeof(buf)));
+		if (a.nstages && a.ran_to < a.nstages)
+			r->ended_in = xstrdup(a.stages[a.ran_to].name);
+	}
+
+	/* Bands: from each stage event to the next, the last one to the last sample. */
+	r->bands = xcalloc(a.nwindows ? a.nwindows : 1, sizeof(*r->bands));
+	for (size_t i = 0; i < a.nwindows; i++) {
+		const struct stage_window *w = &a.windows[i];
+		double t0 = isfinite(w->stage_t) ? w->stage_t : 0;
+		double t1 = i + 1 < a.nwindows ? a.windows[i + 1].stage_t : r->t_last;
+		if (i == 0 && t0 > 0 && tr->nsamples && tr->samples[0].t <= t0)
+			t0 = tr->samples[0].t;
+		if (t1 < t0)
+			t1 = t0;
+		r->bands[r->nbands].t0 = t0;
+		r->bands[r->nbands].t1 = t1;
+		r->bands[r->nbands].name = xstrdup(a.stages[w->stage].name);
+		r->nbands++;
+	}
+
+	r->peaks = xcalloc(a.nstages ? a.nstages : 1, sizeof(*r->peaks));
+	for (size_t i = 0; i < a.nstages; i++) {
+		const struct stage_stats *s = &a.stages[i];
+		struct plot_peak *p = &r->peaks[r->npeaks++];
+		p->stage = xstrdup(s->name);
+		p->has_value = s->nsamples > 0;
+		p->gb = p->has_value ? plot_gb(s->peak_footprint) : 0;
+		p->ended = s->ended_here;
+	}
+	analysis_release(&a);
+	return 0;
+}
+
+int plot_model_build(const struct trace *traces, const struct run_entry *const *runs,
+		     size_t n, uint64_t ram_override, struct plot_run **out)
+{
+	*out = NULL;
+	if (!n)
+		return error("no trace to plot");
+	struct plot_run *r = xcalloc(n, sizeof(*r));
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		/* ordinal within the mode, for traces that carry no run number */
+		int ordinal = 1;
+		const char *mode = traces[i].has_start && traces[i].start.mode ?
+					   traces[i].start.mode : "run";
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(r[j].mode, mode))
+				ordinal++;
+		if (fill_run(&traces[i], runs ? runs[i] : NULL, ordinal, ram_override, &r[i])) {
+			plot_model_release(r, n);
+			return -1;
+		}
+		if (r[i].footprint.n)
+			any = true;
+	}
+	/* two traces claiming the same run of a mode (a retry in another
+	 * directory): number that mode's runs in the order given instead */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(r[i].mode, r[j].mode) && r[i].run == r[j].run) {
+				int k = 0;
+				for (size_t q = 0; q < n; q++)
+					if (!strcmp(r[q].mode, r[i].mode))
+						r[q].run = ++k;
+			}
+	if (!any) {
+		plot_model_release(r, n);
+		return error("no footprint sample in %s%s", traces[0].path ? traces[0].path : "the traces",
+			     n > 1 ? " or the other traces" : "");
+	}
+	*out = r;
+	return 0;
+}
+
+void plot_model_release(struct plot_run *runs, size_t n)
+{
+	if (!runs)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct plot_run *r = &runs[i];
+		free(r->mode);
+		series_release(&r->footprint);
+		series_release(&r->gpu);
+		series_release(&r->swap);
+		for (size_t j = 0; j < r->nbands; j++)
+			free(r->bands[j].name);
+		free(r->bands);
+		free(r->outcome_text);
+		free(r->ended_in);
+		for (size_t j = 0; j < r->npeaks; j++)
+			free(r->peaks[j].stage);
+		free(r->peaks);
+	}
+	free(runs);
+}

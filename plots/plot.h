@@ -1,0 +1,145 @@
+/* plot.h -- memory charts drawn by gnuplot: memory over time and per-stage peaks
+ *
+ * gnuplot is an external program found on PATH, never linked. Each chart is a
+ * gnuplot script written in full by this module (data inline as datablocks,
+ * fixed sizes, fonts and number formats, no timestamps), piped to gnuplot's
+ * stdin; the same traces give the same script and therefore the same SVG bytes.
+ *
+ * Two charts per call, written to opts->out_dir:
+ *   memory.{png,svg}  memory over time, one panel per run (per mode, runs
+ *                     overlaid, when there are many runs): footprint, GPU
+ *                     memory where sampled, system swap growth since the run's
+ *                     start, the machine's RAM as a line when known, stage
+ *                     bands labelled with their names, a marker where the
+ *                     guard stopped the run;
+ *   stages.{png,svg}  per-stage peak footprint: grouped bars per stage, one per
+ *                     mode, bar = the highest run, whiskers = the range across
+ *                     runs; "stopped" and "not reached" written on the chart.
+ * Sizes are in GB = 2^30 bytes.
+ *
+ * Call order, from the command or from compare:
+ *   struct plot_opts o = PLOT_OPTS_INIT;  (set out_dir, format, ram_bytes)
+ *   plot_runs(&o, traces, runs, n)        (prints each path written on stdout)
+ *
+ * The lower layer (struct plot_run, plot_*_script) is public for tests: a
+ * model of what is drawn, built from traces by plot_model_build(), turned into
+ * a gnuplot script by the two script generators.
+ */
+#ifndef SB_PLOT_H
+#define SB_PLOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/util.h"
+
+struct trace;
+struct run_entry;
+
+enum plot_format { PLOT_PNG = 0, PLOT_SVG };
+
+struct plot_opts {
+	const char *out_dir;     /* default "." (created when missing) */
+	enum plot_format format; /* default PLOT_PNG */
+	uint64_t ram_bytes;      /* the machine's RAM for the line; 0 = the start
+				  * records' host.memory, none when absent */
+	const char *gnuplot;     /* program, looked up on PATH; default "gnuplot" */
+	bool quiet_paths;        /* do not print the paths written */
+};
+#define PLOT_OPTS_INIT { ".", PLOT_PNG, 0, NULL, false }
+
+#define PLOT_GNUPLOT_MISSING "gnuplot not found: install the Debian package gnuplot-nox"
+
+/*
+ * Draw both charts for n runs. traces[i] must have been read (trace_read);
+ * runs is NULL or holds n pointers, each the run's runs.json entry or NULL
+ * (stageload's "exit 3 = stopped by the guard" comes from there).
+ * Writes OUT_DIR/memory.EXT and OUT_DIR/stages.EXT and prints each path on
+ * stdout. Returns 0, or -1 after error(): no gnuplot (PLOT_GNUPLOT_MISSING),
+ * gnuplot failed (its own message quoted), no run with samples, an unwritable
+ * directory.
+ */
+int plot_runs(const struct plot_opts *opts, const struct trace *traces,
+	      const struct run_entry *const *runs, size_t n);
+
+/* ---- the model: what is drawn ------------------------------------------- */
+
+struct plot_series {
+	size_t n;
+	double *t;  /* seconds since the run started, ascending */
+	double *gb; /* value in GB (2^30 bytes) */
+};
+
+struct plot_band {
+	double t0, t1; /* seconds */
+	char *name;    /* stage name */
+};
+
+enum plot_outcome {
+	PLOT_COMPLETED = 0, /* ran to its end */
+	PLOT_STOPPED,       /* stopped by the guard */
+	PLOT_KILLED,        /* ended by a signal, or the recorder died */
+	PLOT_FAILED,        /* exited non-zero on its own */
+};
+
+struct plot_peak {
+	char *stage;
+	bool has_value; /* false: the stage's window held no sample */
+	double gb;      /* peak footprint in the stage's windows (the window rule) */
+	bool ended;     /* the run ended here without completing (see outcome) */
+};
+
+struct plot_run {
+	char *mode;      /* "eager", "staged"; "run" when the trace names none */
+	int run;         /* 1-based within its mode */
+	struct plot_series footprint, gpu, swap; /* n = 0 when the trace lacks it;
+						   * swap = growth since the first sample */
+	struct plot_band *bands; /* one per stage window, in time order */
+	size_t nbands;
+	double t_last;   /* the last sample's t */
+	double peak_gb;  /* the run's peak footprint */
+	uint64_t ram_bytes; /* 0 = unknown */
+	enum plot_outcome outcome;
+	char *outcome_text; /* "stopped by the guard", ...; NULL when completed */
+	char *ended_in;  /* the stage it ended in when not completed */
+	struct plot_peak *peaks; /* stages the run entered, in order of first entry */
+	size_t npeaks;
+};
+
+/*
+ * Build the model of n traces (runs as for plot_runs). Returns 0 and
+ * *out (n entries, release with plot_model_release), or -1 after error()
+ * when no trace has a sample.
+ */
+int plot_model_build(const struct trace *traces, const struct run_entry *const *runs,
+		     size_t n, uint64_t ram_override, struct plot_run **out);
+void plot_model_release(struct plot_run *runs, size_t n); /* NULL ok */
+
+/* GB (2^30 bytes) as a double. */
+double plot_gb(uint64_t bytes);
+
+/*
+ * The gnuplot scripts. `term` is the terminal block (plot_terminal()), `out`
+ * the output path; both are embedded verbatim (the path quoted). The script
+ * is appended to *sb. The result depends only on the arguments.
+ */
+void plot_terminal(struct strbuf *sb, enum plot_format fmt, int width, int height);
+void plot_memory_script(struct strbuf *sb, const struct plot_run *runs, size_t n,
+			enum plot_format fmt, const char *out_path);
+void plot_stages_script(struct strbuf *sb, const struct plot_run *runs, size_t n,
+			enum plot_format fmt, const char *out_path);
+
+/*
+ * Run gnuplot (looked up on PATH; `program` NULL = "gnuplot") with `script`
+ * on its stdin, no shell. Returns 0, or -1 after error(): PLOT_GNUPLOT_MISSING
+ * when it is not on PATH, or "gnuplot failed: <its stderr>" when it exits
+ * non-zero or prints an error.
+ */
+int plot_run_gnuplot(const char *program, const char *script, size_t len);
+
+/* True when `program` (NULL = "gnuplot") is an executable on PATH; compare
+ * checks this before its runs so a missing gnuplot is reported up front. */
+bool plot_have_gnuplot(const char *program);
+
+#endif
