@@ -1,0 +1,245 @@
+/* test_guard.c -- guard option parsing, admission and stop decisions as pure functions */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../common/util.h"
+#include "../../runner/guard.h"
+
+#define GiB (1ULL << 30)
+#define MiB (1ULL << 20)
+
+static struct guard_readings readings(double avail, uint64_t swap)
+{
+	struct guard_readings r;
+	memset(&r, 0, sizeof(r));
+	r.avail_pct = avail;
+	r.has_swap = true;
+	r.swap_used = swap;
+	r.since_busy_ns = -1;
+	return r;
+}
+
+Test(guard, defaults_are_stageloads_with_a_faster_poll)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_float_eq(g.wait_free_pct, 40.0, 1e-9);
+	cr_assert_eq(g.swap_budget, 8 * GiB);
+	cr_assert_not(g.has_swap_limit);
+	cr_assert_float_eq(g.kill_free_pct, 10.0, 1e-9);
+	cr_assert_eq(g.quiet_for_ns, 60LL * 1000000000LL);
+	cr_assert_eq(g.start_timeout_ns, 1800LL * 1000000000LL);
+	cr_assert_eq(g.poll_ns, 250LL * 1000000LL);
+	cr_assert_eq(g.grace_ns, 5LL * 1000000000LL);
+	cr_assert_not(g.given);
+}
+
+Test(guard, parses_every_option)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "55%"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_BUDGET, "1.5GiB"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_LIMIT, "16G"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_KILL_FREE, "5"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "python.*train"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "^ffmpeg "), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_QUIET_FOR, "30s"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_START_TIMEOUT, "2m"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "100ms"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "512M"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_GRACE, "2s"), 1);
+	cr_assert_float_eq(g.wait_free_pct, 55.0, 1e-9);
+	cr_assert_eq(g.swap_budget, 3 * GiB / 2);
+	cr_assert(g.has_swap_limit);
+	cr_assert_eq(g.swap_limit, 16 * GiB);
+	cr_assert_float_eq(g.kill_free_pct, 5.0, 1e-9);
+	cr_assert_eq(g.nbusy, 2);
+	cr_assert_str_eq(g.busy[1], "^ffmpeg ");
+	cr_assert_eq(g.quiet_for_ns, 30LL * 1000000000LL);
+	cr_assert_eq(g.start_timeout_ns, 120LL * 1000000000LL);
+	cr_assert_eq(g.poll_ns, 100LL * 1000000LL);
+	cr_assert(g.has_max_footprint);
+	cr_assert_eq(g.max_footprint, 512 * MiB);
+	cr_assert_eq(g.grace_ns, 2LL * 1000000000LL);
+	cr_assert(g.given);
+	guard_opts_release(&g);
+}
+
+Test(guard, grace_alone_does_not_make_a_run_guarded)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_GRACE, "1s"), 1);
+	cr_assert_not(g.given);
+	cr_assert_eq(guard_parse_option(&g, 'o', "x"), 0, "not a guard option");
+}
+
+Test(guard, rejects_bad_values)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "140"), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "forty"), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_BUDGET, "8X"), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_BUDGET, "-1G"), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "0"), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_QUIET_FOR, "1 minute"), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "(unclosed"), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "0"), -1);
+	cr_assert_eq(g.nbusy, 0);
+	cr_assert_float_eq(g.wait_free_pct, 40.0, 1e-9, "a rejected value leaves the default");
+	guard_opts_release(&g);
+}
+
+Test(guard, admits_when_enough_is_available)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	struct guard_readings r = readings(40.0, 0);
+	struct strbuf why = STRBUF_INIT;
+	cr_assert(guard_admit(&g, &r, &why));
+	r.avail_pct = 39.9;
+	strbuf_reset(&why);
+	cr_assert_not(guard_admit(&g, &r, &why));
+	cr_assert(strstr(why.buf, "available 40% (need 40%)") || strstr(why.buf, "need 40%"),
+		  "reason: %s", why.buf);
+	strbuf_release(&why);
+}
+
+Test(guard, swap_limit_counts_the_budget)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_LIMIT, "10G"), 1);
+	struct guard_readings r = readings(80.0, 2 * GiB);
+	cr_assert(guard_admit(&g, &r, NULL), "2 + 8 fits in 10");
+	r.swap_used = 2 * GiB + 1;
+	struct strbuf why = STRBUF_INIT;
+	cr_assert_not(guard_admit(&g, &r, &why));
+	cr_assert(strstr(why.buf, "limit"), "reason: %s", why.buf);
+	strbuf_release(&why);
+	/* without a limit, swap never blocks admission */
+	struct guard_opts d = GUARD_OPTS_INIT;
+	r.swap_used = 100 * GiB;
+	cr_assert(guard_admit(&d, &r, NULL));
+}
+
+Test(guard, busy_process_blocks_until_quiet_for)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "train"), 1);
+	struct guard_readings r = readings(90.0, 0);
+	cr_assert(guard_admit(&g, &r, NULL), "never seen: quiet");
+	r.busy = true;
+	r.since_busy_ns = 0;
+	snprintf(r.busy_what, sizeof(r.busy_what), "python3 train.py");
+	struct strbuf why = STRBUF_INIT;
+	cr_assert_not(guard_admit(&g, &r, &why));
+	cr_assert(strstr(why.buf, "python3 train.py"), "reason: %s", why.buf);
+	r.busy = false;
+	r.since_busy_ns = 59LL * 1000000000LL;
+	cr_assert_not(guard_admit(&g, &r, NULL), "seen 59 s ago, quiet-for 1m");
+	r.since_busy_ns = 60LL * 1000000000LL;
+	cr_assert(guard_admit(&g, &r, NULL));
+	strbuf_release(&why);
+	guard_opts_release(&g);
+}
+
+Test(guard, stops_when_swap_grows_past_the_budget)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	struct guard_state st = GUARD_STATE_INIT;
+	struct guard_readings r = readings(50.0, 3 * GiB);
+	guard_state_start(&st, &r);
+	r.swap_used = 11 * GiB; /* grew exactly the budget: not more */
+	cr_assert_not(guard_check(&g, &st, &r, NULL));
+	r.swap_used = 11 * GiB + (GiB / 5);
+	r.avail_pct = 12.0;
+	struct strbuf why = STRBUF_INIT;
+	cr_assert(guard_check(&g, &st, &r, &why));
+	cr_assert_str_eq(why.buf, "swap grew 8.2 GB (budget 8.0 GB), available 12%");
+	strbuf_release(&why);
+}
+
+Test(guard, low_memory_must_persist_for_two_polls)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	struct guard_state st = GUARD_STATE_INIT;
+	struct guard_readings r = readings(50.0, 0);
+	guard_state_start(&st, &r);
+	r.avail_pct = 9.0;
+	cr_assert_not(guard_check(&g, &st, &r, NULL), "one low poll is not enough");
+	cr_assert(guard_check_soon(&st));
+	r.avail_pct = 11.0;
+	cr_assert_not(guard_check(&g, &st, &r, NULL));
+	cr_assert_not(guard_check_soon(&st));
+	r.avail_pct = 9.0;
+	cr_assert_not(guard_check(&g, &st, &r, NULL), "the count restarted");
+	struct strbuf why = STRBUF_INIT;
+	cr_assert(guard_check(&g, &st, &r, &why));
+	cr_assert(strstr(why.buf, "available 9%"), "reason: %s", why.buf);
+	strbuf_release(&why);
+}
+
+Test(guard, stops_when_the_tree_exceeds_max_footprint)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "100M"), 1);
+	struct guard_state st = GUARD_STATE_INIT;
+	struct guard_readings r = readings(80.0, 0);
+	guard_state_start(&st, &r);
+	r.has_footprint = true;
+	r.footprint = 100 * MiB;
+	cr_assert_not(guard_check(&g, &st, &r, NULL));
+	r.footprint = 300 * MiB;
+	struct strbuf why = STRBUF_INIT;
+	cr_assert(guard_check(&g, &st, &r, &why));
+	cr_assert_str_eq(why.buf, "footprint 300 MB over the cap 100 MB, available 80%");
+	strbuf_release(&why);
+	/* no cap: any footprint is fine */
+	struct guard_opts d = GUARD_OPTS_INIT;
+	struct guard_state st2 = GUARD_STATE_INIT;
+	cr_assert_not(guard_check(&d, &st2, &r, NULL));
+}
+
+Test(guard, readings_become_event_keys)
+{
+	struct guard_state st = GUARD_STATE_INIT;
+	struct guard_readings r = readings(12.34, 1000);
+	guard_state_start(&st, &r);
+	r.swap_used = 3000;
+	r.has_footprint = true;
+	r.footprint = 42;
+	char *j = guard_readings_json(&r, &st);
+	cr_assert_str_eq(j, "\"available_pct\":12.3,\"swap_used\":3000,\"swap_growth\":2000,\"footprint\":42");
+	free(j);
+}
+
+Test(guard, busy_scan_matches_a_running_command_line, .timeout = 10)
+{
+	char what[128];
+	pid_t pid = fork();
+	if (pid == 0) {
+		execlp("sleep", "sleep", "7.123456", (char *)NULL);
+		_exit(127);
+	}
+	struct guard_opts g2 = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g2, GUARD_OPT_BUSY, "^sleep 7\\.123456$"), 1);
+	int found = 0;
+	for (int i = 0; i < 100 && !found; i++) {
+		found = guard_busy_scan(&g2, what, sizeof(what));
+		if (!found)
+			usleep(10000);
+	}
+	cr_assert_eq(found, 1);
+	cr_assert_str_eq(what, "sleep 7.123456");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	found = 1;
+	for (int i = 0; i < 100 && found; i++) {
+		found = guard_busy_scan(&g2, what, sizeof(what));
+		if (found)
+			usleep(10000);
+	}
+	cr_assert_eq(found, 0, "gone once it ended");
+	guard_opts_release(&g2);
+}

@@ -1,0 +1,277 @@
+/* test_record.c -- the record engine in-process on real commands, traces read back */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../common/parse.h"
+#include "../../common/util.h"
+#include "../../runner/guard.h"
+#include "../../runner/record.h"
+#include "../../traces/trace.h"
+
+#define MiB (1ULL << 20)
+
+static char *eatmem(void)
+{
+	const char *h = getenv("SB_HELPERS");
+	cr_assert_not_null(h, "SB_HELPERS must point at the helper programs");
+	char *p = xasprintf("%s/eatmem", h);
+	cr_assert_eq(access(p, X_OK), 0, "no helper %s", p);
+	return p;
+}
+
+static char tmpdir[64];
+
+static void make_tmp(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sb-record-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void drop_tmp(void)
+{
+	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+	int rc = system(cmd);
+	(void)rc;
+	free(cmd);
+}
+
+static int record(char **argv, const char *trace, int64_t interval_ns, const struct guard_opts *g,
+		  struct record_result *res)
+{
+	struct record_opts o = RECORD_OPTS_INIT;
+	o.trace_path = trace;
+	o.interval_ns = interval_ns;
+	o.mode = "staged";
+	o.status_line = false;
+	o.summary = false;
+	if (g) {
+		o.guard = g;
+		o.guarded = true;
+	}
+	return record_run(&o, argv, res);
+}
+
+static const struct trace_event *find_event(const struct trace *tr, enum event_kind k,
+					    const char *stage)
+{
+	for (size_t i = 0; i < tr->nevents; i++)
+		if (tr->events[i].kind == k &&
+		    (!stage || (tr->events[i].stage && !strcmp(tr->events[i].stage, stage))))
+			return &tr->events[i];
+	return NULL;
+}
+
+Test(record, writes_start_samples_and_end_that_read_back, .init = make_tmp, .fini = drop_tmp,
+     .timeout = 20)
+{
+	char *em = eatmem();
+	char *trace = xasprintf("%s/a.trace.jsonl.zst", tmpdir);
+	char *argv[] = { em, "stage=setup", "alloc=50M", "sleep=200ms", "exit=5", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 20 * 1000000LL, NULL, &res), 0);
+	cr_assert_eq(res.exit_code, 5);
+	cr_assert(res.started);
+	cr_assert_gt(res.nsamples, 3);
+
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	cr_assert(tr.has_start);
+	cr_assert_str_eq(tr.start.format, TRACE_FORMAT);
+	cr_assert_str_eq(tr.start.mode, "staged");
+	cr_assert_str_eq(tr.start.command[0], em);
+	cr_assert_str_eq(tr.start.command[4], "exit=5");
+	cr_assert_float_eq(tr.start.interval, 0.02, 1e-9);
+	cr_assert_gt(tr.nsamples, 3);
+	cr_assert(tr.has_end);
+	cr_assert(tr.end.has_exit);
+	cr_assert_eq(tr.end.exit_code, 5);
+	cr_assert_eq(tr.end.stopped_by, STOPPED_NONE);
+	cr_assert(tr.end.has_wall);
+	cr_assert_geq(tr.end.wall, 0.2);
+	const struct trace_event *st = find_event(&tr, EV_STAGE, "setup");
+	cr_assert_not_null(st, "the probe's stage event was merged");
+	cr_assert(st->t >= 0 && st->t < tr.end.wall + 0.1, "t converted from mono: %f", st->t);
+	trace_release(&tr);
+	record_result_release(&res);
+	free(trace);
+	free(em);
+}
+
+Test(record, a_short_spike_shows_in_its_stage_peak, .init = make_tmp, .fini = drop_tmp,
+     .timeout = 20)
+{
+	char *em = eatmem();
+	char *trace = xasprintf("%s/p.trace.jsonl.zst", tmpdir);
+	char *argv[] = { em, "sleep=100ms", "stage=quiet", "sleep=100ms", "stage=spiky",
+			 "spike=200M/50ms", "sleep=100ms", "stage=after", "sleep=100ms", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 1000 * 1000000LL, NULL, &res), 0);
+	cr_assert_eq(res.exit_code, 0);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	const struct trace_event *spiky = find_event(&tr, EV_PEAK, "spiky");
+	const struct trace_event *quiet = find_event(&tr, EV_PEAK, "quiet");
+	cr_assert_not_null(spiky);
+	cr_assert_not_null(quiet);
+	cr_assert_str_eq(spiky->metric, "rss");
+	cr_assert_geq(spiky->bytes, quiet->bytes + 190 * MiB, "spiky %llu quiet %llu",
+		      (unsigned long long)spiky->bytes, (unsigned long long)quiet->bytes);
+	cr_assert_lt(quiet->bytes, 100 * MiB);
+	const struct trace_event *st = find_event(&tr, EV_STAGE, "spiky");
+	cr_assert(spiky->has_from);
+	cr_assert_float_eq(spiky->from, st->t, 1e-6, "window starts at the stage event");
+	trace_release(&tr);
+	record_result_release(&res);
+	free(trace);
+	free(em);
+}
+
+Test(record, window_restarts_at_a_release_of_the_same_stage, .init = make_tmp, .fini = drop_tmp,
+     .timeout = 20)
+{
+	char *em = eatmem();
+	char *trace = xasprintf("%s/w.trace.jsonl.zst", tmpdir);
+	/* 300M left resident from the previous stage is released after entering 'next' */
+	char *argv[] = { em, "stage=first", "alloc=300M", "stage=next", "sleep=50ms",
+			 "release=old/300M", "sleep=100ms", "stage=last", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 50 * 1000000LL, NULL, &res), 0);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	const struct trace_event *rel = find_event(&tr, EV_RELEASE, "next");
+	const struct trace_event *pk = find_event(&tr, EV_PEAK, "next");
+	const struct trace_event *first = find_event(&tr, EV_PEAK, "first");
+	cr_assert_not_null(rel);
+	cr_assert_not_null(pk);
+	cr_assert_not_null(first);
+	cr_assert_float_eq(pk->from, rel->t, 1e-6, "window from the release");
+	cr_assert_geq(first->bytes, 300 * MiB);
+	cr_assert_lt(pk->bytes, 150 * MiB, "the released weights are not charged to 'next'");
+	trace_release(&tr);
+	record_result_release(&res);
+	free(trace);
+	free(em);
+}
+
+Test(record, malformed_probe_lines_are_skipped, .init = make_tmp, .fini = drop_tmp, .timeout = 20)
+{
+	char *em = eatmem();
+	char *trace = xasprintf("%s/m.trace.jsonl.zst", tmpdir);
+	char *script = xasprintf("printf 'not json\\n{\"type\":\"event\"' >&3; sleep 0.05; "
+				 "printf ',\"kind\":\"mark\",\"note\":\"split\",\"t\":0.5}\\n[1]\\n' >&3; "
+				 "exec '%s' mark=after",
+				 em);
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 50 * 1000000LL, NULL, &res), 0);
+	cr_assert_eq(res.exit_code, 0);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	int marks = 0;
+	bool split = false;
+	for (size_t i = 0; i < tr.nevents; i++)
+		if (tr.events[i].kind == EV_MARK) {
+			marks++;
+			split |= tr.events[i].note && !strcmp(tr.events[i].note, "split");
+		}
+	cr_assert_eq(marks, 2);
+	cr_assert(split, "a line written in two pieces is put back together");
+	trace_release(&tr);
+	record_result_release(&res);
+	free(script);
+	free(trace);
+	free(em);
+}
+
+Test(record, missing_command_exits_127_with_an_end_record, .init = make_tmp, .fini = drop_tmp,
+     .timeout = 10)
+{
+	char *trace = xasprintf("%s/x.trace.jsonl.zst", tmpdir);
+	char *argv[] = { "stagebench-no-such-command", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 50 * 1000000LL, NULL, &res), 0);
+	cr_assert_eq(res.exit_code, 127);
+	cr_assert_not(res.started);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	cr_assert(tr.has_end);
+	cr_assert_eq(tr.end.exit_code, 127);
+	cr_assert(tr.end.reason && strstr(tr.end.reason, "No such file"));
+	trace_release(&tr);
+	record_result_release(&res);
+	free(trace);
+}
+
+Test(record, guard_stops_a_tree_over_its_cap_and_runs_again_in_process, .init = make_tmp,
+     .fini = drop_tmp, .timeout = 30)
+{
+	char *em = eatmem();
+	char *trace = xasprintf("%s/g.trace.jsonl.zst", tmpdir);
+	char *ready = xasprintf("ready=%s/child.pid", tmpdir);
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "100M"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "50ms"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_GRACE, "1s"), 1);
+	char *argv[] = { em, "fork", ready, "alloc=300M", "sleep=20s", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 100 * 1000000LL, &g, &res), 0);
+	cr_assert_eq(res.exit_code, GUARD_EXIT_STOPPED);
+	cr_assert_eq(res.stopped_by, STOPPED_GUARD);
+	cr_assert(strstr(res.reason, "over the cap"), "reason: %s", res.reason);
+
+	char *pidfile = xasprintf("%s/child.pid", tmpdir), *data = NULL;
+	size_t len;
+	cr_assert_eq(read_file(pidfile, &data, &len), 0);
+	int child = 0;
+	while (len && data[len - 1] == '\n')
+		data[--len] = '\0';
+	cr_assert_eq(parse_int(data, &child), 0, "pid file: '%s'", data);
+	cr_assert_gt(child, 1);
+	cr_assert_eq(kill(child, 0), -1, "the forked child %d survived", child);
+
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	cr_assert_eq(tr.end.stopped_by, STOPPED_GUARD);
+	cr_assert_eq(tr.end.exit_code, 3);
+	const struct trace_event *stop = NULL;
+	for (size_t i = 0; i < tr.nevents; i++)
+		if (tr.events[i].kind == EV_GUARD && !strcmp(tr.events[i].action, "stop"))
+			stop = &tr.events[i];
+	cr_assert_not_null(stop);
+	cr_assert(stop->extra_json && strstr(stop->extra_json, "\"footprint\""));
+	trace_release(&tr);
+	record_result_release(&res);
+
+	/* the same process runs another recording: no state left behind */
+	char *argv2[] = { em, "exit=0", NULL };
+	struct record_result res2 = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv2, trace, 100 * 1000000LL, &g, &res2), 0);
+	cr_assert_eq(res2.exit_code, 0);
+	cr_assert_eq(res2.stopped_by, STOPPED_NONE);
+	record_result_release(&res2);
+	guard_opts_release(&g);
+	free(data);
+	free(pidfile);
+	free(ready);
+	free(trace);
+	free(em);
+}
+
+Test(record, guard_times_out_when_there_is_never_room, .timeout = 10)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "100"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_START_TIMEOUT, "300ms"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "50ms"), 1);
+	char *argv[] = { "true", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, NULL, 100 * 1000000LL, &g, &res), 0);
+	cr_assert_eq(res.exit_code, GUARD_EXIT_NO_ROOM);
+	cr_assert_not(res.started);
+	record_result_release(&res);
+	guard_opts_release(&g);
+}
