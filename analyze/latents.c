@@ -783,8 +783,10 @@ void latent_format_md(const struct latent_set *s, struct strbuf *out)
 		strbuf_addf(out, ", %zu corrupt", t.corrupt);
 	if (t.unmeasured)
 		strbuf_addf(out, ", %zu differ without a copy", t.unmeasured);
-	strbuf_addf(out, ".\n%s\n", findings ? "Result: differences beyond the baseline's noise."
-					     : "Result: every pair identical or within noise.");
+	if (findings)
+		strbuf_addf(out, ".\nResult: %zu finding%s.\n", findings, findings == 1 ? "" : "s");
+	else
+		strbuf_addstr(out, ".\nResult: every pair identical or within noise.\n");
 }
 
 static void json_shape(struct jsonw *w, int ndim, const int64_t *shape)
