@@ -241,7 +241,8 @@ static int sample_key(struct trace_sample *s, bool *has_t, const char *k, size_t
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(sample_keys) / sizeof(sample_keys[0]); i++) {
-		if (klen != sample_keys[i].len || memcmp(k, sample_keys[i].name, klen))
+		if (klen != sample_keys[i].len || k[0] != sample_keys[i].name[0] ||
+		    memcmp(k, sample_keys[i].name, klen))
 			continue;
 		unsigned bit = sample_keys[i].bit;
 		if (v->kind == JV_NULL) { /* absent */
@@ -288,6 +289,11 @@ static const double pow10_tab[] = {
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
+static inline bool is_digit(char c)
+{
+	return (unsigned char)(c - '0') < 10;
+}
+
 static const char *skip_ws(const char *p, const char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
@@ -326,12 +332,12 @@ static const char *fast_number(const char *p, const char *end, struct jv *v)
 		neg = true;
 		p++;
 	}
-	if (p >= end || !isdigit((unsigned char)*p))
+	if (p >= end || !is_digit(*p))
 		return NULL;
 	if (*p == '0') {
 		p++;
 	} else {
-		while (p < end && isdigit((unsigned char)*p)) {
+		while (p < end && is_digit(*p)) {
 			if (__builtin_mul_overflow(m, 10, &m) ||
 			    __builtin_add_overflow(m, (uint64_t)(*p - '0'), &m))
 				overflow = true;
@@ -341,9 +347,9 @@ static const char *fast_number(const char *p, const char *end, struct jv *v)
 	if (p < end && *p == '.') {
 		is_int = false;
 		p++;
-		if (p >= end || !isdigit((unsigned char)*p))
+		if (p >= end || !is_digit(*p))
 			return NULL;
-		while (p < end && isdigit((unsigned char)*p)) {
+		while (p < end && is_digit(*p)) {
 			if (__builtin_mul_overflow(m, 10, &m) ||
 			    __builtin_add_overflow(m, (uint64_t)(*p - '0'), &m))
 				overflow = true;
@@ -357,10 +363,10 @@ static const char *fast_number(const char *p, const char *end, struct jv *v)
 		bool eneg = false;
 		if (p < end && (*p == '+' || *p == '-'))
 			eneg = *p++ == '-';
-		if (p >= end || !isdigit((unsigned char)*p))
+		if (p >= end || !is_digit(*p))
 			return NULL;
 		int e = 0;
-		while (p < end && isdigit((unsigned char)*p)) {
+		while (p < end && is_digit(*p)) {
 			if (e < 100000)
 				e = e * 10 + (*p - '0');
 			p++;
@@ -424,7 +430,7 @@ static int fast_object(const char *p, const char *end, struct pair *pairs)
 			pr->v.kind = JV_STRING;
 			if (!(p = fast_string(p, end, &pr->s, &pr->slen)))
 				return -1;
-		} else if (*p == '-' || isdigit((unsigned char)*p)) {
+		} else if (*p == '-' || is_digit(*p)) {
 			if (!(p = fast_number(p, end, &pr->v)))
 				return -1;
 		} else if (end - p >= 4 && !memcmp(p, "null", 4)) {
@@ -476,9 +482,61 @@ static void add_sample(struct reader *r, const struct trace_sample *s)
 	tr->samples[tr->nsamples++] = *s;
 }
 
+/*
+ * The writer's own sample lines (and stageload's) start with this: parse
+ * the rest straight into the sample. 1 done, 0 use another path, -1 error.
+ */
+#define SAMPLE_PREFIX "{\"type\":\"sample\","
+static int direct_sample(struct reader *r, const char *p, const char *end)
+{
+	struct trace_sample s;
+	bool has_t = false;
+	char why[128];
+
+	memset(&s, 0, sizeof(s));
+	p += sizeof(SAMPLE_PREFIX) - 1;
+	for (;;) {
+		const char *k;
+		size_t klen;
+		struct jv v;
+		if (p >= end || *p != '"' || !(p = fast_string(p, end, &k, &klen)))
+			return 0;
+		if (p >= end || *p != ':')
+			return 0;
+		p++;
+		if (p >= end)
+			return 0;
+		if (*p == '-' || is_digit(*p)) {
+			if (!(p = fast_number(p, end, &v)))
+				return 0;
+		} else {
+			return 0; /* strings, null, ...: the general path */
+		}
+		if (sample_key(&s, &has_t, k, klen, &v, why, sizeof(why)))
+			return line_error(r, why);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < end && *p == '}' && skip_ws(p + 1, end) == end)
+			break;
+		return 0;
+	}
+	if (!has_t)
+		return line_error(r, "sample has no \"t\"");
+	add_sample(r, &s);
+	return 1;
+}
+
 /* 1: a sample line handled; 0: not for the fast path; -1: error printed. */
 static int fast_line(struct reader *r, const char *p, const char *end)
 {
+	if ((size_t)(end - p) > sizeof(SAMPLE_PREFIX) &&
+	    !memcmp(p, SAMPLE_PREFIX, sizeof(SAMPLE_PREFIX) - 1)) {
+		int rc = direct_sample(r, p, end);
+		if (rc)
+			return rc;
+	}
 	struct pair pairs[FAST_MAX_PAIRS];
 	int n = fast_object(p, end, pairs);
 	if (n < 0)
@@ -964,49 +1022,6 @@ static void sort_by_t(void *base, size_t n, size_t size)
 
 /* ---- zstd ------------------------------------------------------------------ */
 
-/*
- * Decompress every frame into *out. *good is the length of the text of the
- * complete frames. Returns 0, 1 when the last frame is truncated, -1 for
- * corrupt data (*zerr says what).
- */
-static int unzstd(const void *data, size_t len, struct strbuf *out, size_t *good,
-		  const char **zerr)
-{
-	ZSTD_DStream *ds = ZSTD_createDStream();
-	ZSTD_inBuffer in = { data, len, 0 };
-	size_t r = 0;
-	int ret = 0;
-
-	*good = 0;
-	if (!ds) {
-		*zerr = "cannot allocate a zstd context";
-		return -1;
-	}
-	ZSTD_initDStream(ds);
-	strbuf_grow(out, len < (64u << 20) ? len * 8 : len * 2);
-	for (;;) {
-		if (out->alloc - out->len < 65536)
-			strbuf_grow(out, out->alloc); /* doubles */
-		ZSTD_outBuffer ob = { out->buf + out->len, out->alloc - out->len - 1, 0 };
-		r = ZSTD_decompressStream(ds, &ob, &in);
-		out->len += ob.pos;
-		out->buf[out->len] = '\0';
-		if (ZSTD_isError(r)) {
-			*zerr = ZSTD_getErrorName(r);
-			ret = -1;
-			break;
-		}
-		if (r == 0)
-			*good = out->len; /* a frame ended and all of it is out */
-		if (in.pos == in.size && ob.pos < ob.size)
-			break;
-	}
-	if (ret == 0 && r != 0)
-		ret = 1;
-	ZSTD_freeDStream(ds);
-	return ret;
-}
-
 /* A zstd frame (or a skippable frame) starts here: the magic, not the name. */
 static bool is_zstd(const void *data, size_t len)
 {
@@ -1018,15 +1033,112 @@ static bool is_zstd(const void *data, size_t len)
 	return magic == ZSTD_MAGICNUMBER || (magic & 0xFFFFFFF0u) == ZSTD_MAGIC_SKIPPABLE_START;
 }
 
-/* The number of the line that follows text[0, len). */
-static size_t next_line_no(const char *text, size_t len)
+/* What the reader had at the end of the last complete zstd frame. */
+struct mark {
+	size_t nsamples, nevents, line;
+	bool has_start, has_end;
+};
+
+static void take_mark(const struct reader *r, struct mark *m)
 {
-	size_t n = 0;
-	for (const char *p = text; (p = memchr(p, '\n', (size_t)(text + len - p))); p++)
-		n++;
-	if (len && text[len - 1] != '\n')
-		n++;
-	return n + 1;
+	m->nsamples = r->tr->nsamples;
+	m->nevents = r->tr->nevents;
+	m->line = r->line;
+	m->has_start = r->tr->has_start;
+	m->has_end = r->tr->has_end;
+}
+
+/* Drop the records read after the mark (those of a frame cut short). */
+static void back_to_mark(struct reader *r, const struct mark *m)
+{
+	struct trace *tr = r->tr;
+	tr->nsamples = m->nsamples;
+	while (tr->nevents > m->nevents)
+		trace_event_release(&tr->events[--tr->nevents]);
+	if (tr->has_end && !m->has_end) {
+		free(tr->end.reason);
+		free(tr->end.extra_json);
+		memset(&tr->end, 0, sizeof(tr->end));
+		tr->has_end = false;
+	}
+	if (tr->has_start && !m->has_start) {
+		start_release(&tr->start);
+		tr->has_start = false;
+	}
+}
+
+/* Parse the complete lines of buf from *done on. */
+static int parse_lines(struct reader *r, struct strbuf *buf, size_t *done)
+{
+	const char *from = buf->buf + *done;
+	const char *nl = memrchr(from, '\n', buf->len - *done);
+	if (!nl)
+		return 0;
+	size_t n = (size_t)(nl + 1 - from);
+	*done += n;
+	return parse_text(r, from, n);
+}
+
+#define ZSTD_CHUNK (256u << 10)
+
+/*
+ * Decompress and parse as the text comes, a chunk at a time (the text of a
+ * long trace never sits in memory whole). Only the records of complete
+ * frames are kept: a frame cut short (the writer killed inside write(2)) or
+ * corrupt is reported at the line after the last complete one.
+ */
+static int read_zstd(struct reader *r, const void *data, size_t len)
+{
+	ZSTD_DStream *ds = ZSTD_createDStream();
+	ZSTD_inBuffer in = { data, len, 0 };
+	struct strbuf buf = STRBUF_INIT;
+	struct mark mark;
+	size_t done = 0, z = 0;
+	int ret = 0;
+
+	if (!ds)
+		return error("%s: cannot allocate a zstd context", r->name);
+	ZSTD_initDStream(ds);
+	take_mark(r, &mark);
+	for (;;) {
+		if (buf.alloc - buf.len < ZSTD_CHUNK + 1) {
+			/* keep only the unparsed tail, then make room */
+			if (done) {
+				memmove(buf.buf, buf.buf + done, buf.len - done);
+				buf.len -= done;
+				done = 0;
+			}
+			strbuf_grow(&buf, ZSTD_CHUNK);
+		}
+		ZSTD_outBuffer ob = { buf.buf + buf.len, buf.alloc - buf.len - 1, 0 };
+		z = ZSTD_decompressStream(ds, &ob, &in);
+		buf.len += ob.pos;
+		buf.buf[buf.len] = '\0';
+		if (ZSTD_isError(z))
+			break;
+		if ((ret = parse_lines(r, &buf, &done)))
+			break;
+		if (z == 0) /* a frame ended and all of its text is out */
+			take_mark(r, &mark);
+		if (in.pos == in.size && ob.pos < ob.size)
+			break;
+	}
+	if (!ret && ZSTD_isError(z)) {
+		back_to_mark(r, &mark);
+		r->tr->damaged = true;
+		ret = error("%s:%zu: corrupt zstd data: %s (the %zu lines before it are kept)",
+			    r->name, mark.line + 1, ZSTD_getErrorName(z), mark.line);
+	} else if (!ret && z != 0) {
+		back_to_mark(r, &mark);
+		r->tr->damaged = true;
+		ret = error("%s:%zu: truncated zstd frame (the recording was cut off here; "
+			    "the %zu lines before it are kept)", r->name, mark.line + 1, mark.line);
+	} else if (!ret && done < buf.len) { /* a last line with no newline */
+		ret = parse_text(r, buf.buf + done, buf.len - done);
+	}
+	strbuf_release(&buf);
+	ZSTD_freeDStream(ds);
+	return ret;
 }
 
 /* ---- entry points ---------------------------------------------------------- */
@@ -1034,8 +1146,7 @@ static size_t next_line_no(const char *text, size_t len)
 int trace_read_mem(const char *name, const void *data, size_t len, struct trace *tr)
 {
 	struct reader r = { .name = name, .tr = tr, .samples_sorted = true, .events_sorted = true };
-	struct strbuf text = STRBUF_INIT;
-	int ret = 0;
+	int ret;
 
 	memset(tr, 0, sizeof(*tr));
 	tr->path = xstrdup(name);
@@ -1043,25 +1154,10 @@ int trace_read_mem(const char *name, const void *data, size_t len, struct trace 
 		tr->damaged = true;
 		return error("%s: empty file (no trace records)", name);
 	}
-	if (is_zstd(data, len)) {
-		size_t good;
-		const char *zerr = NULL;
-		int z = unzstd(data, len, &text, &good, &zerr);
-		ret = parse_text(&r, text.buf, good);
-		if (!ret && z) {
-			size_t at = next_line_no(text.buf, good);
-			tr->damaged = true;
-			if (z > 0)
-				ret = error("%s:%zu: truncated zstd frame (the recording was cut off here; "
-					    "the %zu lines before it are kept)", name, at, at - 1);
-			else
-				ret = error("%s:%zu: corrupt zstd data: %s (the %zu lines before it are kept)",
-					    name, at, zerr, at - 1);
-		}
-	} else {
+	if (is_zstd(data, len))
+		ret = read_zstd(&r, data, len);
+	else
 		ret = parse_text(&r, data, len);
-	}
-	strbuf_release(&text);
 
 	if (ret == -2) { /* unknown format: refused with no records */
 		records_release(tr);
