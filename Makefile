@@ -28,10 +28,13 @@ CPPFLAGS += -D_GNU_SOURCE -I.
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP
 LDLIBS += $(PKG_LIBS) -ldl -lm -lpthread
 
+# Sanitizer objects live apart from plain ones: OUT = BUILD, or BUILD-san.
 ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
-BUILD := $(BUILD)-san
+OUT := $(BUILD)-san
+else
+OUT := $(BUILD)
 endif
 
 MODULES := common traces meter runner analyze plots
@@ -42,14 +45,14 @@ EXCLUDE := meter/macos.c
 endif
 LIB_SRC := $(filter-out $(EXCLUDE),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 CLI_SRC := $(wildcard cli/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
-CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
-BIN := $(BUILD)/stagebench
+LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(OUT)/%.o)
+BIN := $(OUT)/stagebench
 
 TEST_SRC := $(wildcard tests/unit/test_*.c)
-TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(OUT)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
-HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/helpers/%)
+HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(OUT)/helpers/%)
 
 .PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers
 
@@ -67,17 +70,17 @@ $(BIN): $(CLI_OBJ) $(LIB_OBJ)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: %.c
+$(OUT)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
+$(OUT)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcriterion
 
-$(BUILD)/helpers/%: tests/helpers/%.c
+$(OUT)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	@echo "  HELPER  $@"
 	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g -I. -o $@ $<
@@ -94,20 +97,20 @@ test: deps
 
 unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
 	$(Q)set -e; for t in $(TEST_BIN); do echo "  RUN     $$t"; \
-	  SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(BUILD)/helpers) $$t --jobs 2 || exit 1; done
+	  SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) $$t --jobs 2 || exit 1; done
 
 cli-test: $(BIN) $(HELPER_BIN)
-	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(BUILD)/helpers) tests/cli/run.sh
+	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) tests/cli/run.sh
 
 e2e-test: $(BIN) $(HELPER_BIN)
 	$(Q)set -e; for t in tests/e2e/*.sh; do [ -e "$$t" ] || continue; echo "  E2E     $$t"; \
-	  SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(BUILD)/helpers) $$t; done
+	  SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) $$t; done
 
 py-test: stagebench
 	$(Q)cd tests/python && SB_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -q -p no:cacheprovider .
 
 bench: stagebench $(HELPER_BIN)
-	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(BUILD)/helpers) bench/run.sh
+	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) bench/run.sh
 
 install: stagebench
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/stagebench
