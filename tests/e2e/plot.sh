@@ -1,0 +1,78 @@
+#!/bin/sh
+# plot.sh -- `stagebench plot` on the stageload fixtures: both charts written, the same SVG bytes
+# every time, stopped runs and stage names drawn, and a clear exit 3 without gnuplot.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+SB=${SB_BIN:-$root/stagebench}
+FIXTURES=${FIXTURES:-$(cd "$root/../shared/fixtures" 2>/dev/null && pwd)}
+QWEN=$FIXTURES/stageload/2026-10-06-qwen-image
+MOSS=$FIXTURES/stageload/2026-10-05/showcase/moss_native.trace.jsonl
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # check DESCRIPTION COMMAND...
+	desc=$1
+	shift
+	if ! "$@"; then
+		echo "FAIL plot: $desc"
+		fail=1
+	fi
+}
+
+if ! command -v gnuplot >/dev/null 2>&1; then
+	echo "FAIL plot: gnuplot is not installed (Debian package gnuplot-nox)"
+	exit 1
+fi
+
+# Two runs over the same traces give the same bytes.
+for d in a b; do
+	"$SB" plot --format svg -o "$tmp/$d" "$QWEN"/eager-1.trace.jsonl "$QWEN"/staged-1.trace.jsonl \
+		"$QWEN"/staged-2.trace.jsonl >"$tmp/$d.out" 2>"$tmp/$d.err"
+	check "qwen-image run $d exits 0 ($(cat "$tmp/$d.err"))" [ $? -eq 0 ]
+done
+check "stdout names the files written" \
+	[ "$(cat "$tmp/a.out")" = "$(printf '%s\n%s' "$tmp/a/memory.svg" "$tmp/a/stages.svg")" ]
+for f in memory stages; do
+	check "$f.svg exists and is non-trivial" [ "$(wc -c <"$tmp/a/$f.svg")" -gt 5000 ]
+	check "$f.svg is an SVG" grep -q '<svg' "$tmp/a/$f.svg"
+	check "$f.svg is the same bytes on a second run" cmp -s "$tmp/a/$f.svg" "$tmp/b/$f.svg"
+done
+# runs.json says the guard stopped eager in decode (its trace ends with `end` all the same).
+check "memory.svg marks the stopped run" grep -q 'stopped by the guard' "$tmp/a/memory.svg"
+for s in setup encode denoise decode; do
+	check "memory.svg labels stage $s" grep -q ">$s<" "$tmp/a/memory.svg"
+done
+check "stages.svg shows eager stopped in decode" grep -q '>stopped<' "$tmp/a/stages.svg"
+check "stages.svg has both modes" grep -q '>staged<' "$tmp/a/stages.svg"
+
+# A stagebench-less Pixal3D run (the reload trace), png by default, in the current directory.
+mkdir -p "$tmp/moss"
+(cd "$tmp/moss" && "$SB" plot "$MOSS" >out 2>err)
+check "moss_native exits 0 ($(cat "$tmp/moss/err"))" [ $? -eq 0 ]
+check "png default: ./memory.png printed" [ "$(cat "$tmp/moss/out")" = "$(printf './memory.png\n./stages.png')" ]
+for f in memory stages; do
+	check "$f.png is a PNG" [ "$(head -c 4 "$tmp/moss/$f.png" | tail -c 3)" = PNG ]
+	check "$f.png is non-trivial" [ "$(wc -c <"$tmp/moss/$f.png")" -gt 10000 ]
+done
+
+# No gnuplot on PATH: exit 3 with the message that says what to install.
+PATH=/nonexistent "$SB" plot -o "$tmp/none" "$MOSS" >"$tmp/none.out" 2>"$tmp/none.err"
+rc=$?
+check "missing gnuplot exits 3 (got $rc)" [ $rc -eq 3 ]
+check "missing gnuplot names the package" \
+	grep -q 'gnuplot not found: install the Debian package gnuplot-nox' "$tmp/none.err"
+check "missing gnuplot writes nothing" [ ! -e "$tmp/none/memory.png" ]
+
+# Usage errors exit 2, help exits 0 on stdout.
+"$SB" plot --format gif "$MOSS" >/dev/null 2>&1
+check "unknown format exits 2" [ $? -eq 2 ]
+"$SB" plot >/dev/null 2>&1
+check "no trace exits 2" [ $? -eq 2 ]
+"$SB" plot --help | grep -q '^usage: stagebench plot'
+check "--help on stdout" [ $? -eq 0 ]
+"$SB" plot -o "$tmp/x" "$tmp/no-such.trace.jsonl" >/dev/null 2>"$tmp/missing.err"
+check "unreadable trace exits 3" [ $? -eq 3 ]
+check "unreadable trace is named" grep -q 'no-such.trace.jsonl' "$tmp/missing.err"
+
+exit $fail

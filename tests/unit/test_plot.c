@@ -1,0 +1,382 @@
+/* test_plot.c -- the gnuplot scripts: determinism, GB figures, stop markers, "not reached", gnuplot itself */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../common/util.h"
+#include "../../plots/plot.h"
+#include "../../traces/runs.h"
+#include "../../traces/trace.h"
+
+#define GiB "1073741824"
+
+/* A stageload-style run: setup, encode, decode, ending with `end`. */
+static const char completed_trace[] =
+	"{\"type\":\"start\",\"interval\":0.5,\"mode\":\"staged\"}\n"
+	"{\"type\":\"sample\",\"t\":0.0,\"footprint\":" GiB ",\"swap_used\":2147483648,\"level\":90}\n"
+	"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"encode\",\"t\":1.0}\n"
+	"{\"type\":\"sample\",\"t\":1.5,\"footprint\":3221225472,\"swap_used\":2147483648,\"level\":80}\n"
+	"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"decode\",\"t\":2.0}\n"
+	"{\"type\":\"sample\",\"t\":2.5,\"footprint\":2147483648,\"swap_used\":3221225472,\"level\":70}\n"
+	"{\"type\":\"sample\",\"t\":3.0,\"footprint\":2147483648,\"swap_used\":3221225472,\"level\":70}\n"
+	"{\"type\":\"end\"}\n";
+
+/* A stageload run with no `end`: the guard killed it in encode. */
+static const char stopped_trace[] =
+	"{\"type\":\"start\",\"interval\":0.5,\"mode\":\"eager\"}\n"
+	"{\"type\":\"sample\",\"t\":0.0,\"footprint\":" GiB "}\n"
+	"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"encode\",\"t\":1.0}\n"
+	"{\"type\":\"sample\",\"t\":1.5,\"footprint\":10737418240}\n";
+
+static void read_mem(const char *name, const char *text, struct trace *tr)
+{
+	cr_assert_eq(trace_read_mem(name, text, strlen(text), tr), 0, "reading %s", name);
+}
+
+static struct plot_run *model_of(struct trace *trs, size_t n)
+{
+	struct plot_run *m = NULL;
+	cr_assert_eq(plot_model_build(trs, NULL, n, 0, &m), 0);
+	return m;
+}
+
+static char *memory_script(const struct plot_run *m, size_t n, enum plot_format fmt)
+{
+	struct strbuf sb = STRBUF_INIT;
+	plot_memory_script(&sb, m, n, fmt, "/out/memory.svg");
+	return strbuf_detach(&sb);
+}
+
+static char *stages_script(const struct plot_run *m, size_t n, enum plot_format fmt)
+{
+	struct strbuf sb = STRBUF_INIT;
+	plot_stages_script(&sb, m, n, fmt, "/out/stages.svg");
+	return strbuf_detach(&sb);
+}
+
+Test(plot, gb_is_two_to_the_thirty_bytes)
+{
+	cr_assert_float_eq(plot_gb(1ull << 30), 1.0, 1e-12);
+	cr_assert_float_eq(plot_gb(3ull << 29), 1.5, 1e-12);
+	cr_assert_float_eq(plot_gb(1000000000ull), 0.9313225746154785, 1e-12);
+}
+
+Test(plot, series_are_in_gb_and_swap_is_growth_since_start)
+{
+	struct trace tr = TRACE_INIT;
+	read_mem("done", completed_trace, &tr);
+	struct plot_run *m = model_of(&tr, 1);
+	cr_assert_eq(m[0].footprint.n, 4);
+	cr_assert_float_eq(m[0].footprint.gb[1], 3.0, 1e-12);
+	cr_assert_eq(m[0].swap.n, 4);
+	cr_assert_float_eq(m[0].swap.gb[0], 0.0, 1e-12);
+	cr_assert_float_eq(m[0].swap.gb[3], 1.0, 1e-12);
+	cr_assert_eq(m[0].gpu.n, 0, "no GPU field in the samples, no GPU line");
+	/* the data are inline with fixed formatting: t with 3 decimals, GB with 4 */
+	char *s = memory_script(m, 1, PLOT_SVG);
+	cr_assert(strstr(s, "$fp0 << EOD\n0.000 1.0000\n1.500 3.0000\n"), "script:\n%s", s);
+	cr_assert(strstr(s, "$swap0 << EOD\n0.000 0.0000\n"), "script:\n%s", s);
+	cr_assert_null(strstr(s, "$gpu0"));
+	free(s);
+	plot_model_release(m, 1);
+	trace_release(&tr);
+}
+
+Test(plot, the_same_runs_give_the_same_script_bytes)
+{
+	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
+	read_mem("a", stopped_trace, &trs[0]);
+	read_mem("b", completed_trace, &trs[1]);
+	struct plot_run *m1 = model_of(trs, 2), *m2 = model_of(trs, 2);
+	char *a = memory_script(m1, 2, PLOT_SVG), *b = memory_script(m2, 2, PLOT_SVG);
+	cr_assert_str_eq(a, b);
+	char *c = stages_script(m1, 2, PLOT_SVG), *d = stages_script(m2, 2, PLOT_SVG);
+	cr_assert_str_eq(c, d);
+	/* fixed size and font, no clock anywhere */
+	cr_assert(strstr(a, "set terminal svg size 900,"), "%s", a);
+	cr_assert(strstr(c, "set terminal svg size 900,500 fixed"), "%s", c);
+	cr_assert(strstr(a, "font 'DejaVu Sans,10'"));
+	cr_assert_null(strstr(a, "time("));
+	cr_assert_null(strstr(a, "strftime"));
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	plot_model_release(m1, 2);
+	plot_model_release(m2, 2);
+	trace_release(&trs[0]);
+	trace_release(&trs[1]);
+}
+
+Test(plot, one_run_is_sized_for_a_readme_and_more_runs_are_taller)
+{
+	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
+	read_mem("a", completed_trace, &trs[0]);
+	read_mem("b", completed_trace, &trs[1]);
+	struct plot_run *m = model_of(trs, 2);
+	char *one = memory_script(m, 1, PLOT_SVG), *two = memory_script(m, 2, PLOT_SVG);
+	cr_assert(strstr(one, "set terminal svg size 900,500 "), "%s", one);
+	int w, h;
+	const char *p = strstr(two, "svg size ");
+	cr_assert_not_null(p);
+	cr_assert_eq(sscanf(p, "svg size %d,%d", &w, &h), 2);
+	cr_assert_eq(w, 900);
+	cr_assert_gt(h, 500);
+	free(one);
+	free(two);
+	plot_model_release(m, 2);
+	trace_release(&trs[0]);
+	trace_release(&trs[1]);
+}
+
+Test(plot, a_stopped_run_is_marked_at_its_last_sample)
+{
+	struct trace tr = TRACE_INIT;
+	read_mem("stopped", stopped_trace, &tr);
+	struct plot_run *m = model_of(&tr, 1);
+	cr_assert_eq(m[0].outcome, PLOT_STOPPED);
+	cr_assert_str_eq(m[0].ended_in, "encode");
+	char *s = memory_script(m, 1, PLOT_SVG);
+	cr_assert(strstr(s, "set label 'stopped by the guard' at 1.500, graph 1"), "%s", s);
+	cr_assert(strstr(s, "set arrow from 1.500, graph 0 to 1.500, graph 1 nohead"), "%s", s);
+	cr_assert(strstr(s, "set object circle at 1.500, 10.0000 "), "%s", s);
+	cr_assert(strstr(s, "stopped by the guard in encode"), "the panel title says where: %s", s);
+	free(s);
+	plot_model_release(m, 1);
+	trace_release(&tr);
+}
+
+Test(plot, a_completed_run_has_no_stop_marker)
+{
+	struct trace tr = TRACE_INIT;
+	read_mem("done", completed_trace, &tr);
+	struct plot_run *m = model_of(&tr, 1);
+	cr_assert_eq(m[0].outcome, PLOT_COMPLETED);
+	char *s = memory_script(m, 1, PLOT_SVG);
+	cr_assert_null(strstr(s, "stopped"), "%s", s);
+	cr_assert_null(strstr(s, "ended early"), "%s", s);
+	free(s);
+	plot_model_release(m, 1);
+	trace_release(&tr);
+}
+
+Test(plot, runs_json_exit_3_marks_a_run_with_an_end_record_as_stopped)
+{
+	struct trace tr = TRACE_INIT;
+	read_mem("staged-1.trace.jsonl", completed_trace, &tr);
+	struct run_entry e = { .mode = "staged", .run = 1, .has_exit = true, .exit = 3 };
+	const struct run_entry *entries[1] = { &e };
+	struct plot_run *m = NULL;
+	cr_assert_eq(plot_model_build(&tr, entries, 1, 0, &m), 0);
+	cr_assert_eq(m[0].outcome, PLOT_STOPPED);
+	cr_assert_str_eq(m[0].ended_in, "decode");
+	plot_model_release(m, 1);
+	trace_release(&tr);
+}
+
+Test(plot, stage_bands_are_shaded_alternately_and_labelled)
+{
+	struct trace tr = TRACE_INIT;
+	read_mem("done", completed_trace, &tr);
+	struct plot_run *m = model_of(&tr, 1);
+	cr_assert_eq(m[0].nbands, 3);
+	cr_assert_str_eq(m[0].bands[0].name, "setup");
+	cr_assert_str_eq(m[0].bands[1].name, "encode");
+	cr_assert_float_eq(m[0].bands[1].t0, 1.0, 1e-9);
+	cr_assert_float_eq(m[0].bands[1].t1, 2.0, 1e-9);
+	cr_assert_float_eq(m[0].bands[2].t1, 3.0, 1e-9);
+	char *s = memory_script(m, 1, PLOT_SVG);
+	cr_assert(strstr(s, "set object rect from 0.000, graph 0 to 1.000, graph 1"), "%s", s);
+	cr_assert_null(strstr(s, "set object rect from 1.000, graph 0"), "encode is not shaded");
+	cr_assert(strstr(s, "set object rect from 2.000, graph 0 to 3.000, graph 1"), "%s", s);
+	cr_assert(strstr(s, "set label 'setup' at "), "%s", s);
+	cr_assert(strstr(s, "set label 'encode' at "), "%s", s);
+	cr_assert(strstr(s, "set label 'decode' at "), "%s", s);
+	free(s);
+	plot_model_release(m, 1);
+	trace_release(&tr);
+}
+
+Test(plot, ram_line_only_when_known)
+{
+	struct trace tr = TRACE_INIT;
+	read_mem("done", completed_trace, &tr);
+	struct plot_run *m = model_of(&tr, 1);
+	char *s = memory_script(m, 1, PLOT_SVG);
+	cr_assert_null(strstr(s, "RAM"), "stageload traces carry no host memory: %s", s);
+	free(s);
+	plot_model_release(m, 1);
+	cr_assert_eq(plot_model_build(&tr, NULL, 1, 48ull << 30, &m), 0);
+	s = memory_script(m, 1, PLOT_SVG);
+	cr_assert(strstr(s, "set label 'RAM 48.0 GB'"), "%s", s);
+	cr_assert(strstr(s, "first 48.0000 to graph 1, first 48.0000"), "%s", s);
+	free(s);
+	plot_model_release(m, 1);
+	trace_release(&tr);
+}
+
+Test(plot, stage_bars_show_peaks_stopped_and_not_reached)
+{
+	struct trace trs[3] = { TRACE_INIT, TRACE_INIT, TRACE_INIT };
+	read_mem("eager", stopped_trace, &trs[0]);
+	read_mem("staged1", completed_trace, &trs[1]);
+	read_mem("staged2", completed_trace, &trs[2]);
+	struct plot_run *m = model_of(trs, 3);
+	char *s = stages_script(m, 3, PLOT_SVG);
+	/* eager stopped in encode at 10 GB, never reached decode */
+	cr_assert(strstr(s, "set label \"10.0\\nstopped\""), "%s", s);
+	cr_assert(strstr(s, "set label \"not\\nreached\""), "%s", s);
+	/* staged peaks: setup 1 GB, encode 3 GB, decode 2 GB */
+	cr_assert(strstr(s, "set label \"3.0\" "), "%s", s);
+	cr_assert(strstr(s, "set label \"2.0\" "), "%s", s);
+	/* stage order and one bar series per mode, titled by mode */
+	cr_assert(strstr(s, "set xtics nomirror scale 0 ('setup' 0, 'encode' 1, 'decode' 2)"), "%s", s);
+	cr_assert(strstr(s, "title 'eager'"), "%s", s);
+	cr_assert(strstr(s, "title 'staged'"), "%s", s);
+	cr_assert(strstr(s, "bar = the highest run"), "the title says what a bar is: %s", s);
+	free(s);
+	plot_model_release(m, 3);
+	for (int i = 0; i < 3; i++)
+		trace_release(&trs[i]);
+}
+
+Test(plot, long_series_keep_their_peak_and_stay_small)
+{
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addstr(&t, "{\"type\":\"start\",\"mode\":\"eager\"}\n");
+	for (int i = 0; i < 20000; i++)
+		strbuf_addf(&t, "{\"type\":\"sample\",\"t\":%.3f,\"footprint\":%llu}\n", i * 0.01,
+			    i == 12345 ? 7ull << 30 : 1ull << 30);
+	strbuf_addstr(&t, "{\"type\":\"end\"}\n");
+	struct trace tr = TRACE_INIT;
+	read_mem("long", t.buf, &tr);
+	struct plot_run *m = model_of(&tr, 1);
+	char *s = memory_script(m, 1, PLOT_SVG);
+	const char *blk = strstr(s, "$fp0 << EOD\n");
+	cr_assert_not_null(blk);
+	blk = strchr(blk, '\n') + 1;
+	const char *end = strstr(blk, "EOD\n");
+	cr_assert_not_null(end);
+	size_t lines = 0;
+	for (const char *p = blk; p < end; p++)
+		lines += *p == '\n';
+	cr_assert_leq(lines, 1600);
+	cr_assert_geq(lines, 800);
+	cr_assert(strstr(blk, "123.450 7.0000\n"), "the spike survives the reduction");
+	free(s);
+	plot_model_release(m, 1);
+	trace_release(&tr);
+	strbuf_release(&t);
+}
+
+Test(plot, paths_and_labels_are_quoted_for_gnuplot)
+{
+	static const char quoted[] =
+		"{\"type\":\"start\",\"mode\":\"it's\"}\n"
+		"{\"type\":\"sample\",\"t\":0.0,\"footprint\":" GiB "}\n"
+		"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"a'b\",\"t\":1.0}\n"
+		"{\"type\":\"sample\",\"t\":2.0,\"footprint\":" GiB "}\n"
+		"{\"type\":\"end\"}\n";
+	struct trace tr = TRACE_INIT;
+	read_mem("q", quoted, &tr);
+	struct plot_run *m = model_of(&tr, 1);
+	struct strbuf sb = STRBUF_INIT;
+	plot_memory_script(&sb, m, 1, PLOT_SVG, "/tmp/o'k/memory.svg");
+	cr_assert(strstr(sb.buf, "set output '/tmp/o''k/memory.svg'"), "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "set label 'a''b' at"), "%s", sb.buf);
+	strbuf_release(&sb);
+	plot_model_release(m, 1);
+	trace_release(&tr);
+}
+
+Test(plot, png_prefers_pngcairo_and_falls_back_to_png)
+{
+	struct strbuf sb = STRBUF_INIT;
+	plot_terminal(&sb, PLOT_PNG, 900, 500);
+	cr_assert(strstr(sb.buf, "strstrt(GPVAL_TERMINALS, 'pngcairo')"), "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "set terminal pngcairo size 900,500"), "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "set terminal png size 900,500"), "%s", sb.buf);
+	strbuf_release(&sb);
+}
+
+Test(plot, a_trace_without_samples_is_refused)
+{
+	static const char empty[] = "{\"type\":\"start\",\"mode\":\"eager\"}\n{\"type\":\"end\"}\n";
+	struct trace tr = TRACE_INIT;
+	read_mem("empty", empty, &tr);
+	struct plot_run *m = (struct plot_run *)&tr; /* must be reset to NULL */
+	cr_assert_eq(plot_model_build(&tr, NULL, 1, 0, &m), -1);
+	cr_assert_null(m);
+	trace_release(&tr);
+}
+
+Test(plot, missing_gnuplot_is_reported, .timeout = 10)
+{
+	cr_assert_eq(plot_have_gnuplot("/nonexistent/gnuplot"), false);
+	cr_assert_eq(plot_run_gnuplot("/nonexistent/gnuplot", "", 0), -1);
+	char *old = xstrdup(getenv("PATH"));
+	setenv("PATH", "/nonexistent-dir", 1);
+	cr_assert_eq(plot_have_gnuplot(NULL), false);
+	cr_assert_eq(plot_run_gnuplot(NULL, "quit\n", 5), -1);
+	setenv("PATH", old, 1);
+	free(old);
+}
+
+Test(plot, gnuplot_errors_fail_the_call, .timeout = 30)
+{
+	if (!plot_have_gnuplot(NULL))
+		cr_skip_test("gnuplot is not installed");
+	cr_assert_eq(plot_run_gnuplot(NULL, "print 1+1\n", 10), 0);
+	static const char bad[] = "set frobnicate 3\n";
+	cr_assert_eq(plot_run_gnuplot(NULL, bad, sizeof(bad) - 1), -1);
+}
+
+Test(plot, plot_runs_writes_both_svgs_the_same_each_time, .timeout = 60)
+{
+	if (!plot_have_gnuplot(NULL))
+		cr_skip_test("gnuplot is not installed");
+	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
+	read_mem("eager", stopped_trace, &trs[0]);
+	read_mem("staged", completed_trace, &trs[1]);
+	char dir[] = "/tmp/test_plot.XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.format = PLOT_SVG;
+	o.quiet_paths = true;
+	char *sub[2] = { xasprintf("%s/a", dir), xasprintf("%s/b/c", dir) };
+	char *bytes[2][2];
+	for (int k = 0; k < 2; k++) {
+		o.out_dir = sub[k];
+		cr_assert_eq(plot_runs(&o, trs, NULL, 2), 0);
+		for (int f = 0; f < 2; f++) {
+			char *p = xasprintf("%s/%s.svg", sub[k], f ? "stages" : "memory");
+			size_t len;
+			cr_assert_eq(read_file(p, &bytes[k][f], &len), 0, "%s", p);
+			cr_assert_gt(len, 2000, "%s is %zu bytes", p, len);
+			cr_assert(strstr(bytes[k][f], "<svg"));
+			unlink(p);
+			free(p);
+		}
+	}
+	cr_assert_str_eq(bytes[0][0], bytes[1][0], "memory.svg differs between two runs");
+	cr_assert_str_eq(bytes[0][1], bytes[1][1], "stages.svg differs between two runs");
+	cr_assert(strstr(bytes[0][0], "stopped by the guard"));
+	cr_assert(strstr(bytes[0][1], "reached"));
+	for (int k = 0; k < 2; k++) {
+		free(bytes[k][0]);
+		free(bytes[k][1]);
+	}
+	char *bdir = xasprintf("%s/b", dir);
+	rmdir(sub[0]);
+	rmdir(sub[1]);
+	rmdir(bdir);
+	rmdir(dir);
+	free(bdir);
+	free(sub[0]);
+	free(sub[1]);
+	trace_release(&trs[0]);
+	trace_release(&trs[1]);
+}
