@@ -319,11 +319,17 @@ void plot_memory_script(struct strbuf *sb, const struct plot_run *runs, size_t n
 		ymax = series_max(&r->gpu, ymax);
 		ymax = series_max(&r->swap, ymax);
 		ymin = series_min(&r->swap, ymin);
-		if (r->ram_bytes && plot_gb(r->ram_bytes) > ymax)
-			ymax = plot_gb(r->ram_bytes);
 		any_gpu |= r->gpu.n > 0;
 		any_swap |= r->swap.n > 0;
 		any_stop |= r->outcome != PLOT_COMPLETED;
+	}
+	/* RAM joins the scale unless it would flatten the data (a small run on
+	 * a big machine): then it is named in a corner instead of drawn */
+	double data_max = ymax;
+	for (size_t i = 0; i < n; i++) {
+		double ram = plot_gb(runs[i].ram_bytes);
+		if (runs[i].ram_bytes && ram <= 4 * data_max && ram > ymax)
+			ymax = ram;
 	}
 	for (size_t p = 0; p < np; p++)
 		if (panels[p].nruns > overlaid)
@@ -418,7 +424,11 @@ void plot_memory_script(struct strbuf *sb, const struct plot_run *runs, size_t n
 		}
 
 		/* the machine's RAM */
-		if (r->ram_bytes) {
+		if (r->ram_bytes && plot_gb(r->ram_bytes) > 4 * data_max) {
+			strbuf_addf(sb, "set label 'RAM %.1f GB (off the scale)' at graph 0.995, "
+					"graph 0.04 right font '%s' tc rgb '%s' boxed bs 1 front\n",
+				    plot_gb(r->ram_bytes), SMALL_FONT, COLOR_RAM);
+		} else if (r->ram_bytes) {
 			double ram = plot_gb(r->ram_bytes);
 			strbuf_addf(sb, "set arrow from graph 0, first %.4f to graph 1, first %.4f nohead "
 					"lc rgb '%s' dt 2 lw 1.2 front\n", ram, ram, COLOR_RAM);
@@ -564,6 +574,8 @@ void plot_stages_script(struct strbuf *sb, const struct plot_run *runs, size_t n
 	double plot_px = height - top_px - bottom_px;
 	double group = 0.8, bar = group / (double)(nm ? nm : 1);
 	double slot_px = (RIGHT_PX - LEFT_PX) / (double)(ns ? ns : 1);
+	if (bar * slot_px > 110) /* few stages: bars no wider than 110 px */
+		bar = 110 / slot_px;
 	double bar_px = slot_px * bar;
 	size_t longest_stage = 0;
 	for (size_t s = 0; s < ns; s++)

@@ -132,6 +132,29 @@ Test(plot, one_run_is_sized_for_a_readme_and_more_runs_are_taller)
 	trace_release(&trs[1]);
 }
 
+Test(plot, gpu_memory_is_drawn_where_the_samples_have_it)
+{
+	static const char gpu_trace[] =
+		"{\"type\":\"start\",\"format\":\"stagebench/1\",\"mode\":\"staged\","
+		"\"host\":{\"memory\":8589934592}}\n"
+		"{\"type\":\"sample\",\"t\":0.0,\"footprint\":" GiB ",\"gpu\":2147483648}\n"
+		"{\"type\":\"sample\",\"t\":1.0,\"footprint\":" GiB ",\"gpu\":4294967296}\n"
+		"{\"type\":\"end\",\"exit\":0}\n";
+	struct trace tr = TRACE_INIT;
+	read_mem("gpu", gpu_trace, &tr);
+	struct plot_run *m = model_of(&tr, 1);
+	cr_assert_eq(m[0].gpu.n, 2);
+	cr_assert_eq(m[0].ram_bytes, 8ull << 30, "host.memory from the start record");
+	char *s = memory_script(m, 1, PLOT_SVG);
+	cr_assert(strstr(s, "$gpu0 << EOD\n0.000 2.0000\n1.000 4.0000\nEOD\n"), "%s", s);
+	cr_assert(strstr(s, "set label 'GPU memory'"), "in the legend: %s", s);
+	cr_assert(strstr(s, "$gpu0 lc rgb"), "plotted: %s", s);
+	cr_assert(strstr(s, "set label 'RAM 8.0 GB' "), "%s", s);
+	free(s);
+	plot_model_release(m, 1);
+	trace_release(&tr);
+}
+
 Test(plot, a_stopped_run_is_marked_at_its_last_sample)
 {
 	struct trace tr = TRACE_INIT;
@@ -209,10 +232,19 @@ Test(plot, ram_line_only_when_known)
 	cr_assert_null(strstr(s, "RAM"), "stageload traces carry no host memory: %s", s);
 	free(s);
 	plot_model_release(m, 1);
+	cr_assert_eq(plot_model_build(&tr, NULL, 1, 8ull << 30, &m), 0);
+	s = memory_script(m, 1, PLOT_SVG);
+	cr_assert(strstr(s, "set label 'RAM 8.0 GB'"), "%s", s);
+	cr_assert(strstr(s, "first 8.0000 to graph 1, first 8.0000"), "%s", s);
+	cr_assert(strstr(s, "set yrange [0.000:10.000]"), "RAM is on the scale: %s", s);
+	free(s);
+	plot_model_release(m, 1);
+	/* more than 4x the data: named, not drawn, so the data are not flattened */
 	cr_assert_eq(plot_model_build(&tr, NULL, 1, 48ull << 30, &m), 0);
 	s = memory_script(m, 1, PLOT_SVG);
-	cr_assert(strstr(s, "set label 'RAM 48.0 GB'"), "%s", s);
-	cr_assert(strstr(s, "first 48.0000 to graph 1, first 48.0000"), "%s", s);
+	cr_assert(strstr(s, "set label 'RAM 48.0 GB (off the scale)'"), "%s", s);
+	cr_assert_null(strstr(s, "first 48.0000"), "%s", s);
+	cr_assert(strstr(s, "set yrange [0.000:4.000]"), "%s", s);
 	free(s);
 	plot_model_release(m, 1);
 	trace_release(&tr);
