@@ -366,8 +366,10 @@ void plot_memory_script(struct strbuf *sb, const struct plot_run *runs, size_t n
 	/* data */
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
-		snprintf(name, sizeof(name), "fp%zu", i);
-		add_series_block(sb, name, &runs[i].footprint);
+		if (runs[i].footprint.n) {
+			snprintf(name, sizeof(name), "fp%zu", i);
+			add_series_block(sb, name, &runs[i].footprint);
+		}
 		if (runs[i].gpu.n) {
 			snprintf(name, sizeof(name), "gpu%zu", i);
 			add_series_block(sb, name, &runs[i].gpu);
@@ -462,21 +464,28 @@ void plot_memory_script(struct strbuf *sb, const struct plot_run *runs, size_t n
 		if (p == 0)
 			legend(sb, height, any_gpu, any_swap, any_stop, overlaid);
 
+		/* only series with points: gnuplot warns about empty ones */
 		strbuf_addstr(sb, "plot ");
 		bool first = true;
 		for (size_t k = 0; k < pn->nruns; k++) {
 			size_t i = pn->runs[k];
 			int dt = (int)(k % 5) + 1;
-			strbuf_addf(sb, "%s$fp%zu lc rgb '%s' lw 2 dt %d notitle",
-				    first ? "" : ", \\\n     ", i, COLOR_FOOTPRINT, dt);
-			first = false;
-			if (runs[i].gpu.n)
-				strbuf_addf(sb, ", \\\n     $gpu%zu lc rgb '%s' lw 1.6 dt %d notitle",
-					    i, COLOR_GPU, dt);
-			if (runs[i].swap.n)
-				strbuf_addf(sb, ", \\\n     $swap%zu lc rgb '%s' lw 1.4 dt %d notitle",
-					    i, COLOR_SWAP, dt);
+			static const char *const names[3] = { "fp", "gpu", "swap" };
+			static const char *const styles[3] = { "lw 2", "lw 1.6", "lw 1.4" };
+			static const char *const colors[3] = { COLOR_FOOTPRINT, COLOR_GPU, COLOR_SWAP };
+			const struct plot_series *ser[3] = { &runs[i].footprint, &runs[i].gpu,
+							     &runs[i].swap };
+			for (int j = 0; j < 3; j++) {
+				if (!ser[j]->n)
+					continue;
+				strbuf_addf(sb, "%s$%s%zu lc rgb '%s' %s dt %d notitle",
+					    first ? "" : ", \\\n     ", names[j], i, colors[j],
+					    styles[j], dt);
+				first = false;
+			}
 		}
+		if (first)
+			strbuf_addstr(sb, "NaN notitle");
 		strbuf_addch(sb, '\n');
 	}
 	strbuf_addstr(sb, "unset multiplot\nset output\n");
