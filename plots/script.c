@@ -434,8 +434,8 @@ void plot_memory_script(struct strbuf *sb, const struct plot_run *runs, size_t n
 			double ram = plot_gb(r->ram_bytes);
 			strbuf_addf(sb, "set arrow from graph 0, first %.4f to graph 1, first %.4f nohead "
 					"lc rgb '%s' dt 2 lw 1.2 front\n", ram, ram, COLOR_RAM);
-			strbuf_addf(sb, "set label 'RAM %.1f GB' at graph 0.995, first %.4f right "
-					"offset 0,0.6 font '%s' tc rgb '%s' front\n",
+			strbuf_addf(sb, "set label 'RAM %.1f GB' at graph 0.005, first %.4f left "
+					"offset 0,0.6 font '%s' tc rgb '%s' boxed bs 1 front\n",
 				    ram, ram, SMALL_FONT, COLOR_RAM);
 		}
 
