@@ -113,6 +113,11 @@ void jw_double(struct jsonw *w, double v)
 		return;
 	}
 	char buf[64];
+	if (v == floor(v) && fabs(v) < 1e15) { /* whole numbers as integers: 100, not 1e+02 */
+		snprintf(buf, sizeof(buf), "%.0f", v);
+		strbuf_addstr(w->out, buf);
+		return;
+	}
 	/* shortest representation that reads back to the same double */
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(buf, sizeof(buf), "%.*g", prec, v);

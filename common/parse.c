@@ -67,6 +67,10 @@ static int number_unit(const char *s, double *num, const char **unit)
 	double v = strtod(s, &end);
 	if (errno || end == s || !isfinite(v) || v < 0)
 		return -1;
+	/* decimal only: strtod also takes hex ("0x10", "0x1p4") */
+	for (const char *p = s; p < end; p++)
+		if (*p == 'x' || *p == 'X' || *p == 'p' || *p == 'P')
+			return -1;
 	*num = v;
 	*unit = end;
 	return 0;
@@ -88,10 +92,21 @@ int parse_size(const char *s, uint64_t *bytes)
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcasecmp(unit, units[i].name))
 			continue;
+		if (strspn(s, "0123456789") == (size_t)(unit - s)) {
+			/* a whole number: exact integer arithmetic, up to 2^64 - 1 */
+			uint64_t n, b;
+			errno = 0;
+			n = strtoull(s, NULL, 10);
+			if (errno || __builtin_mul_overflow(n, (uint64_t)units[i].mult, &b))
+				return -1;
+			*bytes = b;
+			return 0;
+		}
 		double b = v * units[i].mult;
-		if (b >= 18446744073709551615.0)
+		if (b >= 18446744073709551616.0)
 			return -1;
-		*bytes = (uint64_t)llround(b);
+		/* llround() is signed: above 2^63 the double is integral anyway */
+		*bytes = b < 9223372036854775808.0 ? (uint64_t)llround(b) : (uint64_t)b;
 		return 0;
 	}
 	return -1;
@@ -139,7 +154,7 @@ int parse_size_or_percent(const char *s, uint64_t *bytes, double *pct, int *is_p
 	if (n && s[n - 1] == '%') {
 		double v;
 		const char *unit;
-		if (number_unit(s, &v, &unit) || strcmp(unit, "%"))
+		if (number_unit(s, &v, &unit) || strcmp(unit, "%") || v > 100)
 			return -1;
 		*pct = v;
 		*is_pct = 1;

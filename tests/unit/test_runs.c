@@ -1,0 +1,192 @@
+/* test_runs.c -- runs.json: stageload's form, stagebench's keys, errors */
+#include <criterion/criterion.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "traces/runs.h"
+
+static char *tmpdir(void)
+{
+	char *d = xstrdup("/tmp/sb-test-runs-XXXXXX");
+	cr_assert_not_null(mkdtemp(d));
+	return d;
+}
+
+static void rm_rf(const char *dir)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+}
+
+static const char *fixtures_dir(void)
+{
+	const char *env = getenv("FIXTURES");
+	static const char *const tries[] = { "../shared/fixtures", "shared/fixtures",
+					     "/work/shared/fixtures" };
+	if (env && *env)
+		return env;
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		char *p = xasprintf("%s/stageload/README.md", tries[i]);
+		bool ok = access(p, R_OK) == 0;
+		free(p);
+		if (ok)
+			return tries[i];
+	}
+	cr_assert_fail("stageload fixtures not found: set FIXTURES to shared/fixtures");
+	return NULL;
+}
+
+/* runs_read with stderr captured into *msg. */
+static int read_capturing(const char *path, struct run_list *runs, char **msg)
+{
+	char tmpl[] = "/tmp/sb-test-stderr-XXXXXX";
+	int fd = mkstemp(tmpl);
+	cr_assert(fd >= 0);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fd, 2);
+	int rc = runs_read(path, runs);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	size_t len;
+	cr_assert_eq(read_file(tmpl, msg, &len), 0);
+	unlink(tmpl);
+	return rc;
+}
+
+Test(runs, reads_stageloads_runs_json)
+{
+	char *path = xasprintf("%s/stageload/2026-10-06-qwen-image/runs.json", fixtures_dir());
+	struct run_list runs = RUN_LIST_INIT;
+	cr_assert_eq(runs_read(path, &runs), 0);
+	cr_assert_eq(runs.n, 3);
+	cr_assert_str_eq(runs.items[0].mode, "eager");
+	cr_assert_eq(runs.items[0].run, 1);
+	cr_assert(runs.items[0].has_exit);
+	cr_assert_eq(runs.items[0].exit, 3);
+	cr_assert_str_eq(runs.items[2].mode, "staged");
+	cr_assert_eq(runs.items[2].run, 2);
+	cr_assert_eq(runs.items[2].exit, 0);
+	cr_assert_null(runs.items[1].trace);
+	cr_assert_null(runs.items[1].stopped_by);
+	cr_assert_eq(runs.items[1].signal, 0);
+
+	const struct run_entry *e = runs_find(&runs, "eager-1.trace.jsonl");
+	cr_assert_eq(e, &runs.items[0]);
+	cr_assert_eq(runs_find(&runs, "staged-2.trace.jsonl.zst"), &runs.items[2]);
+	cr_assert_null(runs_find(&runs, "staged-3.trace.jsonl"));
+	cr_assert_null(runs_find(&runs, "eager-1.trace"));
+	runs_release(&runs);
+	free(path);
+}
+
+Test(runs, write_then_read_keeps_every_key)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/runs.json", dir);
+	struct run_entry items[] = {
+		{ .mode = "eager", .run = 1, .has_exit = true, .exit = 3,
+		  .trace = "eager-1.trace.jsonl.zst", .stopped_by = "guard", .signal = 15 },
+		{ .mode = "staged \"q\"", .run = 1, .has_exit = false },
+		{ .mode = "staged", .run = 2, .has_exit = true, .exit = 137,
+		  .stopped_by = "signal", .signal = 9 },
+	};
+	struct run_list out = { items, 3, 3 };
+	cr_assert_eq(runs_write(path, &out), 0);
+
+	size_t len;
+	char *text;
+	cr_assert_eq(read_file(path, &text, &len), 0);
+	cr_assert(str_starts_with(text, "[\n  {\"mode\": \"eager\", \"run\": 1, \"exit\": 3, "
+				       "\"trace\": \"eager-1.trace.jsonl.zst\", \"stopped_by\": "
+				       "\"guard\", \"signal\": 15},\n"), "%s", text);
+	free(text);
+
+	struct run_list in = RUN_LIST_INIT;
+	cr_assert_eq(runs_read(path, &in), 0);
+	cr_assert_eq(in.n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_str_eq(in.items[i].mode, items[i].mode);
+		cr_assert_eq(in.items[i].run, items[i].run);
+		cr_assert_eq(in.items[i].has_exit, items[i].has_exit);
+		cr_assert_eq(in.items[i].exit, items[i].exit);
+		cr_assert_eq(in.items[i].signal, items[i].signal);
+		if (items[i].trace)
+			cr_assert_str_eq(in.items[i].trace, items[i].trace);
+		else
+			cr_assert_null(in.items[i].trace);
+		if (items[i].stopped_by)
+			cr_assert_str_eq(in.items[i].stopped_by, items[i].stopped_by);
+		else
+			cr_assert_null(in.items[i].stopped_by);
+	}
+	/* an entry that names its trace is found by that name only */
+	cr_assert_eq(runs_find(&in, "eager-1.trace.jsonl.zst"), &in.items[0]);
+	cr_assert_null(runs_find(&in, "eager-1.trace.jsonl"));
+	cr_assert_eq(runs_find(&in, "staged-2.trace.jsonl.zst"), &in.items[2]);
+	runs_release(&in);
+	runs_release(&in); /* released twice: harmless */
+	runs_release(NULL);
+
+	/* an empty list is an empty array */
+	struct run_list none = RUN_LIST_INIT;
+	cr_assert_eq(runs_write(path, &none), 0);
+	cr_assert_eq(runs_read(path, &in), 0);
+	cr_assert_eq(in.n, 0);
+	runs_release(&in);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(runs, missing_file_is_an_empty_list)
+{
+	struct run_list runs = RUN_LIST_INIT;
+	cr_assert_eq(runs_read("/nonexistent/dir/runs.json", &runs), 1);
+	cr_assert_eq(runs.n, 0);
+	cr_assert_null(runs.items);
+	runs_release(&runs);
+}
+
+Test(runs, malformed_files_are_errors_naming_the_file)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "[{\"mode\":\"eager\",\"run\":1,}]", "runs.json:1: malformed JSON" },
+		{ "{\"mode\":\"eager\"}", "runs.json: not a JSON array of runs" },
+		{ "[{\"run\":1}]", "runs.json: entry 1 has no \"mode\" string" },
+		{ "[{\"mode\":\"a\",\"run\":1},{\"mode\":\"b\",\"run\":0}]",
+		  "runs.json: entry 2 (mode 'b') has no positive \"run\" number" },
+		{ "[{\"mode\":\"a\",\"run\":\"1\"}]", "has no positive \"run\" number" },
+		{ "[{\"mode\":\"a\",\"run\":1,\"exit\":\"3\"}]", "entry 1: \"exit\" is not an integer" },
+		{ "[{\"mode\":\"a\",\"run\":1,\"trace\":5}]", "entry 1: \"trace\" is not a string" },
+		{ "[7]", "entry 1 is not a JSON object" },
+		{ "", "runs.json:1: malformed JSON" },
+	};
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/runs.json", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_eq(write_file(path, cases[i].text, strlen(cases[i].text)), 0);
+		struct run_list runs = RUN_LIST_INIT;
+		char *msg;
+		cr_assert_eq(read_capturing(path, &runs, &msg), -1, "case %zu accepted", i);
+		cr_assert_not_null(strstr(msg, cases[i].want), "case %zu: %s", i, msg);
+		cr_assert_not_null(strstr(msg, path), "case %zu does not name the file: %s", i, msg);
+		cr_assert_eq(runs.n, 0);
+		cr_assert_null(runs.items);
+		free(msg);
+		runs_release(&runs);
+	}
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
