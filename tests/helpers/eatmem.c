@@ -41,6 +41,10 @@ static void usage(FILE *f)
 	      "  exit=N             exit with N\n"
 	      "  kill=SIG           raise SIG (number or name: TERM, KILL, INT, ...)\n"
 	      "  print=TEXT         print TEXT and a newline, flushed\n"
+	      "  log=FILE           from now on append 'MONO WHAT BYTES' lines to FILE (MONO:\n"
+	      "                     CLOCK_MONOTONIC seconds) as alloc, spike and each ramp step\n"
+	      "                     complete, and 'MONO sigterm 0' when SIGTERM arrives\n"
+	      "                     (then die of it)\n"
 	      "SIZE: 300M, 1.5G, 4096, 10k (binary units); DUR: 50ms, 2s, 1m, 250us\n",
 	      f);
 }
@@ -165,6 +169,48 @@ static void sleep_for(int64_t ns)
 		;
 }
 
+/* ---- progress log (log=FILE) ---- */
+
+static int log_fd = -1;
+
+/* Async-signal-safe: "SEC.NSEC WHAT BYTES\n" built by hand, one write(). */
+static void log_line(const char *what, uint64_t bytes)
+{
+	char buf[128], num[24];
+	struct timespec ts;
+	size_t n = 0;
+	if (log_fd < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int k = 0;
+	uint64_t v = (uint64_t)ts.tv_sec;
+	do { num[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+	while (k)
+		buf[n++] = num[--k];
+	buf[n++] = '.';
+	long ns = ts.tv_nsec;
+	for (long d = 100000000; d; d /= 10)
+		buf[n++] = (char)('0' + (ns / d) % 10);
+	buf[n++] = ' ';
+	for (const char *w = what; *w && n < 80; w++)
+		buf[n++] = *w;
+	buf[n++] = ' ';
+	v = bytes;
+	do { num[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+	while (k)
+		buf[n++] = num[--k];
+	buf[n++] = '\n';
+	ssize_t w = write(log_fd, buf, n);
+	(void)w;
+}
+
+static void on_sigterm(int sig)
+{
+	log_line("sigterm", 0);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* ---- held allocations ---- */
 
 struct block {
@@ -281,6 +327,7 @@ static void ramp(uint64_t size, uint64_t rate)
 		uint64_t n = size - done < step ? size - done : step;
 		touch(p, done, done + n);
 		done += n;
+		log_line("ramp", done);
 		double due = t0 + (double)done / (double)rate;
 		double left = due - now_s();
 		if (left > 0)
@@ -309,6 +356,7 @@ static void run_step(const char *arg)
 		unsigned char *p = grab(size);
 		touch(p, 0, size);
 		hold(p, size);
+		log_line("alloc", size);
 	} else if (IS("free")) {
 		if (val && strcmp(val, "all"))
 			bad("expected 'free' or 'free=all'");
@@ -325,8 +373,10 @@ static void run_step(const char *arg)
 		int64_t ns = need_duration(b);
 		unsigned char *p = grab(size);
 		touch(p, 0, size);
+		log_line("spike-held", size);
 		sleep_for(ns);
 		free(p);
+		log_line("spike-freed", size);
 	} else if (IS("release")) {
 		NEED_VALUE();
 		split2(val, a, b, sizeof(a));
@@ -397,6 +447,19 @@ static void run_step(const char *arg)
 			bad("missing value");
 		printf("%s\n", val);
 		fflush(stdout);
+	} else if (IS("log")) {
+		NEED_VALUE();
+		if (log_fd >= 0)
+			close(log_fd);
+		log_fd = open(val, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (log_fd < 0)
+			fail(val);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_sigterm;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGTERM, &sa, NULL) < 0)
+			fail("sigaction");
 	} else {
 		bad("unknown step");
 	}
