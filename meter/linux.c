@@ -48,8 +48,30 @@ static const char footprint_words[] =
 	"resident anonymous + shared memory of the process tree (RssAnon + RssShmem); "
 	"swapped-out bytes in 'swapped'";
 
+/* Children fds kept open for threads other than the main one, over the
+ * whole tree; beyond it they are opened and closed on every walk. */
+#define THREAD_FD_BUDGET 256
+
+static void close_threads(struct mproc *p, bool all)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < p->nthr; i++) {
+		if (all || p->thr[i].gen != p->gen)
+			close(p->thr[i].fd);
+		else
+			p->thr[k++] = p->thr[i];
+	}
+	p->nthr = k;
+	if (all) {
+		free(p->thr);
+		p->thr = NULL;
+		p->thr_alloc = 0;
+	}
+}
+
 static void close_proc(struct mproc *p)
 {
+	close_threads(p, true);
 	if (p->status_fd >= 0)
 		close(p->status_fd);
 	if (p->task_fd >= 0)
@@ -141,37 +163,74 @@ static void each_numeric_entry(struct linux_meter *lm, int dirfd, void (*fn)(pid
 
 struct thread_ctx {
 	struct linux_meter *lm;
-	struct mproc *owner;
+	long idx;               /* the owner: table index, -1 for the recorder */
 	struct add_ctx *add;
-	int task_fd, children_fd;
+	int task_fd;
+	size_t cursor;          /* threads come back in the same order: look here first */
 };
 
+static struct mproc *owner_of(struct linux_meter *lm, long idx)
+{
+	return idx < 0 ? &lm->self : &lm->tab.p[idx];
+}
+
+static size_t cached_thread_fds(struct linux_meter *lm)
+{
+	size_t n = lm->self.nthr;
+	for (size_t i = 0; i < lm->tab.n; i++)
+		n += lm->tab.p[i].nthr;
+	return n;
+}
+
+/* One thread of the owner: read its children (the table may grow: the
+ * owner pointer is fetched again, never kept across a read). */
 static void thread_children(pid_t tid, void *arg)
 {
 	struct thread_ctx *t = arg;
-	if (tid == t->owner->pid) {
-		read_children_fd(t->lm, t->children_fd, t->add);
+	struct mproc *p = owner_of(t->lm, t->idx);
+	int fd;
+
+	if (tid == p->pid) {
+		read_children_fd(t->lm, p->children_fd, t->add);
 		return;
+	}
+	for (size_t k = 0; k < p->nthr; k++) {
+		size_t j = (t->cursor + k) % p->nthr;
+		if (p->thr[j].tid == tid) {
+			p->thr[j].gen = p->gen;
+			t->cursor = j + 1;
+			read_children_fd(t->lm, p->thr[j].fd, t->add);
+			return;
+		}
 	}
 	char name[32];
 	snprintf(name, sizeof(name), "%d/children", (int)tid);
-	int fd = openat(t->task_fd, name, O_RDONLY | O_CLOEXEC);
+	fd = openat(t->task_fd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return; /* the thread ended */
+	if (cached_thread_fds(t->lm) < THREAD_FD_BUDGET) {
+		ALLOC_GROW(p->thr, p->nthr + 1, p->thr_alloc);
+		p->thr[p->nthr].tid = tid;
+		p->thr[p->nthr].fd = fd;
+		p->thr[p->nthr].gen = p->gen;
+		p->nthr++;
+		read_children_fd(t->lm, fd, t->add);
+		return;
+	}
 	read_children_fd(t->lm, fd, t->add);
 	close(fd);
 }
 
-/* Add the children of p (every thread's) to the table. p may move: the
- * table grows while we read. */
-static void discover_children(struct linux_meter *lm, struct mproc *p, bool from_self)
+/* Add the children of the owner (every thread's) to the table. */
+static void discover_children(struct linux_meter *lm, long idx, bool from_self)
 {
 	struct add_ctx c = { lm, from_self };
-	struct mproc owner = *p;
+	struct mproc *p = owner_of(lm, idx);
 
 	if (lm->scan) {
+		pid_t pid = p->pid;
 		for (size_t i = 0; i < lm->npairs; i++)
-			if (lm->pairs[i].ppid == owner.pid)
+			if (lm->pairs[i].ppid == pid)
 				add_child(lm->pairs[i].pid, &c);
 		return;
 	}
@@ -181,20 +240,22 @@ static void discover_children(struct linux_meter *lm, struct mproc *p, bool from
 		p->children_fd = open_proc_file(p->pid, name, O_RDONLY);
 		if (p->children_fd < 0)
 			return;
-		owner.children_fd = p->children_fd;
 	}
 	if (p->threads <= 1) {
-		read_children_fd(lm, owner.children_fd, &c);
+		if (p->nthr)
+			close_threads(p, true);
+		read_children_fd(lm, p->children_fd, &c);
 		return;
 	}
 	if (p->task_fd < 0) {
 		p->task_fd = open_proc_file(p->pid, "task", O_RDONLY | O_DIRECTORY);
 		if (p->task_fd < 0)
 			return;
-		owner.task_fd = p->task_fd;
 	}
-	struct thread_ctx t = { lm, &owner, &c, owner.task_fd, owner.children_fd };
-	each_numeric_entry(lm, owner.task_fd, thread_children, &t);
+	p->gen++;
+	struct thread_ctx t = { lm, idx, &c, p->task_fd, 0 };
+	each_numeric_entry(lm, p->task_fd, thread_children, &t);
+	close_threads(owner_of(lm, idx), false); /* threads that ended */
 }
 
 static void scan_one(pid_t pid, void *arg)
@@ -350,7 +411,7 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	if (lm->scan)
 		scan_parents(lm);
 	/* Orphans re-parented to the recorder (a subreaper) join the tree. */
-	discover_children(lm, &lm->self, true);
+	discover_children(lm, -1, true);
 
 	for (size_t i = 0; i < lm->tab.n;) {
 		if (refresh(lm, i, &st))
@@ -361,7 +422,7 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 			s->footprint += st.rss_anon + st.rss_shmem;
 			s->rss += st.vm_rss;
 			s->swapped += st.vm_swap;
-			discover_children(lm, &lm->tab.p[i], false);
+			discover_children(lm, (long)i, false);
 		}
 		i++;
 	}

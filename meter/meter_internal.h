@@ -50,6 +50,12 @@ void meter_linux_force_scan(struct meter *m);
  * Every pid seen in the tree, root first, in discovery order. Each entry
  * carries what the backends keep per process. Entries are removed when the
  * process is gone (reaped); order is preserved. */
+struct mthread {
+	pid_t tid;
+	int fd;       /* linux: /proc/PID/task/TID/children */
+	unsigned gen; /* walk in which it was last seen */
+};
+
 struct mproc {
 	pid_t pid;
 	int status_fd;   /* linux: /proc/PID/status, -1 when not open */
@@ -59,6 +65,9 @@ struct mproc {
 	uint64_t hwm;    /* last high-water mark read (bytes), 0 = unknown */
 	int threads;     /* linux: Threads: from the last status read */
 	bool zombie;     /* exited, not yet reaped */
+	struct mthread *thr; /* linux: children fds of the other threads */
+	size_t nthr, thr_alloc;
+	unsigned gen;
 };
 
 struct proctab {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef __linux__
+#include <pthread.h>
 #include <sys/prctl.h>
 #endif
 #include <sys/stat.h>
@@ -218,6 +219,64 @@ Test(meter, grandchild_memory_is_counted_through_the_tree_walk, .timeout = 60)
 Test(meter, grandchild_is_found_by_the_stat_scan_fallback, .timeout = 60)
 {
 	tree_test(true);
+}
+
+/* Child side of the threaded test: a second thread forks the grandchild. */
+static const char *thread_ready;
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void *forking_thread(void *arg)
+{
+	(void)arg;
+	pid_t pid = fork();
+	if (pid == 0) {
+		size_t n = 100 * MiB;
+		char *mem = malloc(n);
+		for (size_t i = 0; i < n; i += 4096)
+			mem[i] = 1;
+		FILE *f = fopen(thread_ready, "w");
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+		for (;;)
+			pause();
+	}
+	for (;;)
+		pause();
+	return NULL;
+}
+
+Test(meter, grandchild_forked_by_a_secondary_thread_is_found, .timeout = 60)
+{
+	make_tmpdir();
+	thread_ready = tmp("b");
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		pthread_t t[3];
+		for (int i = 0; i < 3; i++)
+			pthread_create(&t[i], NULL, i == 2 ? forking_thread : idle_thread, NULL);
+		for (;;)
+			pause();
+	}
+	meter_track(m, pid);
+	pid_t grandchild = wait_ready(tmp("b"));
+	struct trace_sample s = sample(m);
+	cr_assert_eq(s.procs, 2, "child and the grandchild its thread forked, got %d", s.procs);
+	cr_assert(s.footprint >= 100 * MiB);
+	/* Again: the cached per-thread fds are re-read. */
+	s = sample(m);
+	cr_assert_eq(s.procs, 2);
+	kill(grandchild, SIGKILL);
+	kill_and_reap(pid);
+	meter_free(m);
 }
 
 Test(meter, orphaned_grandchild_reparented_to_the_recorder_still_counts, .timeout = 60)
