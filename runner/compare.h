@@ -1,0 +1,111 @@
+/* compare.h -- `stagebench compare`: plan and run a pipeline's variants, then report
+ *
+ * cmd_compare (runner/compare.c) reads a pipeline file (traces/pipeline.h),
+ * runs its variants alternately (E S E S ...), each one record_run() with
+ * the guard on, and then prints and writes the per-stage table, the latent
+ * comparison and the run summary. This header holds the pure parts, which
+ * the unit tests call directly:
+ *
+ *   compare_find_share()   where the bundled demo/ and probe/ live;
+ *   compare_python()       the {python} placeholder;
+ *   compare_default_cache()/compare_default_out()   default directories;
+ *   compare_set_option()   one --set KEY=VALUE against the pipeline's defaults;
+ *   compare_plan_run()     one run: its files, argv and environment.
+ *
+ * Call order for a run's plan:
+ *   struct compare_setup s = { pipeline, out, probe_dir, python, cache, seed, sets, pythonpath };
+ *   struct compare_run r = COMPARE_RUN_INIT;
+ *   compare_plan_run(&s, variant, rep, &r);   0, or -1 after error()
+ *   ... r.argv, r.env, r.trace_path ...
+ *   compare_run_release(&r);
+ * Every string in a compare_run is owned by it.
+ */
+#ifndef SB_COMPARE_H
+#define SB_COMPARE_H
+
+#include <stdbool.h>
+
+#include "../traces/pipeline.h"
+
+/* What every run of one compare shares. All strings are borrowed. */
+struct compare_setup {
+	const struct pipeline *p;
+	const char *out;             /* the output directory (absolute is best) */
+	const char *probe_dir;       /* .../probe (holds site/ and stagebench_probe/) */
+	const char *python;          /* {python} */
+	const char *cache;           /* {cache} */
+	const char *seed;            /* {seed}, as text */
+	const struct kv_list *sets;  /* --set overrides of "defaults"; NULL for none */
+	const char *old_pythonpath;  /* the caller's PYTHONPATH, appended; NULL/"" none */
+};
+
+/* One planned run: variant V, repetition N (1-based). */
+struct compare_run {
+	char *id;          /* "V-N": the trace's base name and the run's mode-run */
+	char *out_dir;     /* OUT/V-N         the pipeline's own outputs ({out}) */
+	char *trace_path;  /* OUT/V-N.trace.jsonl.zst */
+	char *latents_dir; /* OUT/V-N.latents (STAGEBENCH_LATENTS) */
+	char *log_path;    /* OUT/V-N.log     the command's stdout */
+	char **argv;       /* NULL-terminated: command + variant args, expanded */
+	char **env;        /* NULL-terminated "KEY=VALUE": PYTHONPATH, STAGEBENCH_ADAPTER
+			    * (when the pipeline names one), then "env", then the
+			    * variant's "env" (a later key replaces an earlier one) */
+};
+#define COMPARE_RUN_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/*
+ * The placeholder values of one run: python, pipeline_dir, seed, cache,
+ * every key of the pipeline's "defaults" (replaced by --set), then out, run
+ * (N) and mode (the variant's name). *vars is filled (kv_set); the caller
+ * releases it with kv_release().
+ */
+void compare_vars(const struct compare_setup *s, const char *variant, int rep,
+		  struct kv_list *vars);
+
+/*
+ * Plan run N of variant v. PYTHONPATH = PROBE/site:PROBE:the pipeline's
+ * "pythonpath" entries (expanded):old PYTHONPATH. Returns 0, or -1 after
+ * error() naming the pipeline file and the placeholder that has no value.
+ */
+int compare_plan_run(const struct compare_setup *s, const struct pipeline_variant *v, int rep,
+		     struct compare_run *out);
+void compare_run_release(struct compare_run *r); /* NULL ok */
+
+/*
+ * Apply "KEY=VALUE" to *sets: KEY must be a key of the pipeline's "defaults".
+ * Returns 0, or -1 after error() (no '=', empty key, a key the pipeline has
+ * no default for: the message lists the keys it has).
+ */
+int compare_set_option(const struct pipeline *p, const char *arg, struct kv_list *sets);
+
+/*
+ * Find WHAT (e.g. "demo/pipeline.json", "probe") among, in order:
+ * HOME/WHAT (when home is non-empty: $STAGEBENCH_HOME), EXE_DIR/../WHAT,
+ * EXE_DIR/../share/stagebench/WHAT, EXE_DIR being the directory of exe (the
+ * real path of the running binary; NULL to skip). Returns a malloc'd real
+ * path, or NULL (no message) when none exists.
+ */
+char *compare_find_share(const char *home, const char *exe, const char *what);
+
+/* The real path of the running executable (/proc/self/exe; macOS:
+ * _NSGetExecutablePath), or NULL. Caller frees. */
+char *compare_self_exe(void);
+
+/* $STAGEBENCH_PYTHON when set and non-empty, else /usr/bin/python3 when it
+ * exists, else "python3" (looked up on PATH). Returns a static string or
+ * the environment's. */
+const char *compare_python(void);
+
+/* XDG_CACHE_HOME/stagebench/NAME, else HOME/.cache/stagebench/NAME, else
+ * .cache/stagebench/NAME. Caller frees. */
+char *compare_default_cache(const char *name);
+
+/* "runs/DATE-NAME", "runs/DATE-NAME-COMMIT" or "runs/DATE-NAME-COMMIT-dirty"
+ * (commit NULL: none). A '/' in NAME becomes '_'. Caller frees. */
+char *compare_default_out(const char *date, const char *name, const char *commit, bool dirty);
+
+/* Run k (0-based) of an alternating schedule of nvariants variants: the
+ * variant index and the repetition (1-based). E S E S for 2 variants. */
+void compare_schedule(size_t nvariants, size_t k, size_t *variant, int *rep);
+
+#endif
