@@ -692,25 +692,27 @@ static int event_from_json(json_t *o, struct trace_event *ev, bool probe, double
 				ok = ev->has_seconds = jv_number(&x, &ev->seconds);
 			else if (!strcmp(k, "from"))
 				ok = ev->has_from = jv_number(&x, &ev->from);
-			else if (!strcmp(k, "shape") && json_is_array(v) &&
-				 json_array_size(v) <= EVENT_MAX_DIMS) {
+			else if (!strcmp(k, "shape")) {
 				size_t i;
 				json_t *d;
-				ok = true;
-				json_array_foreach(v, i, d) {
-					if (!json_is_integer(d)) {
-						ok = false;
-						break;
+				/* more dimensions than fit: kept as it was, in extra */
+				ok = json_is_array(v) && json_array_size(v) <= EVENT_MAX_DIMS;
+				if (ok) {
+					json_array_foreach(v, i, d) {
+						if (!json_is_integer(d)) {
+							ok = false;
+							break;
+						}
+						ev->shape[i] = json_integer_value(d);
 					}
-					ev->shape[i] = json_integer_value(d);
 				}
 				ev->ndim = ok ? (int)json_array_size(v) : -1;
 			} else
 				known = false;
 		}
 		/* unknown keys, and known ones of an unexpected type, are kept
-		 * as they were */
-		if (!known || !ok)
+		 * as they were; a known key that is null is absent */
+		if (!known || (!ok && !json_is_null(v)))
 			extra_add(&extra, k, v);
 	}
 	if (!ev->kind_name) {
@@ -748,7 +750,7 @@ static int start_from_json(json_t *o, struct trace_start *st, char *why, size_t 
 	json_object_foreach(o, k, v) {
 		struct jv x;
 		int64_t i64;
-		bool ok = true;
+		bool ok = true, known = true;
 		jv_from_json(v, &x);
 		if (!strcmp(k, "type"))
 			continue;
@@ -848,10 +850,10 @@ static int start_from_json(json_t *o, struct trace_start *st, char *why, size_t 
 					l->value = json_dumps(lv, JSON_COMPACT | JSON_ENCODE_ANY);
 			}
 		} else {
-			ok = false;
+			ok = known = false;
 		}
 next:
-		if (!ok)
+		if (!ok && !(known && json_is_null(v)))
 			extra_add(&extra, k, v);
 	}
 	st->extra_json = extra_detach(&extra);
@@ -867,7 +869,7 @@ static void end_from_json(json_t *o, struct trace_end *end)
 	json_object_foreach(o, k, v) {
 		struct jv x;
 		int64_t i64;
-		bool ok = true;
+		bool ok = true, known = true;
 		jv_from_json(v, &x);
 		if (!strcmp(k, "type"))
 			continue;
@@ -894,9 +896,9 @@ static void end_from_json(json_t *o, struct trace_end *end)
 		} else if (!strcmp(k, "cpu")) {
 			ok = end->has_cpu = jv_number(&x, &end->cpu);
 		} else {
-			ok = false;
+			ok = known = false;
 		}
-		if (!ok)
+		if (!ok && !(known && json_is_null(v)))
 			extra_add(&extra, k, v);
 	}
 	end->extra_json = extra_detach(&extra);

@@ -93,6 +93,10 @@ struct trace_event {
 	size_t line; /* source line when read from a file, else 0 */
 };
 
+/* An event with nothing set: ndim -1 (no shape). The writer writes "shape"
+ * when ndim > 0, or ndim == 0 for a latent (a scalar). */
+#define TRACE_EVENT_INIT { .ndim = -1 }
+
 enum event_kind event_kind_from_name(const char *name);
 const char *event_kind_name(enum event_kind kind); /* "stage", ...; NULL for EV_OTHER */
 void trace_event_release(struct trace_event *ev); /* frees strings; NULL ok */

@@ -1141,6 +1141,47 @@ Test(traces, probe_line_with_t_and_no_mono_keeps_t)
 	trace_event_release(&ev);
 }
 
+Test(traces, null_known_keys_are_absent_and_unknown_nulls_are_kept)
+{
+	const char *line = "{\"type\":\"event\",\"kind\":\"load\",\"name\":\"vae\",\"stage\":null,"
+			   "\"seconds\":null,\"nbytes\":null,\"shape\":null,\"mono\":2,\"why\":null}";
+	struct trace_event ev;
+	const char *err = NULL;
+	cr_assert_eq(trace_parse_probe_line(line, strlen(line), 1, &ev, &err), 0, "%s", err);
+	cr_assert_null(ev.stage);
+	cr_assert_not(ev.has_seconds);
+	cr_assert_not(ev.has_nbytes);
+	cr_assert_eq(ev.ndim, -1);
+	assert_str(ev.extra_json, "\"why\":null", "extra");
+	trace_event_release(&ev);
+
+	/* a shape with more dimensions than EVENT_MAX_DIMS is kept verbatim */
+	line = "{\"kind\":\"latent\",\"shape\":[1,2,3,4,5,6,7,8,9,10],\"mono\":1}";
+	cr_assert_eq(trace_parse_probe_line(line, strlen(line), 0, &ev, &err), 0, "%s", err);
+	cr_assert_eq(ev.ndim, -1);
+	assert_str(ev.extra_json, "\"shape\":[1,2,3,4,5,6,7,8,9,10]", "extra");
+	trace_event_release(&ev);
+	line = "{\"kind\":\"latent\",\"shape\":[1,\"x\"],\"mono\":1}";
+	cr_assert_eq(trace_parse_probe_line(line, strlen(line), 0, &ev, &err), 0, "%s", err);
+	cr_assert_eq(ev.ndim, -1);
+	assert_str(ev.extra_json, "\"shape\":[1,\"x\"]", "extra");
+	trace_event_release(&ev);
+
+	const char *in = "{\"type\":\"start\",\"mode\":null,\"seed\":null,\"stop_at\":null}\n"
+			 "{\"type\":\"end\",\"exit\":null,\"reason\":null}\n";
+	struct trace tr;
+	char *msg;
+	cr_assert_eq(read_mem_capturing("null.jsonl", in, strlen(in), &tr, &msg), 0, "%s", msg);
+	cr_assert_null(tr.start.mode);
+	cr_assert_not(tr.start.has_seed);
+	assert_str(tr.start.extra_json, "\"stop_at\":null", "start extra");
+	cr_assert_not(tr.end.has_exit);
+	cr_assert_null(tr.end.reason);
+	cr_assert_null(tr.end.extra_json);
+	free(msg);
+	trace_release(&tr);
+}
+
 Test(traces, bad_probe_lines_are_rejected_with_a_reason)
 {
 	static const struct {
@@ -1241,4 +1282,106 @@ Test(traces, random_bytes_and_mutations_never_crash_the_reader, .timeout = 120)
 	close(devnull);
 	cr_assert_gt(clean, 0, "no mutation read cleanly");
 	cr_assert_gt(damaged, 0, "no junk was refused");
+}
+
+/* A random JSON value of any type, sometimes nested. */
+static void random_value(struct strbuf *sb, int depth)
+{
+	static const char *const atoms[] = {
+		"0", "-1", "1.5", "1e308", "-1e-308", "18446744073709551615", "9223372036854775807",
+		"-9223372036854775808", "99999999999999999999999", "null", "true", "false", "\"\"",
+		"\"stage\"", "\"x\\u0000y\"", "\"\\ud800\"", "0.0001", "3", "[]", "{}",
+	};
+	unsigned r = (unsigned)(rnd() % 24);
+	if (r < 20 || depth > 2) {
+		strbuf_addstr(sb, atoms[rnd() % (sizeof(atoms) / sizeof(atoms[0]))]);
+	} else if (r < 22) {
+		int n = (int)(rnd() % 12);
+		strbuf_addch(sb, '[');
+		for (int i = 0; i < n; i++) {
+			if (i)
+				strbuf_addch(sb, ',');
+			random_value(sb, depth + 1);
+		}
+		strbuf_addch(sb, ']');
+	} else {
+		strbuf_addstr(sb, "{\"a\":");
+		random_value(sb, depth + 1);
+		strbuf_addch(sb, '}');
+	}
+}
+
+Test(traces, known_keys_with_random_types_never_crash_the_reader, .timeout = 120)
+{
+	static const char *const keys[] = {
+		"t", "footprint", "rss", "swapped", "swap_used", "swap_total", "level", "gpu",
+		"procs", "kind", "stage", "name", "nbytes", "seconds", "sha256", "dtype", "shape",
+		"file", "metric", "device", "bytes", "max_bytes", "from", "action", "reason", "note",
+		"format", "utc", "interval", "mode", "seed", "command", "host", "meter", "labels",
+		"commit", "dirty", "port_commit", "port_dirty", "exit", "signal", "stopped_by",
+		"wall", "cpu", "mono", "zzz",
+	};
+	static const char *const types[] = { "start", "sample", "event", "end" };
+	static const char *const objkeys[] = { "host", "meter", "labels" };
+	int clean = 0;
+	fflush(stderr);
+	int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
+	dup2(devnull, 2);
+	for (int round = 0; round < 3000; round++) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addstr(&sb, "{\"type\":\"start\"}\n");
+		int lines = 1 + (int)(rnd() % 4);
+		for (int l = 0; l < lines; l++) {
+			strbuf_addf(&sb, "{\"type\":\"%s\"", types[rnd() % 4]);
+			int n = (int)(rnd() % 6);
+			for (int i = 0; i < n; i++) {
+				strbuf_addf(&sb, ",\"%s\":", keys[rnd() % (sizeof(keys) / sizeof(keys[0]))]);
+				random_value(&sb, 0);
+			}
+			if (rnd() % 3 == 0) { /* a sub-object with random members */
+				strbuf_addf(&sb, ",\"%s\":{\"os\":", objkeys[rnd() % 3]);
+				random_value(&sb, 0);
+				strbuf_addstr(&sb, ",\"cpus\":");
+				random_value(&sb, 0);
+				strbuf_addstr(&sb, ",\"memory\":");
+				random_value(&sb, 0);
+				strbuf_addch(&sb, '}');
+			}
+			strbuf_addstr(&sb, "}\n");
+		}
+		struct trace tr;
+		int rc = trace_read_mem("typed", sb.buf, sb.len, &tr);
+		cr_assert(rc == 0 || rc == -1);
+		clean += rc == 0;
+		/* whatever was read writes back and reads again */
+		if (rc == 0) {
+			char path[] = "/tmp/sb-test-fuzz-XXXXXX";
+			int fd = mkstemp(path);
+			close(fd);
+			struct trace_writer *w = trace_writer_open(path);
+			cr_assert_eq(trace_writer_start(w, &tr.start), 0);
+			for (size_t i = 0; i < tr.nsamples; i++)
+				cr_assert_eq(trace_writer_sample(w, &tr.samples[i]), 0);
+			for (size_t i = 0; i < tr.nevents; i++)
+				cr_assert_eq(trace_writer_event(w, &tr.events[i]), 0);
+			if (tr.has_end)
+				cr_assert_eq(trace_writer_end(w, &tr.end), 0);
+			cr_assert_eq(trace_writer_close(w), 0);
+			struct trace again;
+			int rc2 = trace_read(path, &again);
+			unlink(path);
+			cr_assert_eq(rc2, 0, "round %d: what was read does not read back:\n%s", round,
+				     sb.buf);
+			cr_assert_eq(again.nsamples, tr.nsamples);
+			cr_assert_eq(again.nevents, tr.nevents);
+			trace_release(&again);
+		}
+		trace_release(&tr);
+		strbuf_release(&sb);
+	}
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(devnull);
+	cr_assert_gt(clean, 0);
 }
