@@ -21,17 +21,17 @@ SIZES = {"tiny": 0.0005, "small": 0.02, "default": 1.0, "large": 4.0}
 
 # Megabytes of float32 weights at size 1.0 (the default).
 MODEL_MB = {
-    "rembg_model": 100,
-    "image_cond_backbone": 300,
-    "image_cond_head": 8,
-    "camera_estimator": 100,
-    "sparse_structure_flow_model": 250,
-    "sparse_structure_decoder": 60,
-    "shape_slat_flow_model_512": 400,
-    "shape_slat_decoder": 150,
-    "shape_slat_flow_model_1024": 400,
-    "tex_slat_flow_model_1024": 400,
-    "tex_slat_decoder": 150,
+    "rembg_model": 75,
+    "image_cond_backbone": 225,
+    "image_cond_head": 6,
+    "camera_estimator": 75,
+    "sparse_structure_flow_model": 190,
+    "sparse_structure_decoder": 45,
+    "shape_slat_flow_model_512": 300,
+    "shape_slat_decoder": 110,
+    "shape_slat_flow_model_1024": 300,
+    "tex_slat_flow_model_1024": 300,
+    "tex_slat_decoder": 110,
 }
 PIPELINE_MODELS = [
     "rembg_model", "camera_estimator",
@@ -67,7 +67,9 @@ def width_for(megabytes, scale):
 
 
 class MLP(nn.Module):
-    """CHANNELS -> width -> (HIDDEN square layers) -> CHANNELS."""
+    """CHANNELS -> width -> (HIDDEN square layers) -> CHANNELS, on the mean token
+    (one row: the weights are read once per call, which keeps the compute small
+    next to the memory), plus a residual so every token keeps its own value."""
 
     def __init__(self, width, out=CHANNELS):
         super().__init__()
@@ -76,10 +78,10 @@ class MLP(nn.Module):
         self.out = nn.Linear(width, out)
 
     def forward(self, x):
-        h = torch.tanh(self.inp(x))
+        h = torch.tanh(self.inp(x.mean(0, keepdim=True)))
         for layer in self.hidden:
             h = torch.tanh(layer(h))
-        return self.out(h)
+        return self.out(h) + 0.5 * x
 
 
 class FlowModel(MLP):
@@ -132,12 +134,13 @@ class Cascade1024Pipeline:
 
     def _checkpoint(self, ckpt):
         """Path of a checkpoint, written once (atomically) on first use."""
-        path = os.path.join(self.cache, "%s-%g.pt" % (ckpt, self.scale))
+        kind = "image_cond_head" if ckpt.startswith("image_cond_") and ckpt != \
+            "image_cond_backbone" else ckpt
+        # the width in the name: a checkpoint of another size is never read
+        path = os.path.join(self.cache, "%s-w%d.pt" % (ckpt, width_for(MODEL_MB[kind], self.scale)))
         if os.path.exists(path):
             return path
         os.makedirs(self.cache, exist_ok=True)
-        kind = "image_cond_head" if ckpt.startswith("image_cond_") and ckpt != \
-            "image_cond_backbone" else ckpt
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(zlib.crc32(ckpt.encode()))
             state = self._make(kind).state_dict()
