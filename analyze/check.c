@@ -1,0 +1,883 @@
+/* check.c -- regressions and improvements of a run set against a baseline, noise-aware (see check.h) */
+#include "check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/jsonw.h"
+#include "../traces/runs.h"
+#include "../traces/trace.h"
+#include "rundir.h"
+
+static const char *const metric_names[] = {
+	[CM_PEAK] = "peak footprint",
+	[CM_KPEAK_RSS] = "kernel peak (rss)",
+	[CM_KPEAK_FP] = "kernel peak (footprint)",
+	[CM_SWAP] = "swap rise",
+	[CM_TIME] = "stage time",
+	[CM_LOAD] = "load time",
+	[CM_OUTCOME] = "outcome",
+	[CM_LATENT] = "latent",
+};
+
+const char *check_metric_name(enum check_metric m)
+{
+	return metric_names[m];
+}
+
+static bool metric_is_time(enum check_metric m)
+{
+	return m == CM_TIME || m == CM_LOAD;
+}
+
+static const char *const side_names[2] = { "baseline", "candidate" };
+
+/* ---- adding runs ----------------------------------------------------------- */
+
+/* Per stage: the largest rise of system swap within one of its windows. */
+static void stage_swap(const struct trace *tr, struct check_run *r)
+{
+	const struct analysis *a = &r->a;
+	for (size_t wi = 0; wi < a->nwindows; wi++) {
+		const struct stage_window *w = &a->windows[wi];
+		bool any = false;
+		uint64_t first = 0, top = 0;
+		for (size_t i = 0; i < tr->nsamples; i++) {
+			const struct trace_sample *s = &tr->samples[i];
+			if (s->t < w->start_t)
+				continue;
+			if (!w->last && s->t >= w->end_t)
+				break;
+			if (!(s->fields & SF_SWAP_USED))
+				continue;
+			if (!any)
+				first = top = s->swap_used;
+			else if (s->swap_used > top)
+				top = s->swap_used;
+			any = true;
+		}
+		if (!any)
+			continue;
+		uint64_t rise = top - first;
+		if (!r->has_swap[w->stage] || rise > r->swap_rise[w->stage])
+			r->swap_rise[w->stage] = rise;
+		r->has_swap[w->stage] = true;
+	}
+}
+
+static size_t mode_index(struct check *c, const char *mode)
+{
+	for (size_t i = 0; i < c->nmodes; i++)
+		if (!strcmp(c->modes[i], mode))
+			return i;
+	ALLOC_GROW(c->modes, c->nmodes + 1, c->modes_alloc);
+	c->latents = xrealloc(c->latents, c->modes_alloc * sizeof(*c->latents));
+	c->modes[c->nmodes] = xstrdup(mode);
+	memset(&c->latents[c->nmodes], 0, sizeof(c->latents[0]));
+	return c->nmodes++;
+}
+
+int check_add_trace(struct check *c, enum check_side_id side, const char *id,
+		    const struct trace *tr, const struct run_entry *entry)
+{
+	struct check_side *sd = &c->side[side];
+	struct check_run r;
+	memset(&r, 0, sizeof(r));
+	if (analysis_run(tr, entry, &r.a) < 0) {
+		analysis_release(&r.a);
+		return -1;
+	}
+	if (!sd->label)
+		sd->label = xstrdup(side_names[side]);
+	r.id = xstrdup(id);
+	if (tr->start.mode)
+		r.mode = xstrdup(tr->start.mode);
+	else if (entry && entry->mode)
+		r.mode = xstrdup(entry->mode);
+	else if (!(r.mode = rundir_mode_of_stem(id)))
+		r.mode = xstrdup(id);
+	size_t ns = r.a.nstages ? r.a.nstages : 1;
+	r.swap_rise = xcalloc(ns, sizeof(*r.swap_rise));
+	r.has_swap = xcalloc(ns, sizeof(*r.has_swap));
+	r.load_s = xcalloc(ns, sizeof(*r.load_s));
+	stage_swap(tr, &r);
+	for (size_t i = 0; i < r.a.nloads; i++) {
+		const struct load_info *l = &r.a.loads[i];
+		const char *st = l->stage ? l->stage : l->stage_in_force;
+		for (size_t k = 0; k < r.a.nstages; k++)
+			if (!strcmp(r.a.stages[k].name, st))
+				r.load_s[k] += l->seconds;
+	}
+
+	size_t m = mode_index(c, r.mode);
+	char *lid = xasprintf("%s/%s", side_names[side], id);
+	latent_set_add_trace(&c->latents[m], lid, side_names[side], sd->label, tr);
+	free(lid);
+
+	ALLOC_GROW(sd->runs, sd->n + 1, sd->alloc);
+	sd->runs[sd->n++] = r;
+	return 0;
+}
+
+int check_add_dir(struct check *c, enum check_side_id side, const char *dir)
+{
+	struct rundir rd = RUNDIR_INIT;
+	int n = rundir_open(dir, &rd);
+	if (n < 0) {
+		rundir_release(&rd);
+		return -1;
+	}
+	if (n == 0) {
+		rundir_release(&rd);
+		return error("no traces (*.trace.jsonl.zst, *.trace.jsonl) in '%s'", dir);
+	}
+	if (!c->side[side].label)
+		c->side[side].label = xstrdup(dir);
+	int rc = 0;
+	for (size_t i = 0; i < rd.n && !rc; i++) {
+		struct trace tr = TRACE_INIT;
+		if (trace_read(rd.traces[i].path, &tr) < 0 ||
+		    check_add_trace(c, side, rd.traces[i].stem, &tr, rd.traces[i].entry) < 0)
+			rc = -1;
+		trace_release(&tr);
+	}
+	rundir_release(&rd);
+	return rc ? -1 : n;
+}
+
+/* ---- findings -------------------------------------------------------------- */
+
+static struct check_finding *add_finding(struct check *c, enum check_kind kind,
+					 enum check_metric metric, const char *mode,
+					 const char *stage)
+{
+	ALLOC_GROW(c->findings, c->nfindings + 1, c->findings_alloc);
+	struct check_finding *f = &c->findings[c->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->metric = metric;
+	f->mode = xstrdup(mode);
+	f->stage = xstrdup(stage);
+	return f;
+}
+
+/* A run's value of a numeric metric for a stage; false when it has none. */
+static bool run_value(const struct check_run *r, const char *stage, enum check_metric m, double *v)
+{
+	const struct stage_stats *s = analysis_stage(&r->a, stage);
+	if (!s || !s->completed)
+		return false;
+	size_t k = (size_t)(s - r->a.stages);
+	switch (m) {
+	case CM_PEAK:
+		*v = (double)s->peak_footprint;
+		return s->nsamples > 0;
+	case CM_KPEAK_RSS:
+	case CM_KPEAK_FP: {
+		const struct kernel_peak *kp = &s->kpeak[m == CM_KPEAK_RSS ? KPEAK_RSS : KPEAK_FOOTPRINT];
+		*v = (double)kp->bytes;
+		return kp->present;
+	}
+	case CM_SWAP:
+		*v = (double)r->swap_rise[k];
+		return r->has_swap[k];
+	case CM_TIME:
+		*v = s->seconds;
+		return true;
+	case CM_LOAD:
+		*v = r->load_s[k];
+		return r->a.nloads > 0;
+	default:
+		BUG("not a numeric metric: %d", (int)m);
+	}
+}
+
+static size_t mode_runs(const struct check_side *sd, const char *mode)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sd->n; i++)
+		n += !strcmp(sd->runs[i].mode, mode);
+	return n;
+}
+
+static double threshold(const struct check_options *o, enum check_metric m, double base_max)
+{
+	if (metric_is_time(m))
+		return o->time_is_pct ? base_max * o->time_pct / 100.0 : o->time_s;
+	return o->growth_is_pct ? base_max * o->growth_pct / 100.0 : (double)o->growth_bytes;
+}
+
+/* Collect one side's values of a metric for mode x stage. */
+static size_t collect(const struct check_side *sd, const char *mode, const char *stage,
+		      enum check_metric m, double **out)
+{
+	size_t n = 0;
+	*out = xcalloc(sd->n ? sd->n : 1, sizeof(**out));
+	for (size_t i = 0; i < sd->n; i++) {
+		double v;
+		if (!strcmp(sd->runs[i].mode, mode) && run_value(&sd->runs[i], stage, m, &v))
+			(*out)[n++] = v;
+	}
+	return n;
+}
+
+static void range(const double *v, size_t n, double *lo, double *hi)
+{
+	*lo = *hi = n ? v[0] : 0;
+	for (size_t i = 1; i < n; i++) {
+		if (v[i] < *lo)
+			*lo = v[i];
+		if (v[i] > *hi)
+			*hi = v[i];
+	}
+}
+
+/* Not-judged rows are grouped: one per mode x stage x reason, metrics listed. */
+static void not_judged(struct check *c, const char *mode, const char *stage,
+		       enum check_metric m, const char *why)
+{
+	for (size_t i = 0; i < c->nfindings; i++) {
+		struct check_finding *f = &c->findings[i];
+		if (f->kind == CK_NOT_JUDGED && !strcmp(f->mode, mode) && f->stage &&
+		    !strcmp(f->stage, stage) && !strcmp(f->detail, why)) {
+			char *t = xasprintf("%s, %s", f->now_text, check_metric_name(m));
+			free(f->now_text);
+			f->now_text = t;
+			return;
+		}
+	}
+	struct check_finding *f = add_finding(c, CK_NOT_JUDGED, m, mode, stage);
+	f->now_text = xstrdup(check_metric_name(m));
+	f->detail = xstrdup(why);
+}
+
+static void judge_metric(struct check *c, const char *mode, const char *stage, enum check_metric m)
+{
+	double *b, *cv;
+	size_t nb = collect(&c->side[CHECK_BASELINE], mode, stage, m, &b);
+	size_t nc = collect(&c->side[CHECK_CANDIDATE], mode, stage, m, &cv);
+	if (!nb && !nc)
+		goto out;
+	if (nb < 2 || !nc) {
+		char *why;
+		if (nb < 2)
+			why = xasprintf("%zu baseline run%s with a value, 2 needed for the "
+					"run-to-run spread", nb, nb == 1 ? "" : "s");
+		else
+			why = xstrdup("no candidate run with a value");
+		/* a stage no candidate completed is the outcome rule's business */
+		bool entered_by_cand = false;
+		for (size_t i = 0; i < c->side[CHECK_CANDIDATE].n; i++) {
+			const struct check_run *r = &c->side[CHECK_CANDIDATE].runs[i];
+			const struct stage_stats *s = analysis_stage(&r->a, stage);
+			entered_by_cand |= !strcmp(r->mode, mode) && s && s->completed;
+		}
+		if (nc || entered_by_cand)
+			not_judged(c, mode, stage, m, why);
+		free(why);
+		goto out;
+	}
+	double blo, bhi, clo, chi;
+	range(b, nb, &blo, &bhi);
+	range(cv, nc, &clo, &chi);
+	double spread = bhi - blo;
+	double allowed = threshold(&c->opt, m, bhi);
+	double floor = metric_is_time(m) ? CHECK_TIME_FLOOR_S : (double)CHECK_MEM_FLOOR_BYTES;
+	if (spread > allowed)
+		allowed = spread;
+	if (floor > allowed)
+		allowed = floor;
+	enum check_kind kind;
+	double change;
+	if (clo > bhi + allowed) {
+		kind = CK_REGRESSION;
+		change = clo - bhi;
+	} else if (chi < blo - allowed) {
+		kind = CK_IMPROVEMENT;
+		change = chi - blo;
+	} else {
+		goto out;
+	}
+	struct check_finding *f = add_finding(c, kind, m, mode, stage);
+	f->base = b;
+	f->cand = cv;
+	b = cv = NULL;
+	f->nbase = nb;
+	f->ncand = nc;
+	f->base_min = blo;
+	f->base_max = bhi;
+	f->cand_min = clo;
+	f->cand_max = chi;
+	f->spread = spread;
+	f->allowed = allowed;
+	f->change = change;
+out:
+	free(b);
+	free(cv);
+}
+
+/* How a run treated a stage: 'c' completed, 's' stopped in it, 'n' not reached. */
+static char stage_fate(const struct check_run *r, const char *stage)
+{
+	const struct stage_stats *s = analysis_stage(&r->a, stage);
+	if (!s)
+		return 'n';
+	return s->completed ? 'c' : 's';
+}
+
+static void judge_outcome(struct check *c, const char *mode, const char *stage)
+{
+	const struct check_side *bs = &c->side[CHECK_BASELINE], *cs = &c->side[CHECK_CANDIDATE];
+	size_t nb = 0, bdone = 0, nc = 0, cdone = 0;
+	for (size_t i = 0; i < bs->n; i++)
+		if (!strcmp(bs->runs[i].mode, mode)) {
+			nb++;
+			bdone += stage_fate(&bs->runs[i], stage) == 'c';
+		}
+	for (size_t i = 0; i < cs->n; i++)
+		if (!strcmp(cs->runs[i].mode, mode)) {
+			nc++;
+			cdone += stage_fate(&cs->runs[i], stage) == 'c';
+		}
+	if (!nb || !nc)
+		return;
+	enum check_kind kind;
+	if (bdone == nb && cdone < nc)
+		kind = CK_REGRESSION;
+	else if (bdone < nb && cdone == nc)
+		kind = CK_IMPROVEMENT;
+	else
+		return;
+	struct check_finding *f = add_finding(c, kind, CM_OUTCOME, mode, stage);
+	f->base_text = xasprintf("completed %zu of %zu", bdone, nb);
+	struct strbuf now = STRBUF_INIT, why = STRBUF_INIT;
+	strbuf_addf(&now, "completed %zu of %zu", cdone, nc);
+	const struct check_side *explain = kind == CK_REGRESSION ? cs : bs;
+	for (size_t i = 0; i < explain->n; i++) {
+		const struct check_run *r = &explain->runs[i];
+		char fate = strcmp(r->mode, mode) ? 'c' : stage_fate(r, stage);
+		if (fate == 'c')
+			continue;
+		char buf[64];
+		analysis_outcome_str(&r->a, buf, sizeof(buf));
+		strbuf_addf(&why, "%s%s ", why.len ? "; " : "", r->id);
+		if (fate == 's')
+			strbuf_addf(&why, "stopped here (%s)", buf);
+		else
+			strbuf_addf(&why, "never reached it (ended in %s: %s)",
+				    r->a.stages[r->a.ran_to].name, buf);
+	}
+	f->now_text = strbuf_detach(&now);
+	f->detail = strbuf_detach(&why);
+}
+
+static void stages_of(const struct check *c, const char *mode, char ***names, size_t *n,
+		      size_t *nbase_stages)
+{
+	size_t alloc = 0;
+	*n = 0;
+	for (int s = 0; s < 2; s++) {
+		const struct check_side *sd = &c->side[s];
+		for (size_t i = 0; i < sd->n; i++) {
+			const struct check_run *r = &sd->runs[i];
+			if (strcmp(r->mode, mode))
+				continue;
+			for (size_t k = 0; k < r->a.nstages; k++) {
+				bool seen = false;
+				for (size_t j = 0; j < *n && !seen; j++)
+					seen = !strcmp((*names)[j], r->a.stages[k].name);
+				if (seen)
+					continue;
+				ALLOC_GROW(*names, *n + 1, alloc);
+				(*names)[(*n)++] = r->a.stages[k].name;
+			}
+		}
+		if (s == 0)
+			*nbase_stages = *n;
+	}
+}
+
+static void judge_latents(struct check *c, size_t mi)
+{
+	struct latent_set *s = &c->latents[mi];
+	const char *mode = c->modes[mi];
+	for (size_t li = 0; li < s->nlatents; li++) {
+		const struct latent *l = &s->latents[li];
+		bool base_identical = l->spread_pairs > 0, corrupt = false, changed = false;
+		bool beyond = false, unknown = false, other = false;
+		double worst = 0;
+		const char *worst_id = NULL, *other_what = NULL;
+		for (size_t k = 0; k < l->npairs; k++) {
+			const struct latent_pair *p = &l->pairs[k];
+			bool ab = !strcmp(s->runs[p->a].mode, "baseline");
+			bool bb = !strcmp(s->runs[p->b].mode, "baseline");
+			if (ab && bb) {
+				if (p->diff.result != LR_IDENTICAL)
+					base_identical = false;
+				if (p->diff.result == LR_CORRUPT)
+					corrupt = true;
+				continue;
+			}
+			if (!ab && !bb) {
+				corrupt |= p->diff.result == LR_CORRUPT;
+				continue;
+			}
+			const char *cand_id = ab ? s->runs[p->b].id : s->runs[p->a].id;
+			switch (p->diff.result) {
+			case LR_IDENTICAL:
+			case LR_BOTH_ABSENT:
+				break;
+			case LR_DIFFERS:
+				changed = true;
+				if (p->noise == NOISE_BEYOND)
+					beyond = true;
+				if (p->noise == NOISE_UNKNOWN)
+					unknown = true;
+				if (!worst_id || p->diff.max_abs_diff > worst || isnan(p->diff.max_abs_diff)) {
+					worst = p->diff.max_abs_diff;
+					worst_id = cand_id;
+				}
+				break;
+			case LR_CORRUPT:
+				corrupt = true;
+				break;
+			default:
+				other = true;
+				other_what = latent_result_name(p->diff.result);
+				if (!worst_id)
+					worst_id = cand_id;
+				break;
+			}
+		}
+		char *label = latent_label(l);
+		enum check_kind kind = CK_REGRESSION;
+		struct strbuf now = STRBUF_INIT, base = STRBUF_INIT;
+		const char *why = NULL;
+		if (corrupt) {
+			why = "a copy does not match its event (corrupt)";
+		} else if (other) {
+			why = other_what;
+		} else if (changed && base_identical) {
+			why = "identical before, different now";
+		} else if (beyond) {
+			why = "outside the baseline's spread";
+		} else if (unknown && !l->spread_pairs) {
+			kind = CK_NOT_JUDGED;
+			why = "fewer than 2 baseline copies: spread unknown";
+		}
+		if (!why) {
+			free(label);
+			continue;
+		}
+		if (kind == CK_REGRESSION && !corrupt && c->opt.allow_latent_change)
+			kind = CK_NOTE;
+		struct check_finding *f = add_finding(c, kind, CM_LATENT, mode, l->stage);
+		f->latent = label;
+		if (!l->spread_pairs)
+			strbuf_addf(&base, "%zu cop%s", l->baseline_copies,
+				    l->baseline_copies == 1 ? "y" : "ies");
+		else if (base_identical)
+			strbuf_addf(&base, "identical (%zu copies)", l->baseline_copies);
+		else
+			strbuf_addf(&base, "spread %.3g", l->spread);
+		if (changed && worst_id)
+			strbuf_addf(&now, "max diff %.3g (%s)", worst, worst_id);
+		else if (worst_id)
+			strbuf_addf(&now, "%s (%s)", other_what, worst_id);
+		else
+			strbuf_addstr(&now, "-");
+		f->base_text = strbuf_detach(&base);
+		f->now_text = strbuf_detach(&now);
+		f->detail = kind == CK_NOTE ? xasprintf("%s (allowed)", why) : xstrdup(why);
+	}
+}
+
+int check_run(struct check *c)
+{
+	for (size_t mi = 0; mi < c->nmodes; mi++) {
+		const char *mode = c->modes[mi];
+		size_t nb = mode_runs(&c->side[CHECK_BASELINE], mode);
+		size_t nc = mode_runs(&c->side[CHECK_CANDIDATE], mode);
+		if (!nb || !nc) {
+			struct check_finding *f = add_finding(c, CK_NOTE, CM_OUTCOME, mode, NULL);
+			f->detail = xasprintf("mode only in the %s (%zu run%s): not compared",
+					      nb ? "baseline" : "candidate", nb ? nb : nc,
+					      (nb ? nb : nc) == 1 ? "" : "s");
+			continue;
+		}
+		char **stages = NULL;
+		size_t ns = 0, nbase_stages = 0;
+		stages_of(c, mode, &stages, &ns, &nbase_stages);
+		for (size_t si = 0; si < ns; si++) {
+			if (si >= nbase_stages) {
+				struct check_finding *f =
+					add_finding(c, CK_NOTE, CM_OUTCOME, mode, stages[si]);
+				f->detail = xstrdup("stage only the candidate entered: not compared");
+				continue;
+			}
+			judge_outcome(c, mode, stages[si]);
+			for (int m = 0; m < CM_NNUMERIC; m++)
+				judge_metric(c, mode, stages[si], (enum check_metric)m);
+		}
+		free(stages);
+		struct latent_set *ls = &c->latents[mi];
+		bool any_latent = false;
+		for (size_t r = 0; r < ls->nruns && !any_latent; r++)
+			any_latent = ls->runs[r].nevents > 0;
+		if (!any_latent)
+			continue;
+		if (latent_compare(ls, "baseline") < 0)
+			return -1;
+		judge_latents(c, mi);
+	}
+	return 0;
+}
+
+size_t check_count(const struct check *c, enum check_kind kind)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->nfindings; i++)
+		n += c->findings[i].kind == kind;
+	return n;
+}
+
+const struct check_finding *check_find(const struct check *c, enum check_kind kind,
+				       const char *mode, const char *stage,
+				       enum check_metric metric)
+{
+	for (size_t i = 0; i < c->nfindings; i++) {
+		const struct check_finding *f = &c->findings[i];
+		if (f->kind == kind && f->metric == metric && !strcmp(f->mode, mode) &&
+		    (stage ? f->stage && !strcmp(f->stage, stage) : !f->stage))
+			return f;
+	}
+	return NULL;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static void add_value(struct strbuf *sb, enum check_metric m, double v, bool sign)
+{
+	const char *plus = sign && v > 0 ? "+" : "";
+	if (metric_is_time(m)) {
+		strbuf_addf(sb, fabs(v) < 10 ? "%s%.2f s" : "%s%.1f s", plus, v);
+		return;
+	}
+	double gb = v / (double)(1ull << 30);
+	strbuf_addf(sb, fabs(gb) < 10 ? "%s%.2f GB" : "%s%.1f GB", plus, gb);
+}
+
+static void add_range(struct strbuf *sb, enum check_metric m, double lo, double hi, size_t n)
+{
+	add_value(sb, m, lo, false);
+	if (hi != lo) {
+		strbuf_addstr(sb, " to ");
+		add_value(sb, m, hi, false);
+	}
+	strbuf_addf(sb, " (%zu run%s)", n, n == 1 ? "" : "s");
+}
+
+/* Markdown table cells must not hold a bare '|'. */
+static void add_cell(struct strbuf *sb, const char *s)
+{
+	strbuf_addstr(sb, " ");
+	for (; s && *s; s++) {
+		if (*s == '|')
+			strbuf_addch(sb, '\\');
+		strbuf_addch(sb, *s);
+	}
+	strbuf_addstr(sb, " |");
+}
+
+static void md_row(const struct check_finding *f, struct strbuf *out)
+{
+	struct strbuf cell = STRBUF_INIT;
+	strbuf_addstr(out, "|");
+	add_cell(out, f->mode);
+	add_cell(out, f->stage ? f->stage : "-");
+	if (f->metric == CM_LATENT) {
+		strbuf_addf(&cell, "latent %s", f->latent);
+		add_cell(out, cell.buf);
+		strbuf_reset(&cell);
+	} else {
+		add_cell(out, check_metric_name(f->metric));
+	}
+	if (f->metric < CM_NNUMERIC) {
+		add_range(&cell, f->metric, f->base_min, f->base_max, f->nbase);
+		add_cell(out, cell.buf);
+		strbuf_reset(&cell);
+		add_range(&cell, f->metric, f->cand_min, f->cand_max, f->ncand);
+		add_cell(out, cell.buf);
+		strbuf_reset(&cell);
+		add_value(&cell, f->metric, f->change, true);
+		double ref = f->kind == CK_REGRESSION ? f->base_max : f->base_min;
+		if (ref > 0)
+			strbuf_addf(&cell, " (%+.0f%%)", 100.0 * f->change / ref);
+		add_cell(out, cell.buf);
+		strbuf_reset(&cell);
+		strbuf_addstr(&cell, "spread ");
+		add_value(&cell, f->metric, f->spread, false);
+		strbuf_addstr(&cell, ", allowed ");
+		add_value(&cell, f->metric, f->allowed, false);
+		add_cell(out, cell.buf);
+	} else {
+		add_cell(out, f->base_text);
+		add_cell(out, f->now_text);
+		add_cell(out, f->detail);
+		add_cell(out, "-");
+	}
+	strbuf_addch(out, '\n');
+	strbuf_release(&cell);
+}
+
+static void md_section(const struct check *c, enum check_kind kind, const char *title,
+		       struct strbuf *out)
+{
+	if (!check_count(c, kind))
+		return;
+	strbuf_addf(out, "\n## %s\n\n", title);
+	if (kind == CK_NOT_JUDGED) {
+		strbuf_addstr(out, "| mode | stage | metrics | why |\n|---|---|---|---|\n");
+	} else if (kind == CK_NOTE) {
+		strbuf_addstr(out, "| mode | stage | note |\n|---|---|---|\n");
+	} else {
+		strbuf_addstr(out, "| mode | stage | metric | baseline | now | change | noise |\n"
+				   "|---|---|---|---|---|---|---|\n");
+	}
+	for (size_t i = 0; i < c->nfindings; i++) {
+		const struct check_finding *f = &c->findings[i];
+		if (f->kind != kind)
+			continue;
+		if (kind == CK_REGRESSION || kind == CK_IMPROVEMENT) {
+			md_row(f, out);
+			continue;
+		}
+		strbuf_addstr(out, "|");
+		add_cell(out, f->mode);
+		add_cell(out, f->stage ? f->stage : "-");
+		if (kind == CK_NOT_JUDGED) {
+			if (f->metric == CM_LATENT) {
+				char *t = xasprintf("latent %s", f->latent);
+				add_cell(out, t);
+				free(t);
+			} else {
+				add_cell(out, f->now_text);
+			}
+			add_cell(out, f->detail);
+		} else if (f->metric == CM_LATENT) {
+			char *t = xasprintf("latent %s: %s; baseline %s, now %s", f->latent,
+					    f->detail, f->base_text, f->now_text);
+			add_cell(out, t);
+			free(t);
+		} else {
+			add_cell(out, f->detail);
+		}
+		strbuf_addch(out, '\n');
+	}
+}
+
+static const char *plural(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+void check_format_md(const struct check *c, struct strbuf *out)
+{
+	size_t nr = check_count(c, CK_REGRESSION), ni = check_count(c, CK_IMPROVEMENT);
+	strbuf_addf(out, "check: %zu %s, %zu %s (baseline %s: %zu %s; candidate %s: %zu %s)\n", nr,
+		    plural(nr, "regression", "regressions"), ni,
+		    plural(ni, "improvement", "improvements"),
+		    c->side[0].label ? c->side[0].label : "-", c->side[0].n,
+		    plural(c->side[0].n, "run", "runs"), c->side[1].label ? c->side[1].label : "-",
+		    c->side[1].n, plural(c->side[1].n, "run", "runs"));
+	md_section(c, CK_REGRESSION, "Regressions", out);
+	md_section(c, CK_IMPROVEMENT, "Improvements", out);
+	md_section(c, CK_NOT_JUDGED, "Not judged", out);
+	md_section(c, CK_NOTE, "Notes", out);
+	strbuf_addf(out, "\nrule: worse than every baseline run by more than max(threshold, "
+			 "baseline spread, floor); memory threshold ");
+	if (c->opt.growth_is_pct)
+		strbuf_addf(out, "%g%%", c->opt.growth_pct);
+	else
+		add_value(out, CM_PEAK, (double)c->opt.growth_bytes, false);
+	strbuf_addstr(out, ", floor ");
+	add_value(out, CM_PEAK, (double)CHECK_MEM_FLOOR_BYTES, false);
+	strbuf_addstr(out, "; time threshold ");
+	if (c->opt.time_is_pct)
+		strbuf_addf(out, "%g%%", c->opt.time_pct);
+	else
+		add_value(out, CM_TIME, c->opt.time_s, false);
+	strbuf_addstr(out, ", floor ");
+	add_value(out, CM_TIME, CHECK_TIME_FLOOR_S, false);
+	strbuf_addstr(out, "\n");
+}
+
+static const char *const kind_keys[] = { "regressions", "improvements", "not_judged", "notes" };
+
+static void json_value(struct jsonw *w, enum check_metric m, double v)
+{
+	if (metric_is_time(m))
+		jw_double(w, v);
+	else if (v < 0)
+		jw_i64(w, -(int64_t)llround(-v));
+	else
+		jw_u64(w, (uint64_t)llround(v));
+}
+
+static void json_values(struct jsonw *w, enum check_metric m, const double *v, size_t n)
+{
+	jw_array_begin(w);
+	for (size_t i = 0; i < n; i++)
+		json_value(w, m, v[i]);
+	jw_array_end(w);
+}
+
+void check_format_json(const struct check *c, struct strbuf *out)
+{
+	struct jsonw w = JSONW_INIT(out);
+	jw_object_begin(&w);
+	for (int s = 0; s < 2; s++) {
+		jw_key(&w, side_names[s]);
+		jw_object_begin(&w);
+		jw_key(&w, "dir");
+		jw_string(&w, c->side[s].label);
+		jw_key(&w, "runs");
+		jw_array_begin(&w);
+		for (size_t i = 0; i < c->side[s].n; i++) {
+			const struct check_run *r = &c->side[s].runs[i];
+			char buf[64];
+			jw_object_begin(&w);
+			jw_key(&w, "id");
+			jw_string(&w, r->id);
+			jw_key(&w, "mode");
+			jw_string(&w, r->mode);
+			jw_key(&w, "ended");
+			jw_string(&w, analysis_outcome_str(&r->a, buf, sizeof(buf)));
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_object_end(&w);
+	}
+	jw_key(&w, "thresholds");
+	jw_object_begin(&w);
+	jw_key(&w, "max_growth");
+	if (c->opt.growth_is_pct) {
+		jw_object_begin(&w);
+		jw_key(&w, "percent");
+		jw_double(&w, c->opt.growth_pct);
+		jw_object_end(&w);
+	} else {
+		jw_object_begin(&w);
+		jw_key(&w, "bytes");
+		jw_u64(&w, c->opt.growth_bytes);
+		jw_object_end(&w);
+	}
+	jw_key(&w, "max_time_growth");
+	jw_object_begin(&w);
+	jw_key(&w, c->opt.time_is_pct ? "percent" : "seconds");
+	jw_double(&w, c->opt.time_is_pct ? c->opt.time_pct : c->opt.time_s);
+	jw_object_end(&w);
+	jw_key(&w, "memory_floor_bytes");
+	jw_u64(&w, CHECK_MEM_FLOOR_BYTES);
+	jw_key(&w, "time_floor_seconds");
+	jw_double(&w, CHECK_TIME_FLOOR_S);
+	jw_key(&w, "allow_latent_change");
+	jw_bool(&w, c->opt.allow_latent_change);
+	jw_object_end(&w);
+	jw_key(&w, "clean");
+	jw_bool(&w, check_regressions(c) == 0);
+
+	for (int k = CK_REGRESSION; k <= CK_NOTE; k++) {
+		jw_key(&w, kind_keys[k]);
+		jw_array_begin(&w);
+		for (size_t i = 0; i < c->nfindings; i++) {
+			const struct check_finding *f = &c->findings[i];
+			if ((int)f->kind != k)
+				continue;
+			jw_object_begin(&w);
+			jw_key(&w, "mode");
+			jw_string(&w, f->mode);
+			jw_key(&w, "stage");
+			jw_string(&w, f->stage);
+			jw_key(&w, "metric");
+			jw_string(&w, check_metric_name(f->metric));
+			if (f->metric == CM_LATENT) {
+				jw_key(&w, "latent");
+				jw_string(&w, f->latent);
+			}
+			if (f->metric < CM_NNUMERIC && (f->kind == CK_REGRESSION ||
+							f->kind == CK_IMPROVEMENT)) {
+				jw_key(&w, "unit");
+				jw_string(&w, metric_is_time(f->metric) ? "seconds" : "bytes");
+				jw_key(&w, "baseline");
+				json_values(&w, f->metric, f->base, f->nbase);
+				jw_key(&w, "now");
+				json_values(&w, f->metric, f->cand, f->ncand);
+				jw_key(&w, "change");
+				json_value(&w, f->metric, f->change);
+				jw_key(&w, "spread");
+				json_value(&w, f->metric, f->spread);
+				jw_key(&w, "allowed");
+				json_value(&w, f->metric, f->allowed);
+			} else {
+				if (f->base_text) {
+					jw_key(&w, "baseline");
+					jw_string(&w, f->base_text);
+				}
+				if (f->now_text) {
+					jw_key(&w, f->kind == CK_NOT_JUDGED && f->metric != CM_LATENT
+							   ? "metrics" : "now");
+					jw_string(&w, f->now_text);
+				}
+				jw_key(&w, f->kind == CK_REGRESSION || f->kind == CK_IMPROVEMENT
+						   ? "change" : "why");
+				jw_string(&w, f->detail);
+			}
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+	}
+	jw_object_end(&w);
+	strbuf_addch(out, '\n');
+}
+
+void check_release(struct check *c)
+{
+	if (!c)
+		return;
+	for (int s = 0; s < 2; s++) {
+		struct check_side *sd = &c->side[s];
+		for (size_t i = 0; i < sd->n; i++) {
+			struct check_run *r = &sd->runs[i];
+			free(r->id);
+			free(r->mode);
+			analysis_release(&r->a);
+			free(r->swap_rise);
+			free(r->has_swap);
+			free(r->load_s);
+		}
+		free(sd->runs);
+		free(sd->label);
+	}
+	for (size_t i = 0; i < c->nmodes; i++) {
+		latent_set_release(&c->latents[i]);
+		free(c->modes[i]);
+	}
+	free(c->latents);
+	free(c->modes);
+	for (size_t i = 0; i < c->nfindings; i++) {
+		struct check_finding *f = &c->findings[i];
+		free(f->mode);
+		free(f->stage);
+		free(f->latent);
+		free(f->base);
+		free(f->cand);
+		free(f->base_text);
+		free(f->now_text);
+		free(f->detail);
+	}
+	free(c->findings);
+	memset(c, 0, sizeof(*c));
+}

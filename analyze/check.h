@@ -1,0 +1,224 @@
+/* check.h -- did a new run set get heavier, slower or different? regressions against a baseline
+ *
+ * The model behind `stagebench check --baseline DIR RUN_DIR`. Two sets of
+ * runs of the same pipeline (the baseline, and the candidate: a new commit, a
+ * new torch, ...) are compared per mode and per stage, with the baseline's
+ * own run-to-run spread as the noise.
+ *
+ * What is compared, per mode x stage
+ * ----------------------------------
+ *   peak footprint      the stage's peak under the window rule (analysis.h)
+ *   kernel peak (rss),  the largest `peak` event of that metric for the stage
+ *   kernel peak (footprint)
+ *   swap rise           system swap: the largest swap_used in the stage's
+ *                       windows minus the first swap_used in that window
+ *                       (the largest over its windows), >= 0
+ *   stage time          window duration: stage event to the next stage
+ *                       event (stage_stats.seconds)
+ *   load time           the seconds of the load and reload events of the
+ *                       stage (their "stage", else the stage in force);
+ *                       0 for a stage without loads in a run that has some
+ *   outcome             how far the runs got (below)
+ *   latent NAME         the sampler outputs (latents.h)
+ * Larger is worse for every number. A run's value of a metric counts only
+ * when the run completed the stage (an interrupted stage's peak and time are
+ * cut short) and the trace has the metric (samples with a footprint, `peak`
+ * events, swap_used, load events).
+ *
+ * The noise rule (numbers)
+ * ------------------------
+ * For each mode x stage x metric, b_1..b_n are the baseline runs' values and
+ * c_1..c_m the candidate's. With n >= 2 and m >= 1:
+ *   spread  = max(b) - min(b)                  the baseline's own noise
+ *   allowed = max(threshold, spread, floor)
+ *   threshold: memory metrics --max-growth: a percentage of max(b) (default
+ *              5%) or a size ("512M"); times --max-time-growth: a percentage
+ *              of max(b) (default 10%) or a duration ("2s").
+ *   floor:     64 MiB for memory, 0.5 s for times. A change smaller than the
+ *              floor is never judged: the meter, the allocator and the
+ *              scheduler move a process by that much between identical runs.
+ *   regression  when min(c) > max(b) + allowed: every candidate run is worse
+ *               than every baseline run by more than the allowed growth;
+ *               change = min(c) - max(b) (at least this much worse).
+ *   improvement when max(c) < min(b) - allowed (the symmetric rule);
+ *               change = max(c) - min(b) (negative).
+ * With n < 2 the spread is unknown and the metric is not judged: the report
+ * lists it under "not judged" ("1 baseline run completed this stage, 2
+ * needed") rather than guessing. With m = 0 (no candidate run completed the
+ * stage) the outcome rule speaks instead. A metric absent from every run of
+ * both sides (a trace without `peak` events) is silently skipped.
+ *
+ * Outcomes
+ * --------
+ * A stage every baseline run of the mode completed (analysis.h: a later stage
+ * was entered, or the run completed) is a regression when a candidate run of
+ * that mode did not complete it: it stopped there ("ended in" it, with how the
+ * run ended), or never reached it. This needs no spread: one baseline run is
+ * enough. Symmetrically, a stage some baseline run did not complete and every
+ * candidate run completed is an improvement. One row per stage.
+ *
+ * Latents
+ * -------
+ * Per mode, the baseline's runs and the candidate's runs of that mode are put
+ * in one latent_set (latents.h) with the baseline as its noise mode. For each
+ * latent, over the (baseline run, candidate run) pairs:
+ *   - every baseline pair identical and some pair not identical: regression
+ *     "identical before, different now";
+ *   - the baseline differs run to run and some pair is beyond that spread
+ *     (NOISE_BEYOND), or a pair's shape or dtype differs, the latent is
+ *     missing on one side, or a copy is unmeasured: regression;
+ *   - a corrupt copy (its .npy disagrees with its event): regression, always;
+ *   - fewer than two baseline copies (spread unknown) and some pair differs:
+ *     not judged.
+ * --allow-latent-change turns every latent regression but a corrupt copy
+ * into a note ("allowed"). A .npy that cannot be read fails check_run().
+ *
+ * Modes present on one side only, and stages only the candidate entered, are
+ * notes. Modes, stages and rows keep the order of first appearance (baseline
+ * runs first).
+ *
+ * Call order and ownership
+ * ------------------------
+ *   struct check c = CHECK_INIT;          c.opt may be changed before adding runs
+ *   check_add_dir(&c, CHECK_BASELINE, dir)     reads every trace of a run directory
+ *   check_add_dir(&c, CHECK_CANDIDATE, dir)
+ *     or check_add_trace(&c, side, id, &tr, entry) for a trace in memory
+ *   check_run(&c)                         fills c.findings
+ *   check_regressions(&c), check_format_md / check_format_json
+ *   check_release(&c)                     always; NULL ok
+ * The check owns everything in it; traces are not kept after they are added.
+ */
+#ifndef SB_CHECK_H
+#define SB_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/util.h"
+#include "analysis.h"
+#include "latents.h"
+
+struct trace;
+struct run_entry;
+
+#define CHECK_MEM_FLOOR_BYTES (64ull << 20)
+#define CHECK_TIME_FLOOR_S 0.5
+
+struct check_options {
+	bool growth_is_pct;   /* --max-growth as a percentage of max(b) */
+	double growth_pct;
+	uint64_t growth_bytes;
+	bool time_is_pct;     /* --max-time-growth as a percentage of max(b) */
+	double time_pct;
+	double time_s;
+	bool allow_latent_change;
+};
+#define CHECK_OPTIONS_INIT { true, 5.0, 0, true, 10.0, 0, false }
+
+enum check_side_id { CHECK_BASELINE = 0, CHECK_CANDIDATE = 1 };
+
+enum check_metric {
+	CM_PEAK = 0,    /* bytes */
+	CM_KPEAK_RSS,   /* bytes */
+	CM_KPEAK_FP,    /* bytes */
+	CM_SWAP,        /* bytes */
+	CM_TIME,        /* seconds */
+	CM_LOAD,        /* seconds */
+	CM_NNUMERIC,
+	CM_OUTCOME = CM_NNUMERIC,
+	CM_LATENT,
+};
+
+enum check_kind { CK_REGRESSION = 0, CK_IMPROVEMENT, CK_NOT_JUDGED, CK_NOTE };
+
+/* One run, as check sees it. */
+struct check_run {
+	char *id;            /* the trace's stem ("staged-1") */
+	char *mode;
+	struct analysis a;
+	uint64_t *swap_rise; /* [a.nstages] */
+	bool *has_swap;      /* [a.nstages] */
+	double *load_s;      /* [a.nstages] */
+};
+
+struct check_side {
+	char *label;         /* the directory as given ("baseline" for add_trace) */
+	struct check_run *runs;
+	size_t n, alloc;
+};
+
+struct check_finding {
+	enum check_kind kind;
+	enum check_metric metric;
+	char *mode;
+	char *stage;         /* NULL for a mode-wide note */
+	char *latent;        /* CM_LATENT: "structure" or "structure#2" */
+	/* numeric metrics (metric < CM_NNUMERIC): values in bytes or seconds */
+	double *base, *cand; /* the runs' values, in run order */
+	size_t nbase, ncand;
+	double base_min, base_max, cand_min, cand_max;
+	double spread, allowed, change; /* change: see the noise rule */
+	/* words: outcome and latent rows, reasons, notes */
+	char *base_text;     /* "completed 2 of 2" */
+	char *now_text;      /* "staged-2 stopped by the guard here" */
+	char *detail;        /* change or reason in words; NULL for numeric rows */
+};
+
+struct check {
+	struct check_options opt;
+	struct check_side side[2];
+	struct latent_set *latents; /* per mode, [nmodes] */
+	char **modes;
+	size_t nmodes, modes_alloc;
+	struct check_finding *findings;
+	size_t nfindings, findings_alloc;
+};
+#define CHECK_INIT { CHECK_OPTIONS_INIT, { { 0 }, { 0 } }, NULL, NULL, 0, 0, NULL, 0, 0 }
+
+/*
+ * Add every trace of the run directory DIR (rundir.h order) to a side.
+ * Returns the number of runs added; -1 after error() when DIR cannot be
+ * listed, holds no traces, or a trace or runs.json cannot be read (the
+ * reader names file and line). The first call for a side sets its label.
+ */
+int check_add_dir(struct check *c, enum check_side_id side, const char *dir);
+
+/* Add one run from a trace in memory. ID names it; its mode is the start
+ * record's mode, else ENTRY's, else ID without "-N". ENTRY (runs.json) may be
+ * NULL. tr->path locates its latent files. Returns 0, or -1 after error()
+ * for a trace with no start record. */
+int check_add_trace(struct check *c, enum check_side_id side, const char *id,
+		    const struct trace *tr, const struct run_entry *entry);
+
+/* Apply the rules above; fills c->findings. Returns 0, or -1 after error()
+ * when a latent copy cannot be read. Call once. */
+int check_run(struct check *c);
+
+size_t check_count(const struct check *c, enum check_kind kind);
+static inline size_t check_regressions(const struct check *c)
+{
+	return check_count(c, CK_REGRESSION);
+}
+/* The first finding of this kind for mode, stage and metric, or NULL (tests). */
+const struct check_finding *check_find(const struct check *c, enum check_kind kind,
+				       const char *mode, const char *stage,
+				       enum check_metric metric);
+
+/* "peak footprint", "kernel peak (rss)", ..., "outcome", "latent" */
+const char *check_metric_name(enum check_metric m);
+
+/*
+ * Markdown: the line "check: N regressions, M improvements (baseline DIR: X
+ * runs; candidate DIR: Y runs)", then the sections Regressions,
+ * Improvements, Not judged and Notes (each only when not empty), each a
+ * table "| mode | stage | metric | baseline | now | change | noise |" with GB
+ * = 2^30 bytes (two decimals under 10 GB, one above) and seconds.
+ * JSON: the same facts, numbers in bytes and seconds, every run's value.
+ */
+void check_format_md(const struct check *c, struct strbuf *out);
+void check_format_json(const struct check *c, struct strbuf *out);
+
+void check_release(struct check *c);
+
+#endif

@@ -1,0 +1,155 @@
+/* cmd_check.c -- `stagebench check`: regressions of a run directory against a baseline, per mode and stage */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../cli/commands.h"
+#include "../common/parse.h"
+#include "../common/util.h"
+#include "check.h"
+
+static const char usage_text[] =
+	"usage: stagebench check --baseline DIR [--max-growth 5%|SIZE] [--max-time-growth 10%|DUR]\n"
+	"                        [--allow-latent-change] [--format md|json] RUN_DIR\n"
+	"\n"
+	"Compare the runs in RUN_DIR (the candidate: a new commit, a new torch, ...)\n"
+	"with the runs in DIR (the baseline), per mode and per stage: peak footprint\n"
+	"(window rule), kernel peak, swap rise, stage time, load time, how far the\n"
+	"runs got, and the latents. Each DIR holds traces (MODE-N.trace.jsonl.zst or\n"
+	".jsonl, as `compare` and stageload leave them) and usually runs.json.\n"
+	"\n"
+	"The noise rule: for each mode x stage x metric, with baseline values b (from\n"
+	"at least 2 runs that completed the stage) and candidate values c,\n"
+	"  allowed = max(threshold, max(b) - min(b), floor)\n"
+	"  regression  when min(c) > max(b) + allowed  (worse than every baseline run)\n"
+	"  improvement when max(c) < min(b) - allowed\n"
+	"threshold: --max-growth for memory (percent of max(b), or a size), and\n"
+	"--max-time-growth for times (percent of max(b), or a duration). floor:\n"
+	"64 MiB and 0.5 s; smaller changes are never judged. With fewer than 2\n"
+	"baseline values the spread is unknown: the metric is listed as not judged.\n"
+	"A stage every baseline run completed that a candidate run stopped in or\n"
+	"never reached is a regression (one baseline run is enough). A latent\n"
+	"identical across baseline runs that differs now, or that differs by more\n"
+	"than the baseline's spread, is a regression unless --allow-latent-change.\n"
+	"\n"
+	"  --baseline DIR          the baseline run directory (required)\n"
+	"  --max-growth X          memory threshold: 5% (default) or a size (512M)\n"
+	"  --max-time-growth X     time threshold: 10% (default) or a duration (2s)\n"
+	"  --allow-latent-change   report latent changes as notes, not regressions\n"
+	"  --format md|json        md (default): GB = 2^30 bytes and seconds;\n"
+	"                          json: bytes and seconds, every run's value\n"
+	"  -h, --help              this text\n"
+	"\n"
+	"exit: 0 no regression, 1 a regression, 2 usage, 3 unreadable input\n"
+	"(a missing directory, one without traces, a trace or .npy that cannot be read).\n";
+
+static int usage_error(const char *fmt, ...) SB_GNUC_PRINTF(1, 2);
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "stagebench check: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n%s", usage_text);
+	va_end(ap);
+	return SB_EXIT_USAGE;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "max-growth", required_argument, NULL, 'g' },
+		{ "max-time-growth", required_argument, NULL, 't' },
+		{ "allow-latent-change", no_argument, NULL, 'L' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct check c = CHECK_INIT;
+	const char *baseline = NULL;
+	bool json = false;
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'b':
+			baseline = optarg;
+			break;
+		case 'g': {
+			uint64_t bytes = 0;
+			double pct = 0;
+			int is_pct = 0;
+			if (parse_size_or_percent(optarg, &bytes, &pct, &is_pct) < 0)
+				return usage_error("--max-growth takes a percentage (5%%) or a size "
+						   "(512M), not '%s'", optarg);
+			c.opt.growth_is_pct = is_pct;
+			c.opt.growth_pct = pct;
+			c.opt.growth_bytes = bytes;
+			break;
+		}
+		case 't': {
+			int64_t ns;
+			double pct;
+			if (strchr(optarg, '%')) {
+				if (parse_percent(optarg, &pct) < 0)
+					return usage_error("--max-time-growth: bad percentage '%s'",
+							   optarg);
+				c.opt.time_is_pct = true;
+				c.opt.time_pct = pct;
+			} else if (parse_duration(optarg, &ns) == 0) {
+				c.opt.time_is_pct = false;
+				c.opt.time_s = (double)ns / 1e9;
+			} else {
+				return usage_error("--max-time-growth takes a percentage (10%%) or a "
+						   "duration (2s), not '%s'", optarg);
+			}
+			break;
+		}
+		case 'L':
+			c.opt.allow_latent_change = true;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "json"))
+				json = true;
+			else if (!strcmp(optarg, "md"))
+				json = false;
+			else
+				return usage_error("--format must be md or json, not '%s'", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return SB_EXIT_OK;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!baseline)
+		return usage_error("--baseline DIR is required");
+	if (optind >= argc)
+		return usage_error("no RUN_DIR given");
+	if (optind + 1 < argc)
+		return usage_error("one RUN_DIR only, got '%s' and '%s'", argv[optind],
+				   argv[optind + 1]);
+
+	int rc = SB_EXIT_FAILURE;
+	if (check_add_dir(&c, CHECK_BASELINE, baseline) < 0 ||
+	    check_add_dir(&c, CHECK_CANDIDATE, argv[optind]) < 0 || check_run(&c) < 0)
+		goto out;
+	struct strbuf out = STRBUF_INIT;
+	if (json)
+		check_format_json(&c, &out);
+	else
+		check_format_md(&c, &out);
+	fwrite(out.buf, 1, out.len, stdout);
+	strbuf_release(&out);
+	rc = check_regressions(&c) ? SB_EXIT_FINDING : SB_EXIT_OK;
+out:
+	check_release(&c);
+	return rc;
+}

@@ -1,0 +1,434 @@
+/* test_check.c -- the check rules: growth against threshold and spread, too few runs, outcomes, improvements, latents */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/check.h"
+#include "analyze/rundir.h"
+#include "common/sha256.h"
+#include "traces/trace.h"
+
+#define MiB (1024.0 * 1024.0)
+
+/*
+ * A hand-built run of stages setup, load, work, save. Stage k (setup = 0)
+ * lasts dur[k] seconds (default 10) and has one footprint sample mib[k] MiB in
+ * the middle of its window, a kernel `peak` event (rss) of mib[k] + 1 MiB and
+ * system swap rising by swap[k] MiB over the window. `entered` stages after
+ * setup are entered (3 = all); how: 'c' completed, 'g' stopped by the guard.
+ * `latent` (optional) is a JSON fragment of latent events appended.
+ */
+struct spec {
+	double mib[4];
+	double dur[4];
+	double swap[4];
+	double load_s;   /* seconds of one load event in "load" */
+	int entered;     /* 0 = all three */
+	char how;        /* 0 = 'c' */
+	const char *latent;
+};
+
+static const char *const stage_names[4] = { "setup", "load", "work", "save" };
+
+static char *jsonl(const char *mode, const struct spec *sp)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int entered = sp->entered ? sp->entered : 3;
+	strbuf_addf(&sb, "{\"type\":\"start\",\"format\":\"stagebench/1\",\"mode\":\"%s\"}\n", mode);
+	double t = 0;
+	for (int k = 0; k <= entered; k++) {
+		double d = sp->dur[k] > 0 ? sp->dur[k] : 10;
+		if (k > 0)
+			strbuf_addf(&sb, "{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"%s\",\"t\":%g}\n",
+				    stage_names[k], t);
+		uint64_t fp = (uint64_t)(sp->mib[k] * MiB);
+		uint64_t sw0 = 1ull << 30, sw1 = sw0 + (uint64_t)(sp->swap[k] * MiB);
+		strbuf_addf(&sb, "{\"type\":\"sample\",\"t\":%g,\"footprint\":%llu,\"swap_used\":%llu}\n",
+			    t + 0.01, (unsigned long long)(fp / 2), (unsigned long long)sw0);
+		strbuf_addf(&sb, "{\"type\":\"sample\",\"t\":%g,\"footprint\":%llu,\"swap_used\":%llu}\n",
+			    t + d / 2, (unsigned long long)fp, (unsigned long long)sw1);
+		strbuf_addf(&sb, "{\"type\":\"event\",\"kind\":\"peak\",\"stage\":\"%s\",\"metric\":\"rss\","
+				 "\"bytes\":%llu,\"from\":%g,\"t\":%g}\n",
+			    stage_names[k], (unsigned long long)(fp + (1u << 20)), t, t + d * 0.9);
+		if (k == 1 && sp->load_s > 0)
+			strbuf_addf(&sb, "{\"type\":\"event\",\"kind\":\"load\",\"name\":\"m\",\"stage\":\"load\","
+					 "\"nbytes\":1000,\"seconds\":%g,\"t\":%g}\n", sp->load_s, t + 0.5);
+		t += d;
+	}
+	if (sp->latent)
+		strbuf_addstr(&sb, sp->latent);
+	char how = sp->how ? sp->how : 'c';
+	if (how == 'c')
+		strbuf_addf(&sb, "{\"type\":\"end\",\"exit\":0,\"wall\":%g}\n", t);
+	else
+		strbuf_addf(&sb, "{\"type\":\"end\",\"exit\":137,\"signal\":9,\"stopped_by\":\"guard\","
+				 "\"reason\":\"swap grew\",\"wall\":%g}\n", t);
+	return strbuf_detach(&sb);
+}
+
+static char dir[64] = ".";
+
+static void add(struct check *c, enum check_side_id side, const char *id, const char *mode,
+		const struct spec *sp)
+{
+	char *text = jsonl(mode, sp);
+	char *name = xasprintf("%s/%s.trace.jsonl", dir, id);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read_mem(name, text, strlen(text), &tr), 0, "%s", text);
+	cr_assert_eq(check_add_trace(c, side, id, &tr, NULL), 0);
+	trace_release(&tr);
+	free(name);
+	free(text);
+}
+
+/* Two baseline and two candidate runs of mode "m". */
+static void four(struct check *c, const struct spec *b1, const struct spec *b2,
+		 const struct spec *c1, const struct spec *c2)
+{
+	add(c, CHECK_BASELINE, "m-1", "m", b1);
+	add(c, CHECK_BASELINE, "m-2", "m", b2);
+	add(c, CHECK_CANDIDATE, "m-1", "m", c1);
+	if (c2)
+		add(c, CHECK_CANDIDATE, "m-2", "m", c2);
+	cr_assert_eq(check_run(c), 0);
+}
+
+static void only_regressions_in(const struct check *c, const char *stage)
+{
+	for (size_t i = 0; i < c->nfindings; i++) {
+		const struct check_finding *f = &c->findings[i];
+		if (f->kind == CK_REGRESSION)
+			cr_expect_str_eq(f->stage, stage, "unexpected regression: %s %s",
+					 f->stage, check_metric_name(f->metric));
+	}
+}
+
+Test(check, growth_beyond_threshold_and_spread_is_a_regression_in_that_stage_only)
+{
+	struct check c = CHECK_INIT;
+	struct spec b1 = { .mib = { 100, 150, 300, 120 } }, b2 = { .mib = { 102, 152, 310, 121 } };
+	struct spec c1 = { .mib = { 101, 151, 600, 120 } }, c2 = { .mib = { 100, 150, 620, 122 } };
+	four(&c, &b1, &b2, &c1, &c2);
+	const struct check_finding *f = check_find(&c, CK_REGRESSION, "m", "work", CM_PEAK);
+	cr_assert_not_null(f);
+	cr_expect_eq(f->nbase, 2);
+	cr_expect_eq(f->ncand, 2);
+	cr_expect_float_eq(f->base_max, 310 * MiB, 1);
+	cr_expect_float_eq(f->cand_min, 600 * MiB, 1);
+	cr_expect_float_eq(f->change, 290 * MiB, 1);
+	cr_expect_float_eq(f->spread, 10 * MiB, 1);
+	cr_expect_float_eq(f->allowed, 64 * MiB, 1); /* the floor beats 5% of 310 MiB and the spread */
+	cr_expect_not_null(check_find(&c, CK_REGRESSION, "m", "work", CM_KPEAK_RSS));
+	cr_expect_eq(check_regressions(&c), 2);
+	only_regressions_in(&c, "work");
+	check_release(&c);
+}
+
+Test(check, growth_inside_the_baseline_spread_is_not_a_regression)
+{
+	struct check c = CHECK_INIT;
+	/* baseline work: 1000 and 1400 MiB (spread 400); candidate 1380 and 1390:
+	 * more than 5% above 1000 but inside what the baseline does on its own */
+	struct spec b1 = { .mib = { 100, 150, 1000, 120 } }, b2 = { .mib = { 100, 150, 1400, 120 } };
+	struct spec c1 = { .mib = { 100, 150, 1380, 120 } }, c2 = { .mib = { 100, 150, 1390, 120 } };
+	four(&c, &b1, &b2, &c1, &c2);
+	cr_expect_eq(check_regressions(&c), 0);
+	/* and beyond it (1400 + 400 < 1850) it is one */
+	struct check d = CHECK_INIT;
+	struct spec d1 = { .mib = { 100, 150, 1850, 120 } };
+	four(&d, &b1, &b2, &d1, &d1);
+	const struct check_finding *f = check_find(&d, CK_REGRESSION, "m", "work", CM_PEAK);
+	cr_assert_not_null(f);
+	cr_expect_float_eq(f->allowed, 400 * MiB, 1);
+	check_release(&c);
+	check_release(&d);
+}
+
+Test(check, growth_under_threshold_or_floor_is_not_judged_a_regression)
+{
+	struct check c = CHECK_INIT;
+	/* 4000 -> 4150 MiB: +3.75%, under 5% of 4000 (200 MiB) */
+	struct spec b = { .mib = { 100, 150, 4000, 120 } }, n = { .mib = { 100, 150, 4150, 120 } };
+	four(&c, &b, &b, &n, &n);
+	cr_expect_eq(check_regressions(&c), 0);
+	/* the same growth with --max-growth 100M is a regression */
+	struct check d = CHECK_INIT;
+	d.opt.growth_is_pct = false;
+	d.opt.growth_bytes = 100ull << 20;
+	four(&d, &b, &b, &n, &n);
+	cr_expect_not_null(check_find(&d, CK_REGRESSION, "m", "work", CM_PEAK));
+	/* 10 -> 60 MiB (+500%) stays under the 64 MiB floor */
+	struct check e = CHECK_INIT;
+	struct spec s = { .mib = { 100, 150, 10, 120 } }, l = { .mib = { 100, 150, 60, 120 } };
+	four(&e, &s, &s, &l, &l);
+	cr_expect_eq(check_regressions(&e), 0);
+	check_release(&c);
+	check_release(&d);
+	check_release(&e);
+}
+
+Test(check, one_candidate_run_below_the_baseline_max_is_not_a_regression)
+{
+	struct check c = CHECK_INIT;
+	struct spec b = { .mib = { 100, 150, 300, 120 } };
+	struct spec hi = { .mib = { 100, 150, 900, 120 } }, same = { .mib = { 100, 150, 300, 120 } };
+	four(&c, &b, &b, &hi, &same); /* min(c) = 300: not every candidate run is worse */
+	cr_expect_eq(check_regressions(&c), 0);
+	check_release(&c);
+}
+
+Test(check, one_baseline_run_is_too_few_to_judge_and_says_so)
+{
+	struct check c = CHECK_INIT;
+	struct spec b = { .mib = { 100, 150, 300, 120 } }, n = { .mib = { 100, 150, 3000, 120 } };
+	add(&c, CHECK_BASELINE, "m-1", "m", &b);
+	add(&c, CHECK_CANDIDATE, "m-1", "m", &n);
+	add(&c, CHECK_CANDIDATE, "m-2", "m", &n);
+	cr_assert_eq(check_run(&c), 0);
+	cr_expect_eq(check_regressions(&c), 0);
+	const struct check_finding *f = check_find(&c, CK_NOT_JUDGED, "m", "work", CM_PEAK);
+	cr_assert_not_null(f);
+	cr_expect(strstr(f->detail, "1 baseline run") != NULL, "%s", f->detail);
+	cr_expect(strstr(f->now_text, "peak footprint") && strstr(f->now_text, "stage time"),
+		  "%s", f->now_text);
+	struct strbuf md = STRBUF_INIT;
+	check_format_md(&c, &md);
+	cr_expect(strstr(md.buf, "## Not judged") != NULL, "%s", md.buf);
+	strbuf_release(&md);
+	check_release(&c);
+}
+
+Test(check, a_stage_no_longer_completed_is_a_regression)
+{
+	struct check c = CHECK_INIT;
+	struct spec b = { .mib = { 100, 150, 300, 120 } };
+	struct spec stopped = { .mib = { 100, 150, 300, 120 }, .entered = 2, .how = 'g' };
+	four(&c, &b, &b, &b, &stopped);
+	/* work: stopped there; save: never reached */
+	const struct check_finding *w = check_find(&c, CK_REGRESSION, "m", "work", CM_OUTCOME);
+	const struct check_finding *s = check_find(&c, CK_REGRESSION, "m", "save", CM_OUTCOME);
+	cr_assert_not_null(w);
+	cr_assert_not_null(s);
+	cr_expect_str_eq(w->base_text, "completed 2 of 2");
+	cr_expect_str_eq(w->now_text, "completed 1 of 2");
+	cr_expect(strstr(w->detail, "m-2 stopped here (stopped by the guard)") != NULL, "%s", w->detail);
+	cr_expect(strstr(s->detail, "m-2 never reached it (ended in work") != NULL, "%s", s->detail);
+	cr_expect_null(check_find(&c, CK_REGRESSION, "m", "load", CM_OUTCOME));
+	cr_expect_eq(check_regressions(&c), 2);
+	check_release(&c);
+}
+
+Test(check, a_stage_reached_again_is_an_improvement)
+{
+	struct check c = CHECK_INIT;
+	struct spec b = { .mib = { 100, 150, 300, 120 } };
+	struct spec stopped = { .mib = { 100, 150, 300, 120 }, .entered = 2, .how = 'g' };
+	four(&c, &b, &stopped, &b, &b);
+	cr_expect_eq(check_regressions(&c), 0);
+	cr_expect_not_null(check_find(&c, CK_IMPROVEMENT, "m", "work", CM_OUTCOME));
+	cr_expect_not_null(check_find(&c, CK_IMPROVEMENT, "m", "save", CM_OUTCOME));
+	check_release(&c);
+}
+
+Test(check, a_lighter_or_faster_stage_is_an_improvement)
+{
+	struct check c = CHECK_INIT;
+	struct spec b1 = { .mib = { 100, 150, 2000, 120 }, .dur = { 10, 10, 20, 10 } };
+	struct spec b2 = { .mib = { 100, 150, 2010, 120 }, .dur = { 10, 10, 20.5, 10 } };
+	struct spec n = { .mib = { 100, 150, 1000, 120 }, .dur = { 10, 10, 12, 10 } };
+	four(&c, &b1, &b2, &n, &n);
+	cr_expect_eq(check_regressions(&c), 0);
+	const struct check_finding *f = check_find(&c, CK_IMPROVEMENT, "m", "work", CM_PEAK);
+	cr_assert_not_null(f);
+	cr_expect_float_eq(f->change, -1000 * MiB, 1);
+	const struct check_finding *t = check_find(&c, CK_IMPROVEMENT, "m", "work", CM_TIME);
+	cr_assert_not_null(t);
+	cr_expect_float_eq(t->change, -8.0, 1e-9);
+	cr_expect_eq(check_count(&c, CK_IMPROVEMENT), 3); /* peak, kernel peak, time */
+	check_release(&c);
+}
+
+Test(check, slower_stage_and_load_and_swap_rise_are_regressions)
+{
+	struct check c = CHECK_INIT;
+	struct spec b = { .mib = { 100, 150, 300, 120 }, .load_s = 2, .swap = { 0, 0, 10, 0 } };
+	struct spec n = { .mib = { 100, 150, 300, 120 }, .load_s = 5, .swap = { 0, 0, 500, 0 },
+			  .dur = { 10, 10, 10, 14 } };
+	four(&c, &b, &b, &n, &n);
+	const struct check_finding *l = check_find(&c, CK_REGRESSION, "m", "load", CM_LOAD);
+	cr_assert_not_null(l);
+	cr_expect_float_eq(l->change, 3.0, 1e-9);
+	const struct check_finding *s = check_find(&c, CK_REGRESSION, "m", "work", CM_SWAP);
+	cr_assert_not_null(s);
+	cr_expect_float_eq(s->change, 490 * MiB, 1);
+	cr_expect_not_null(check_find(&c, CK_REGRESSION, "m", "save", CM_TIME));
+	cr_expect_eq(check_regressions(&c), 3);
+	check_release(&c);
+}
+
+Test(check, time_threshold_takes_a_duration)
+{
+	struct check c = CHECK_INIT;
+	c.opt.time_is_pct = false;
+	c.opt.time_s = 5;
+	struct spec b = { .dur = { 10, 10, 10, 10 } }, n = { .dur = { 10, 10, 14, 10 } };
+	four(&c, &b, &b, &n, &n); /* +4 s: over 10% but under 5 s */
+	cr_expect_eq(check_regressions(&c), 0);
+	check_release(&c);
+}
+
+Test(check, modes_on_one_side_only_are_notes)
+{
+	struct check c = CHECK_INIT;
+	struct spec b = { .mib = { 100, 150, 300, 120 } };
+	add(&c, CHECK_BASELINE, "eager-1", "eager", &b);
+	add(&c, CHECK_CANDIDATE, "staged-1", "staged", &b);
+	cr_assert_eq(check_run(&c), 0);
+	cr_expect_eq(check_regressions(&c), 0);
+	cr_expect_not_null(check_find(&c, CK_NOTE, "eager", NULL, CM_OUTCOME));
+	cr_expect_not_null(check_find(&c, CK_NOTE, "staged", NULL, CM_OUTCOME));
+	check_release(&c);
+}
+
+/* ---- latents, with .npy files on disk -------------------------------------- */
+
+static void setup_dir(void)
+{
+	strcpy(dir, "/tmp/test_check_XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown_dir(void)
+{
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+}
+
+/* Write DIR/FILE: float32 (2,) holding a, b; returns a latent event line (caller frees). */
+static char *latent(const char *file, float a, float b)
+{
+	float v[2] = { a, b };
+	char dict[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+	uint8_t img[256];
+	size_t hlen = strlen(dict) + 1;
+	while ((10 + hlen) % 64)
+		hlen++;
+	memcpy(img, "\x93NUMPY\x01\x00", 8);
+	img[8] = (uint8_t)hlen;
+	img[9] = 0;
+	memset(img + 10, ' ', hlen);
+	memcpy(img + 10, dict, strlen(dict));
+	img[10 + hlen - 1] = '\n';
+	memcpy(img + 10 + hlen, v, sizeof(v));
+	char *path = xasprintf("%s/%s", dir, file);
+	FILE *f = fopen(path, "wb");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(img, 1, 10 + hlen + sizeof(v), f), 10 + hlen + sizeof(v));
+	fclose(f);
+	free(path);
+	char sha[SHA256_HEX_BYTES];
+	sha256_hex(v, sizeof(v), sha);
+	return xasprintf("{\"type\":\"event\",\"kind\":\"latent\",\"name\":\"x\",\"stage\":\"work\","
+			 "\"sha256\":\"%s\",\"dtype\":\"float32\",\"shape\":[2],\"file\":\"%s\",\"t\":25}\n",
+			 sha, file);
+}
+
+static void latent_runs(struct check *c, float b1, float b2, float c1, float c2)
+{
+	char *l[4] = { latent("b1.npy", 1, b1), latent("b2.npy", 1, b2), latent("c1.npy", 1, c1),
+		       latent("c2.npy", 1, c2) };
+	struct spec s[4];
+	for (int i = 0; i < 4; i++) {
+		memset(&s[i], 0, sizeof(s[i]));
+		s[i].latent = l[i];
+	}
+	four(c, &s[0], &s[1], &s[2], &s[3]);
+	for (int i = 0; i < 4; i++)
+		free(l[i]);
+}
+
+TestSuite(check_latents, .init = setup_dir, .fini = teardown_dir);
+
+Test(check_latents, identical_before_and_different_now_is_a_regression)
+{
+	struct check c = CHECK_INIT;
+	latent_runs(&c, 2, 2, 2, 2.5f);
+	const struct check_finding *f = check_find(&c, CK_REGRESSION, "m", "work", CM_LATENT);
+	cr_assert_not_null(f);
+	cr_expect_str_eq(f->latent, "x");
+	cr_expect_str_eq(f->detail, "identical before, different now");
+	cr_expect(strstr(f->now_text, "max diff 0.5 (candidate/m-2)") != NULL, "%s", f->now_text);
+	cr_expect_eq(check_regressions(&c), 1);
+	check_release(&c);
+}
+
+Test(check_latents, allow_latent_change_turns_it_into_a_note)
+{
+	struct check c = CHECK_INIT;
+	c.opt.allow_latent_change = true;
+	latent_runs(&c, 2, 2, 2, 2.5f);
+	cr_expect_eq(check_regressions(&c), 0);
+	const struct check_finding *f = check_find(&c, CK_NOTE, "m", "work", CM_LATENT);
+	cr_assert_not_null(f);
+	cr_expect(strstr(f->detail, "(allowed)") != NULL, "%s", f->detail);
+	check_release(&c);
+}
+
+Test(check_latents, differences_within_the_baseline_spread_pass_and_beyond_it_fail)
+{
+	struct check c = CHECK_INIT;
+	latent_runs(&c, 2, 2.5f, 2.25f, 2.4f); /* baseline spread 0.5 */
+	cr_expect_eq(check_regressions(&c), 0);
+	struct check d = CHECK_INIT;
+	latent_runs(&d, 2, 2.5f, 2.25f, 3.5f); /* 1.5 from b1 */
+	const struct check_finding *f = check_find(&d, CK_REGRESSION, "m", "work", CM_LATENT);
+	cr_assert_not_null(f);
+	cr_expect_str_eq(f->detail, "outside the baseline's spread");
+	check_release(&c);
+	check_release(&d);
+}
+
+Test(check_latents, identical_everywhere_is_clean)
+{
+	struct check c = CHECK_INIT;
+	latent_runs(&c, 2, 2, 2, 2);
+	cr_expect_eq(c.nfindings, 0);
+	check_release(&c);
+}
+
+/* ---- run directories ----------------------------------------------------- */
+
+Test(check_latents, rundir_lists_traces_in_runs_json_order_then_by_version)
+{
+	const char *files[] = { "b-10.trace.jsonl", "b-2.trace.jsonl", "a-1.trace.jsonl.zst",
+				"notes.txt", "runs.json" };
+	for (size_t i = 0; i < 5; i++) {
+		char *p = xasprintf("%s/%s", dir, files[i]);
+		const char *body = i == 4 ? "[{\"mode\":\"b\",\"run\":10,\"exit\":0}]\n" : "";
+		cr_assert_eq(write_file(p, body, strlen(body)), 0);
+		free(p);
+	}
+	struct rundir rd = RUNDIR_INIT;
+	cr_assert_eq(rundir_open(dir, &rd), 3);
+	cr_expect_str_eq(rd.traces[0].stem, "b-10");
+	cr_expect_not_null(rd.traces[0].entry);
+	cr_expect_str_eq(rd.traces[1].stem, "a-1");
+	cr_expect_str_eq(rd.traces[2].stem, "b-2");
+	cr_expect_null(rd.traces[2].entry);
+	rundir_release(&rd);
+	char *f = xasprintf("%s/notes.txt", dir);
+	cr_expect_eq(rundir_open(f, &rd), -1);
+	rundir_release(&rd);
+	free(f);
+}
+
+Test(check_latents, a_directory_without_traces_is_an_error)
+{
+	struct check c = CHECK_INIT;
+	cr_expect_eq(check_add_dir(&c, CHECK_BASELINE, dir), -1);
+	check_release(&c);
+}
