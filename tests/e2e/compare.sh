@@ -1,0 +1,148 @@
+#!/bin/sh
+# compare.sh -- `stagebench compare` on the demo pipeline at small sizes: the files it leaves,
+# staged below eager, identical latents, the no-RNG control diverging, a guard stop in the
+# table, --by-commit, a missing gnuplot, and the usage and runtime errors.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+SB=${SB_BIN:-$root/stagebench}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # check DESCRIPTION COMMAND...
+	desc=$1
+	shift
+	if ! "$@"; then
+		echo "FAIL compare: $desc"
+		fail=1
+	fi
+}
+# peak STAGE MODE CSV: the stage's peak_max_bytes for the mode in `table --format csv` output
+peak() { awk -F, -v s="$1" -v m="$2" '$1 == s && $2 == m && $3 == "completed" { print $9; exit }' "$3"; }
+# gb STAGE COLUMN FILE: the GB figure of a table.md row (column 1 = first mode)
+gb() { awk -F'|' -v s="$1" -v c="$2" '$2 == " " s " " { x = $(c + 2); sub(/^ */, "", x); sub(/ GB.*/, "", x); print x; exit }' "$3"; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }'; }
+
+# The models must be large enough to stand out of the interpreter's own memory
+# (size 0.1: about 170 MB of weights), and the stages long enough to hold samples.
+A=$tmp/a
+"$SB" compare eager staged --set size=0.1 --reps 1 --interval 20ms --cache "$tmp/cache" \
+	--out "$A" >"$tmp/a.out" 2>"$tmp/a.err"
+rc=$?
+check "eager staged exits 0 (got $rc: $(tail -n 3 "$tmp/a.err"))" [ "$rc" -eq 0 ]
+for f in eager-1.trace.jsonl.zst staged-1.trace.jsonl.zst runs.json table.md latents.md \
+	eager-1.latents/image.npy staged-1.latents/colors.npy eager-1/mesh.npz eager-1.log; do
+	check "$f written" [ -s "$A/$f" ]
+done
+check "runs.json lists eager-1 then staged-1" \
+	[ "$(grep -o '"trace": *"[^"]*"' "$A/runs.json" | tr -d ' ')" = \
+	"$(printf '"trace":"eager-1.trace.jsonl.zst"\n"trace":"staged-1.trace.jsonl.zst"')" ]
+check "stdout holds the table" grep -q '^| shape_512 |' "$tmp/a.out"
+check "stdout holds the latents" grep -q '^# Latents: 2 runs, baseline eager' "$tmp/a.out"
+check "stdout holds the run summary" grep -q '^| staged-1 | completed |' "$tmp/a.out"
+check "the pipeline's own output went to its log, not stdout" \
+	sh -c "grep -q '^\[demo\]' '$A/eager-1.log' && ! grep -q '^\[demo\]' '$tmp/a.out'"
+check "progress lines on stderr" grep -q '\[2/2\] staged run 1: completed, wall ' "$tmp/a.err"
+check "table.md is what 'stagebench table' says of the traces" \
+	sh -c "'$SB' table '$A'/eager-1.trace.jsonl.zst '$A'/staged-1.trace.jsonl.zst | cmp -s - '$A/table.md'"
+start=$(zstd -dc "$A/staged-1.trace.jsonl.zst" | head -n 1)
+check "start record: mode, labels" sh -c "echo '$start' | grep -q '\"mode\":\"staged\"' &&
+	echo '$start' | grep -q '\"labels\":{\"seed\":\"7\",\"pipeline\":\"demo\",\"rep\":\"1\"}'"
+if git -C "$root/demo" rev-parse HEAD >/dev/null 2>&1; then
+	check "start record: the pipeline's commit" \
+		sh -c "echo '$start' | grep -q '\"commit\":\"$(git -C "$root/demo" rev-parse HEAD)\"'"
+fi
+check "start record: the size from --set" sh -c "echo '$start' | grep -q '\"--size\",\"0.1\"'"
+
+"$SB" table --format csv "$A"/eager-1.trace.jsonl.zst "$A"/staged-1.trace.jsonl.zst >"$tmp/a.csv"
+for s in preprocess camera structure shape_512 shape_1024 texture decode; do
+	e=$(peak "$s" eager "$tmp/a.csv")
+	st=$(peak "$s" staged "$tmp/a.csv")
+	check "$s: staged ($st bytes) below eager ($e bytes)" lt "$st" "$e"
+done
+for s in shape_512 texture; do
+	e=$(gb "$s" 1 "$A/table.md")
+	st=$(gb "$s" 2 "$A/table.md")
+	check "table.md $s: staged $st GB below eager $e GB" lt "$st" "$e"
+done
+check "latents: every pair identical" \
+	grep -q '^9 pairs in 9 latents: 9 identical, 0 within noise\.$' "$A/latents.md"
+"$SB" latents -q "$A" >/dev/null 2>&1
+check "'stagebench latents' on the directory agrees (exit 0)" [ $? -eq 0 ]
+if command -v gnuplot >/dev/null 2>&1; then
+	for f in memory stages; do
+		check "$f.png drawn" [ "$(head -c 4 "$A/$f.png" | tail -c 3)" = PNG ]
+	done
+fi
+
+# The guard stops eager (over --max-footprint) while staged completes; compare goes on and exits 0.
+e=$(awk -F, '$1 == "eager" && $2 == 1 { print $7 }' "$tmp/a.csv")
+st=$(awk -F, '$1 == "staged" && $2 == 1 { print $7 }' "$tmp/a.csv")
+limit=$(awk -v a="$e" -v b="$st" 'BEGIN { printf "%.0fM", (a + b) / 2 / 1048576 }')
+G=$tmp/g
+"$SB" compare eager staged --set size=0.1 --reps 1 --interval 20ms --cache "$tmp/cache" \
+	--max-footprint "$limit" --out "$G" >"$tmp/g.out" 2>"$tmp/g.err"
+rc=$?
+check "guard stop: exit 0 (got $rc: $(tail -n 3 "$tmp/g.err"))" [ "$rc" -eq 0 ]
+check "guard stop: progress says eager was stopped" \
+	grep -q '\[1/2\] eager run 1: stopped by the guard' "$tmp/g.err"
+check "guard stop: staged still ran" grep -q '\[2/2\] staged run 1: completed' "$tmp/g.err"
+check "guard stop: table.md says 'stopped by the guard at'" \
+	grep -q '^| [a-z_0-9]* | stopped by the guard at [0-9.]* GB | ' "$G/table.md"
+check "guard stop: runs.json says so" grep -q '"mode": *"eager".*"stopped_by": *"guard"' "$G/runs.json"
+check "guard stop: staged completed in the table" grep -q '^| staged | 1 | export (completed) |' "$G/table.md"
+
+# The control: without RNG restore, staged loading changes the noise from the first stage
+# that builds a model mid-run (preprocess builds rembg_model before its output). Run from a
+# fresh directory with --by-commit and gnuplot off PATH (charts skipped, the runs go on).
+mkdir -p "$tmp/cwd" "$tmp/bin"
+ln -s "$(command -v git)" "$tmp/bin/git" 2>/dev/null
+(cd "$tmp/cwd" && PATH="$tmp/bin" "$SB" compare eager staged-no-rng --size tiny --reps 1 \
+	--cache "$tmp/cache" --by-commit >"$tmp/n.out" 2>"$tmp/n.err")
+rc=$?
+check "no-rng: exit 0 (got $rc: $(tail -n 3 "$tmp/n.err"))" [ "$rc" -eq 0 ]
+N=$(ls -d "$tmp"/cwd/runs/*-demo* 2>/dev/null | head -n 1)
+if git -C "$root/demo" rev-parse HEAD >/dev/null 2>&1; then
+	short=$(git -C "$root/demo" rev-parse --short HEAD)
+	check "--by-commit: runs/DATE-demo-$short[-dirty] ($N)" \
+		sh -c "basename '$N' | grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}-demo-$short(-dirty)?\$'"
+fi
+check "no gnuplot: a warning, no charts" sh -c "grep -q 'gnuplot not found' '$tmp/n.err' && [ ! -e '$N/memory.png' ]"
+check "no-rng: latents.md written" [ -s "$N/latents.md" ]
+awk '/^## image /,/^## cond /' "$N/latents.md" >"$tmp/image.md"
+check "no-rng: the first latent (image, preprocess) differs" \
+	sh -c "grep '^| eager-1 ' '$tmp/image.md' | grep -vq identical"
+check "no-rng: no latent identical" sh -c "grep -q ' 0 identical' '$N/latents.md'"
+
+# Errors.
+printf '{"name": "x", "command": 5}\n' >"$tmp/bad.json"
+"$SB" compare --pipeline "$tmp/bad.json" --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
+rc=$?
+check "bad pipeline file: exit 3 (got $rc)" [ "$rc" -eq 3 ]
+check "bad pipeline file: named" grep -q "$tmp/bad.json" "$tmp/bad.err"
+"$SB" compare --pipeline "$tmp/none.json" --out "$tmp/bad" >/dev/null 2>"$tmp/none.err"
+check "missing pipeline file: exit 3, named" sh -c "[ $? -eq 3 ] && grep -q '$tmp/none.json' '$tmp/none.err'"
+"$SB" compare eager frobnicate --out "$tmp/bad" >/dev/null 2>"$tmp/var.err"
+rc=$?
+check "unknown variant: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+check "unknown variant: named with those available" \
+	grep -q "unknown variant 'frobnicate'.*eager, staged, staged-no-rng" "$tmp/var.err"
+"$SB" compare --set colour=red --out "$tmp/bad" >/dev/null 2>"$tmp/set.err"
+check "--set of a key with no default: exit 2" sh -c "[ $? -eq 2 ] && grep -q \"no default 'colour'.*size\" '$tmp/set.err'"
+"$SB" compare --reps 0 >/dev/null 2>&1
+check "--reps 0: exit 2" [ $? -eq 2 ]
+check "nothing written on errors" [ ! -e "$tmp/bad" ]
+"$SB" compare --help >"$tmp/help" 2>&1
+check "--help exits 0 and documents --by-commit and --max-footprint" \
+	sh -c "[ $? -eq 0 ] && grep -q -- '--by-commit' '$tmp/help' && grep -q -- '--max-footprint' '$tmp/help'"
+
+# The binary elsewhere: the demo is not found unless STAGEBENCH_HOME says where.
+mkdir -p "$tmp/elsewhere"
+cp "$SB" "$tmp/elsewhere/stagebench"
+"$tmp/elsewhere/stagebench" compare --out "$tmp/bad" >/dev/null 2>"$tmp/home.err"
+check "no demo beside the binary: exit 3 naming STAGEBENCH_HOME" \
+	sh -c "[ $? -eq 3 ] && grep -q 'cannot find the bundled demo.*STAGEBENCH_HOME' '$tmp/home.err'"
+STAGEBENCH_HOME=$root "$tmp/elsewhere/stagebench" compare nosuch >/dev/null 2>"$tmp/home2.err"
+check "STAGEBENCH_HOME locates the demo" sh -c "[ $? -eq 2 ] && grep -q 'staged-no-rng' '$tmp/home2.err'"
+
+exit $fail

@@ -1,0 +1,298 @@
+/* test_compare.c -- compare's plan: argv and environment of a run, --set, defaults, schedule, lookups */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../common/util.h"
+#include "../../runner/compare.h"
+#include "../../traces/pipeline.h"
+
+static char tmpdir[64];
+
+static void make_tmp(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sb-compare-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void drop_tmp(void)
+{
+	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+	int rc = system(cmd);
+	(void)rc;
+	free(cmd);
+}
+
+static const char pipeline_json[] =
+	"{\n"
+	"  \"name\": \"demo\",\n"
+	"  \"command\": [\"{python}\", \"{pipeline_dir}/pipeline.py\", \"--seed\", \"{seed}\",\n"
+	"              \"--size\", \"{size}\", \"--out\", \"{out}\", \"--cache\", \"{cache}\"],\n"
+	"  \"defaults\": {\"size\": \"default\", \"steps\": \"4\"},\n"
+	"  \"adapter\": \"{pipeline_dir}/adapter.py\",\n"
+	"  \"pythonpath\": [\"{pipeline_dir}\", \"{pipeline_dir}/lib\"],\n"
+	"  \"env\": {\"OMP_NUM_THREADS\": \"2\", \"RUN_TAG\": \"{mode}-{run}\", \"LEVEL\": \"all\"},\n"
+	"  \"variants\": {\n"
+	"    \"eager\": {\"env\": {}},\n"
+	"    \"staged\": {\"env\": {\"STAGEBENCH_STAGED\": \"1\", \"LEVEL\": \"staged\"},\n"
+	"               \"args\": [\"--steps\", \"{steps}\"]},\n"
+	"    \"broken\": {\"env\": {\"X\": \"{nosuch}\"}}\n"
+	"  }\n"
+	"}\n";
+
+static void read_pipeline(struct pipeline *p)
+{
+	char *path = xasprintf("%s/pipeline.json", tmpdir);
+	cr_assert_eq(write_file(path, pipeline_json, strlen(pipeline_json)), 0);
+	cr_assert_eq(pipeline_read(path, p), 0);
+	free(path);
+}
+
+static const char *env_get(char **env, const char *key)
+{
+	size_t n = strlen(key);
+	const char *found = NULL;
+	for (char **e = env; e && *e; e++)
+		if (!strncmp(*e, key, n) && (*e)[n] == '=') {
+			cr_assert_null(found, "%s set twice in the environment", key);
+			found = *e + n + 1;
+		}
+	return found;
+}
+
+Test(compare, plan_expands_the_command_and_variant_args, .init = make_tmp, .fini = drop_tmp)
+{
+	struct pipeline p;
+	read_pipeline(&p);
+	struct kv_list sets = { 0 };
+	cr_assert_eq(compare_set_option(&p, "size=tiny", &sets), 0);
+	struct compare_setup s = { &p, "/o", "/sb/probe", "/usr/bin/python3", "/c", "11", &sets, NULL };
+	struct compare_run r = COMPARE_RUN_INIT;
+	cr_assert_eq(compare_plan_run(&s, pipeline_variant(&p, "staged"), 2, &r), 0);
+
+	char *script = xasprintf("%s/pipeline.py", p.dir);
+	const char *want[] = { "/usr/bin/python3", script, "--seed", "11", "--size", "tiny", "--out",
+			       "/o/staged-2", "--cache", "/c", "--steps", "4", NULL };
+	for (size_t i = 0; want[i]; i++)
+		cr_expect_str_eq(r.argv[i], want[i], "argv[%zu]", i);
+	size_t n = 0;
+	while (r.argv[n])
+		n++;
+	cr_expect_eq(n, 12);
+	cr_expect_str_eq(r.id, "staged-2");
+	cr_expect_str_eq(r.out_dir, "/o/staged-2");
+	cr_expect_str_eq(r.trace_path, "/o/staged-2.trace.jsonl.zst");
+	cr_expect_str_eq(r.latents_dir, "/o/staged-2.latents");
+	cr_expect_str_eq(r.log_path, "/o/staged-2.log");
+	free(script);
+	compare_run_release(&r);
+	compare_run_release(&r); /* released twice: still fine */
+	kv_release(&sets);
+	pipeline_release(&p);
+}
+
+Test(compare, plan_environment_has_probe_first_and_variant_env_last, .init = make_tmp,
+     .fini = drop_tmp)
+{
+	struct pipeline p;
+	read_pipeline(&p);
+	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", NULL, "/mine:/theirs" };
+	struct compare_run r = COMPARE_RUN_INIT;
+	cr_assert_eq(compare_plan_run(&s, pipeline_variant(&p, "staged"), 1, &r), 0);
+
+	char *pp = xasprintf("/sb/probe/site:/sb/probe:%s:%s/lib:/mine:/theirs", p.dir, p.dir);
+	cr_expect_str_eq(env_get(r.env, "PYTHONPATH"), pp);
+	char *adapter = xasprintf("%s/adapter.py", p.dir);
+	cr_expect_str_eq(env_get(r.env, "STAGEBENCH_ADAPTER"), adapter);
+	cr_expect_str_eq(env_get(r.env, "OMP_NUM_THREADS"), "2");
+	cr_expect_str_eq(env_get(r.env, "RUN_TAG"), "staged-1", "placeholders in env values");
+	cr_expect_str_eq(env_get(r.env, "STAGEBENCH_STAGED"), "1");
+	cr_expect_str_eq(env_get(r.env, "LEVEL"), "staged", "the variant's env replaces the pipeline's");
+	free(pp);
+	free(adapter);
+	compare_run_release(&r);
+
+	/* eager: no variant env, no PYTHONPATH of ours to append */
+	s.old_pythonpath = "";
+	cr_assert_eq(compare_plan_run(&s, pipeline_variant(&p, "eager"), 3, &r), 0);
+	pp = xasprintf("/sb/probe/site:/sb/probe:%s:%s/lib", p.dir, p.dir);
+	cr_expect_str_eq(env_get(r.env, "PYTHONPATH"), pp);
+	cr_expect_null(env_get(r.env, "STAGEBENCH_STAGED"));
+	cr_expect_str_eq(env_get(r.env, "LEVEL"), "all");
+	cr_expect_str_eq(env_get(r.env, "RUN_TAG"), "eager-3");
+	free(pp);
+	compare_run_release(&r);
+	pipeline_release(&p);
+}
+
+Test(compare, plan_with_an_unknown_placeholder_fails_naming_the_file, .init = make_tmp,
+     .fini = drop_tmp)
+{
+	struct pipeline p;
+	read_pipeline(&p);
+	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", NULL, NULL };
+	struct compare_run r = COMPARE_RUN_INIT;
+	cr_expect_eq(compare_plan_run(&s, pipeline_variant(&p, "broken"), 1, &r), -1);
+	cr_expect_null(r.argv, "a failed plan leaves nothing behind");
+	cr_expect_null(r.env);
+	compare_run_release(&r);
+	pipeline_release(&p);
+}
+
+Test(compare, vars_hold_builtins_defaults_and_overrides, .init = make_tmp, .fini = drop_tmp)
+{
+	struct pipeline p;
+	read_pipeline(&p);
+	struct kv_list sets = { 0 }, vars = { 0 };
+	cr_assert_eq(compare_set_option(&p, "steps=9", &sets), 0);
+	cr_assert_eq(compare_set_option(&p, "steps=10", &sets), 0); /* the last one wins */
+	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", &sets, NULL };
+	compare_vars(&s, "eager", 1, &vars);
+	cr_expect_str_eq(kv_get(&vars, "python"), "py");
+	cr_expect_str_eq(kv_get(&vars, "pipeline_dir"), p.dir);
+	cr_expect_str_eq(kv_get(&vars, "seed"), "7");
+	cr_expect_str_eq(kv_get(&vars, "cache"), "/c");
+	cr_expect_str_eq(kv_get(&vars, "size"), "default");
+	cr_expect_str_eq(kv_get(&vars, "steps"), "10");
+	cr_expect_str_eq(kv_get(&vars, "out"), "/o/eager-1");
+	cr_expect_str_eq(kv_get(&vars, "run"), "1");
+	cr_expect_str_eq(kv_get(&vars, "mode"), "eager");
+	kv_release(&vars);
+	kv_release(&sets);
+	pipeline_release(&p);
+}
+
+Test(compare, set_option_rejects_keys_without_a_default, .init = make_tmp, .fini = drop_tmp)
+{
+	struct pipeline p;
+	read_pipeline(&p);
+	struct kv_list sets = { 0 };
+	cr_expect_eq(compare_set_option(&p, "colour=red", &sets), -1);
+	cr_expect_eq(compare_set_option(&p, "size", &sets), -1, "no '='");
+	cr_expect_eq(compare_set_option(&p, "=tiny", &sets), -1, "empty key");
+	cr_expect_eq(sets.n, 0);
+	cr_expect_eq(compare_set_option(&p, "size=", &sets), 0, "an empty value is a value");
+	cr_expect_str_eq(kv_get(&sets, "size"), "");
+	kv_release(&sets);
+	pipeline_release(&p);
+}
+
+Test(compare, default_out_dir_by_date_pipeline_and_commit)
+{
+	char *d = compare_default_out("2026-11-29", "demo", NULL, false);
+	cr_expect_str_eq(d, "runs/2026-11-29-demo");
+	free(d);
+	d = compare_default_out("2026-11-29", "demo", "1a2b3c4", false);
+	cr_expect_str_eq(d, "runs/2026-11-29-demo-1a2b3c4");
+	free(d);
+	d = compare_default_out("2026-11-29", "demo", "1a2b3c4", true);
+	cr_expect_str_eq(d, "runs/2026-11-29-demo-1a2b3c4-dirty");
+	free(d);
+	d = compare_default_out("2026-11-29", "org/model", NULL, true);
+	cr_expect_str_eq(d, "runs/2026-11-29-org_model", "no commit: no -dirty either");
+	free(d);
+}
+
+Test(compare, default_cache_follows_xdg_then_home)
+{
+	setenv("XDG_CACHE_HOME", "/xdg", 1);
+	char *c = compare_default_cache("demo");
+	cr_expect_str_eq(c, "/xdg/stagebench/demo");
+	free(c);
+	unsetenv("XDG_CACHE_HOME");
+	setenv("HOME", "/home/u", 1);
+	c = compare_default_cache("demo");
+	cr_expect_str_eq(c, "/home/u/.cache/stagebench/demo");
+	free(c);
+}
+
+Test(compare, python_from_the_environment_first)
+{
+	setenv("STAGEBENCH_PYTHON", "/opt/py/bin/python", 1);
+	cr_expect_str_eq(compare_python(), "/opt/py/bin/python");
+	unsetenv("STAGEBENCH_PYTHON");
+	const char *want = access("/usr/bin/python3", X_OK) ? "python3" : "/usr/bin/python3";
+	cr_expect_str_eq(compare_python(), want);
+}
+
+Test(compare, schedule_alternates_variants)
+{
+	size_t v;
+	int rep;
+	const size_t wantv[] = { 0, 1, 0, 1 };
+	const int wantr[] = { 1, 1, 2, 2 };
+	for (size_t k = 0; k < 4; k++) {
+		compare_schedule(2, k, &v, &rep);
+		cr_expect_eq(v, wantv[k], "run %zu: variant", k);
+		cr_expect_eq(rep, wantr[k], "run %zu: rep", k);
+	}
+	compare_schedule(3, 5, &v, &rep);
+	cr_expect_eq(v, 2);
+	cr_expect_eq(rep, 2);
+}
+
+static void mkfile(const char *rel)
+{
+	char *p = xasprintf("%s/%s", tmpdir, rel);
+	char *slash = strrchr(p, '/');
+	*slash = '\0';
+	cr_assert_eq(mkdir_p(p), 0);
+	*slash = '/';
+	cr_assert_eq(write_file(p, "{}", 2), 0);
+	free(p);
+}
+
+Test(compare, find_share_tries_home_then_beside_the_binary, .init = make_tmp, .fini = drop_tmp)
+{
+	char *exe = xasprintf("%s/repo/build/stagebench", tmpdir);
+	char *real_tmp = realpath(tmpdir, NULL);
+	cr_assert_not_null(real_tmp);
+
+	cr_expect_null(compare_find_share(NULL, exe, "demo/pipeline.json"), "nothing there yet");
+
+	mkfile("prefix/bin/stagebench");
+	mkfile("prefix/share/stagebench/demo/pipeline.json");
+	char *inst = xasprintf("%s/prefix/bin/stagebench", tmpdir);
+	char *f = compare_find_share(NULL, inst, "demo/pipeline.json");
+	char *want = xasprintf("%s/prefix/share/stagebench/demo/pipeline.json", real_tmp);
+	cr_expect_str_eq(f, want, "make install layout");
+	free(f);
+	free(want);
+
+	mkfile("repo/build/stagebench");
+	mkfile("repo/demo/pipeline.json");
+	f = compare_find_share(NULL, exe, "demo/pipeline.json");
+	want = xasprintf("%s/repo/demo/pipeline.json", real_tmp);
+	cr_expect_str_eq(f, want, "the source tree: EXE_DIR/../demo");
+	free(f);
+	free(want);
+
+	mkfile("home/demo/pipeline.json");
+	char *home = xasprintf("%s/home", tmpdir);
+	f = compare_find_share(home, exe, "demo/pipeline.json");
+	want = xasprintf("%s/home/demo/pipeline.json", real_tmp);
+	cr_expect_str_eq(f, want, "$STAGEBENCH_HOME first");
+	free(f);
+	free(want);
+	f = compare_find_share("", exe, "demo/pipeline.json");
+	want = xasprintf("%s/repo/demo/pipeline.json", real_tmp);
+	cr_expect_str_eq(f, want, "an empty STAGEBENCH_HOME is ignored");
+	free(f);
+	free(want);
+
+	free(home);
+	free(inst);
+	free(exe);
+	free(real_tmp);
+}
+
+Test(compare, self_exe_is_this_test_binary)
+{
+	char *exe = compare_self_exe();
+	cr_assert_not_null(exe);
+	cr_expect(str_ends_with(exe, "/test_compare"), "got %s", exe);
+	free(exe);
+}
