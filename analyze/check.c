@@ -494,6 +494,34 @@ static void judge_latents(struct check *c, size_t mi)
 	}
 }
 
+/* Not-judged rows of one mode that differ only by stage become one row
+ * naming the stages (a mode run once has every stage in that state). */
+static void merge_not_judged(struct check *c, size_t from)
+{
+	for (size_t i = from; i < c->nfindings; i++) {
+		struct check_finding *f = &c->findings[i];
+		if (f->kind != CK_NOT_JUDGED || f->metric == CM_LATENT)
+			continue;
+		for (size_t j = i + 1; j < c->nfindings;) {
+			struct check_finding *g = &c->findings[j];
+			if (g->kind != CK_NOT_JUDGED || g->metric == CM_LATENT ||
+			    strcmp(g->detail, f->detail) || strcmp(g->now_text, f->now_text)) {
+				j++;
+				continue;
+			}
+			char *stages = xasprintf("%s, %s", f->stage, g->stage);
+			free(f->stage);
+			f->stage = stages;
+			free(g->mode);
+			free(g->stage);
+			free(g->now_text);
+			free(g->detail);
+			memmove(g, g + 1, (c->nfindings - j - 1) * sizeof(*g));
+			c->nfindings--;
+		}
+	}
+}
+
 int check_run(struct check *c)
 {
 	for (size_t mi = 0; mi < c->nmodes; mi++) {
@@ -508,7 +536,7 @@ int check_run(struct check *c)
 			continue;
 		}
 		char **stages = NULL;
-		size_t ns = 0, nbase_stages = 0;
+		size_t ns = 0, nbase_stages = 0, first = c->nfindings;
 		stages_of(c, mode, &stages, &ns, &nbase_stages);
 		for (size_t si = 0; si < ns; si++) {
 			if (si >= nbase_stages) {
@@ -522,6 +550,7 @@ int check_run(struct check *c)
 				judge_metric(c, mode, stages[si], (enum check_metric)m);
 		}
 		free(stages);
+		merge_not_judged(c, first);
 		struct latent_set *ls = &c->latents[mi];
 		bool any_latent = false;
 		for (size_t r = 0; r < ls->nruns && !any_latent; r++)
@@ -801,8 +830,10 @@ void check_format_json(const struct check *c, struct strbuf *out)
 			jw_string(&w, f->mode);
 			jw_key(&w, "stage");
 			jw_string(&w, f->stage);
-			jw_key(&w, "metric");
-			jw_string(&w, check_metric_name(f->metric));
+			if (f->kind != CK_NOT_JUDGED || f->metric == CM_LATENT) {
+				jw_key(&w, "metric");
+				jw_string(&w, check_metric_name(f->metric));
+			}
 			if (f->metric == CM_LATENT) {
 				jw_key(&w, "latent");
 				jw_string(&w, f->latent);

@@ -152,7 +152,9 @@ struct check_finding {
 	enum check_kind kind;
 	enum check_metric metric;
 	char *mode;
-	char *stage;         /* NULL for a mode-wide note */
+	char *stage;         /* NULL for a mode-wide note; not-judged rows of a
+			      * mode that differ only by stage are one row whose
+			      * stage is "setup, load, work" */
 	char *latent;        /* CM_LATENT: "structure" or "structure#2" */
 	/* numeric metrics (metric < CM_NNUMERIC): values in bytes or seconds */
 	double *base, *cand; /* the runs' values, in run order */
