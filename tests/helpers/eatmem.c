@@ -42,9 +42,10 @@ static void usage(FILE *f)
 	      "  kill=SIG           raise SIG (number or name: TERM, KILL, INT, ...)\n"
 	      "  print=TEXT         print TEXT and a newline, flushed\n"
 	      "  log=FILE           from now on append 'MONO WHAT BYTES' lines to FILE (MONO:\n"
-	      "                     CLOCK_MONOTONIC seconds) as alloc, spike and each ramp step\n"
-	      "                     complete, and 'MONO sigterm 0' when SIGTERM arrives\n"
-	      "                     (then die of it)\n"
+	      "                     CLOCK_MONOTONIC seconds) as alloc, spike (touch, held,\n"
+	      "                     freed) and each ramp step complete, and 'MONO sigterm 0'\n"
+	      "                     when SIGTERM arrives (then die of it)\n"
+
 	      "SIZE: 300M, 1.5G, 4096, 10k (binary units); DUR: 50ms, 2s, 1m, 250us\n",
 	      f);
 }
@@ -371,6 +372,7 @@ static void run_step(const char *arg)
 		split2(val, a, b, sizeof(a));
 		uint64_t size = need_size(a);
 		int64_t ns = need_duration(b);
+		log_line("spike-touch", size);
 		unsigned char *p = grab(size);
 		touch(p, 0, size);
 		log_line("spike-held", size);
