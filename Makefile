@@ -97,6 +97,7 @@ test: deps
 
 unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
 	$(Q)set -e; for t in $(TEST_BIN); do echo "  RUN     $$t"; \
+	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 	  SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) $$t --jobs 2 || exit 1; done
 
 cli-test: $(BIN) $(HELPER_BIN)

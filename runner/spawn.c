@@ -438,8 +438,8 @@ static bool group_signallable(const struct spawn *sp)
 int spawn_signal_tree(struct spawn *sp, int sig)
 {
 	int count = 0;
-	if (group_signallable(sp) && !kill(-sp->pgid, sig))
-		count++;
+	/* Descendants outside the group first: once the group's leader dies they
+	 * would be re-parented away (without a subreaper) and fail the check. */
 	for (size_t i = 0; i < sp->ntree; i++) {
 		pid_t p = sp->tree[i];
 		if (getpgid(p) == sp->pgid || !spawn_is_descendant(p))
@@ -447,6 +447,8 @@ int spawn_signal_tree(struct spawn *sp, int sig)
 		if (!kill(p, sig))
 			count++;
 	}
+	if (group_signallable(sp) && !kill(-sp->pgid, sig))
+		count++;
 	return count;
 }
 
