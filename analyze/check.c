@@ -258,8 +258,8 @@ static void judge_metric(struct check *c, const char *mode, const char *stage, e
 	double *b, *cv;
 	size_t nb = collect(&c->side[CHECK_BASELINE], mode, stage, m, &b);
 	size_t nc = collect(&c->side[CHECK_CANDIDATE], mode, stage, m, &cv);
-	if (!nb && !nc)
-		goto out;
+	if (!nb)
+		goto out; /* nothing to hold the candidate against */
 	if (nb < 2 || !nc) {
 		char *why;
 		if (nb < 2)
@@ -600,11 +600,14 @@ static void add_value(struct strbuf *sb, enum check_metric m, double v, bool sig
 
 static void add_range(struct strbuf *sb, enum check_metric m, double lo, double hi, size_t n)
 {
-	add_value(sb, m, lo, false);
-	if (hi != lo) {
-		strbuf_addstr(sb, " to ");
-		add_value(sb, m, hi, false);
-	}
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	add_value(&a, m, lo, false);
+	add_value(&b, m, hi, false);
+	strbuf_addstr(sb, a.buf);
+	if (strcmp(a.buf, b.buf)) /* the same when rounded: one figure */
+		strbuf_addf(sb, " to %s", b.buf);
+	strbuf_release(&a);
+	strbuf_release(&b);
 	strbuf_addf(sb, " (%zu run%s)", n, n == 1 ? "" : "s");
 }
 

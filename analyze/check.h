@@ -42,11 +42,13 @@
  *               change = min(c) - max(b) (at least this much worse).
  *   improvement when max(c) < min(b) - allowed (the symmetric rule);
  *               change = max(c) - min(b) (negative).
- * With n < 2 the spread is unknown and the metric is not judged: the report
- * lists it under "not judged" ("1 baseline run completed this stage, 2
- * needed") rather than guessing. With m = 0 (no candidate run completed the
- * stage) the outcome rule speaks instead. A metric absent from every run of
- * both sides (a trace without `peak` events) is silently skipped.
+ * With n = 1 the spread is unknown and the metric is not judged: the report
+ * lists it under "not judged" ("1 baseline run with a value, 2 needed for
+ * the run-to-run spread") rather than guessing; so does a metric the
+ * candidate lacks in a stage it completed. With m = 0 (no candidate run completed the
+ * stage) the outcome rule speaks instead. A metric no baseline run has (a
+ * stageload baseline without `peak` events, a window without samples) is
+ * skipped: there is nothing to hold the candidate against.
  *
  * Outcomes
  * --------

@@ -1,0 +1,105 @@
+#!/bin/sh
+# check.sh -- `stagebench check` on real recorded runs: eatmem runs under `record` (a candidate
+# that allocates 200 MiB more in one stage is flagged in that stage only; a rerun is clean; a
+# stage that no longer completes is flagged) and demo pipeline runs (a rerun is clean).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+SB=${SB_BIN:-$root/stagebench}
+EATMEM=${SB_HELPERS:-$root/build/helpers}/eatmem
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # check DESCRIPTION COMMAND...
+	desc=$1
+	shift
+	if ! "$@"; then
+		echo "FAIL check: $desc"
+		fail=1
+	fi
+}
+# rec DIR N WORK_STEPS...: record one eatmem run as DIR/staged-N.trace.jsonl.zst
+rec() {
+	d=$1
+	n=$2
+	shift 2
+	mkdir -p "$d"
+	"$SB" record -q --mode staged --interval 20ms -o "$d/staged-$n.trace.jsonl.zst" -- \
+		"$EATMEM" stage=load alloc=50M sleep=300ms stage=work "$@"
+	rc=$?
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || { echo "FAIL check: record $d/$n exited $rc"; fail=1; }
+}
+
+[ -x "$EATMEM" ] || { echo "FAIL check: no eatmem helper at $EATMEM"; exit 1; }
+
+# baseline: work holds 100 MiB; heavy: 300 MiB in work only (freed before save)
+for n in 1 2; do
+	rec "$tmp/base" $n alloc=100M sleep=300ms free stage=save sleep=300ms
+	rec "$tmp/rerun" $n alloc=100M sleep=300ms free stage=save sleep=300ms
+	rec "$tmp/heavy" $n alloc=300M sleep=300ms free stage=save sleep=300ms
+done
+# broken: run 2 exits with code 1 in work, save is never reached
+rec "$tmp/broken" 1 alloc=100M sleep=300ms free stage=save sleep=300ms
+rec "$tmp/broken" 2 alloc=100M sleep=300ms exit=1
+
+"$SB" check --baseline "$tmp/base" "$tmp/rerun" >"$tmp/rerun.md" 2>"$tmp/err"
+check "a rerun is clean (exit $?: $(cat "$tmp/rerun.md" "$tmp/err"))" [ $? -eq 0 ]
+check "a rerun reports no regression" grep -q '^check: 0 regressions' "$tmp/rerun.md"
+
+"$SB" check --baseline "$tmp/base" "$tmp/heavy" >"$tmp/heavy.md" 2>"$tmp/err"
+rc=$?
+check "the heavy candidate exits 1 (got $rc: $(cat "$tmp/err"))" [ $rc -eq 1 ]
+check "work's peak footprint is flagged" grep -q '^| staged | work | peak footprint |' "$tmp/heavy.md"
+rows=$(sed -n '/^## Regressions/,/^## /p' "$tmp/heavy.md" | grep '^| staged |' || true)
+others=$(printf '%s\n' "$rows" | grep -v '^| staged | work |' || true)
+check "no stage but work is flagged: $others" [ -z "$others" ]
+# the figures: every heavy run peaks at least 150 MiB (0.15 GB) above every baseline run
+"$SB" check --format json --baseline "$tmp/base" "$tmp/heavy" >"$tmp/heavy.json" 2>/dev/null
+check "json: the work peak grew by more than 150 MiB" /usr/bin/python3 - "$tmp/heavy.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [x for x in r["regressions"] if x["stage"] == "work" and x["metric"] == "peak footprint"]
+assert rows and rows[0]["change"] > 150 << 20, rows
+assert min(rows[0]["now"]) - max(rows[0]["baseline"]) == rows[0]["change"], rows
+assert {x["stage"] for x in r["regressions"]} == {"work"}, r["regressions"]
+assert not r["clean"]
+EOF
+
+"$SB" check --baseline "$tmp/base" "$tmp/broken" >"$tmp/broken.md" 2>"$tmp/err"
+rc=$?
+check "a stage no longer completed exits 1 (got $rc: $(cat "$tmp/err"))" [ $rc -eq 1 ]
+check "work is flagged as stopped" grep -q '^| staged | work | outcome | completed 2 of 2 | completed 1 of 2 | staged-2 stopped here (exit code 1)' "$tmp/broken.md"
+check "save is flagged as not reached" grep -q '^| staged | save | outcome | .*staged-2 never reached it (ended in work: exit code 1)' "$tmp/broken.md"
+
+# The demo pipeline at tiny size: 2 baseline and 2 candidate runs of the same commit, staged,
+# with latents. Stage times on a shared 2-core machine are not the subject: --max-time-growth 50%.
+demo() { # demo DIR N
+	PYTHONPATH="$root/probe/site:$root/probe:$root/demo" STAGEBENCH_ADAPTER=adapter STAGEBENCH_STAGED=1 \
+		"$SB" record -q --mode staged --interval 50ms -o "$1/staged-$2.trace.jsonl.zst" \
+		--latents "$1/staged-$2.latents" -- /usr/bin/python3 "$root/demo/pipeline.py" \
+		--size tiny --seed 7 --out "$tmp/out" --cache "$tmp/cache" >/dev/null ||
+		{ echo "FAIL check: demo run $1/$2"; fail=1; }
+}
+mkdir -p "$tmp/dbase" "$tmp/dnew"
+demo "$tmp/dbase" 1
+demo "$tmp/dnew" 1
+demo "$tmp/dbase" 2
+demo "$tmp/dnew" 2
+"$SB" check --max-time-growth 50% --baseline "$tmp/dbase" "$tmp/dnew" >"$tmp/demo.md" 2>"$tmp/err"
+rc=$?
+check "a demo rerun is clean (got $rc: $(cat "$tmp/demo.md" "$tmp/err"))" [ $rc -eq 0 ]
+check "the demo runs were compared" grep -q 'baseline .*: 2 runs; candidate .*: 2 runs' "$tmp/demo.md"
+# ... and a changed latent in one candidate run is caught
+f=$(ls "$tmp/dnew/staged-2.latents/"*.npy | head -n 1)
+/usr/bin/python3 - "$f" "$tmp/dnew/staged-2.trace.jsonl.zst" <<'EOF'
+import sys, numpy as np
+a = np.load(sys.argv[1])
+a.flat[0] += 1
+np.save(sys.argv[1], a)
+EOF
+"$SB" check --max-time-growth 50% --baseline "$tmp/dbase" "$tmp/dnew" >"$tmp/demo2.md" 2>"$tmp/err"
+rc=$?
+check "a tampered latent copy is caught (got $rc)" [ $rc -eq 1 ]
+check "reported as a corrupt copy" grep -q 'latent .*corrupt' "$tmp/demo2.md"
+
+exit $fail
