@@ -40,14 +40,15 @@ static const char *const side_names[2] = { "baseline", "candidate" };
 static void stage_swap(const struct trace *tr, struct check_run *r)
 {
 	const struct analysis *a = &r->a;
+	size_t from = 0; /* windows start in time order: one pass over the samples */
 	for (size_t wi = 0; wi < a->nwindows; wi++) {
 		const struct stage_window *w = &a->windows[wi];
 		bool any = false;
 		uint64_t first = 0, top = 0;
-		for (size_t i = 0; i < tr->nsamples; i++) {
+		while (from < tr->nsamples && tr->samples[from].t < w->start_t)
+			from++;
+		for (size_t i = from; i < tr->nsamples; i++) {
 			const struct trace_sample *s = &tr->samples[i];
-			if (s->t < w->start_t)
-				continue;
 			if (!w->last && s->t >= w->end_t)
 				break;
 			if (!(s->fields & SF_SWAP_USED))
