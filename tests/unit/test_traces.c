@@ -679,12 +679,12 @@ static void kill9_case(const char *name)
 	free(dir);
 }
 
-Test(traces, sigkilled_zstd_writer_leaves_every_flushed_record, .timeout = 60)
+Test(traces, sigkilled_zstd_writer_leaves_every_flushed_record, .timeout = 120)
 {
 	kill9_case("k.trace.jsonl.zst");
 }
 
-Test(traces, sigkilled_plain_writer_leaves_every_flushed_record, .timeout = 60)
+Test(traces, sigkilled_plain_writer_leaves_every_flushed_record, .timeout = 120)
 {
 	kill9_case("k.trace.jsonl");
 }
