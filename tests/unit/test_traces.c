@@ -769,6 +769,63 @@ Test(traces, every_prefix_of_a_zstd_trace_reads_without_crashing)
 	free(data);
 }
 
+Test(traces, corrupt_zstd_frame_keeps_the_frames_before_it)
+{
+	size_t len, frame_end[4];
+	char *data = three_frames(&len, frame_end);
+	/* damage the middle of the third frame (samples 10..19); its checksum or
+	 * its structure fails */
+	size_t mid = (frame_end[1] + frame_end[2]) / 2;
+	for (size_t i = mid; i < mid + 4; i++)
+		data[i] ^= 0x5a;
+	struct trace tr;
+	char *msg;
+	cr_assert_eq(read_mem_capturing("bad.zst", data, len, &tr, &msg), -1);
+	cr_assert(tr.damaged);
+	cr_assert(tr.has_start);
+	cr_assert_eq(tr.nsamples, 10, "%zu samples", tr.nsamples);
+	cr_assert(str_starts_with(msg, "stagebench: error: bad.zst:12: corrupt zstd data"),
+		  "message: %s", msg);
+	free(msg);
+	trace_release(&tr);
+	free(data);
+}
+
+Test(traces, writer_reports_a_failed_write)
+{
+	char *msg = NULL;
+	char tmpl[] = "/tmp/sb-test-stderr-XXXXXX";
+	int fd = mkstemp(tmpl);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fd, 2);
+	struct trace_writer *w = trace_writer_open("/dev/full");
+	cr_assert_not_null(w);
+	struct trace_start st;
+	memset(&st, 0, sizeof(st));
+	int rc_start = trace_writer_start(w, &st);
+	struct trace_sample s;
+	memset(&s, 0, sizeof(s));
+	int rc_sample = trace_writer_sample(w, &s);
+	int rc_close = trace_writer_close(w);
+	struct trace_writer *none = trace_writer_open("/nonexistent-dir/x.jsonl.zst");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	size_t len;
+	cr_assert_eq(read_file(tmpl, &msg, &len), 0);
+	unlink(tmpl);
+	cr_assert_eq(rc_start, -1);
+	cr_assert_eq(rc_sample, -1, "a writer that failed keeps failing");
+	cr_assert_eq(rc_close, -1);
+	cr_assert_null(none);
+	cr_assert_not_null(strstr(msg, "cannot write trace '/dev/full'"), "%s", msg);
+	cr_assert_not_null(strstr(msg, "cannot create trace '/nonexistent-dir/x.jsonl.zst'"), "%s",
+			   msg);
+	free(msg);
+}
+
 Test(traces, malformed_line_names_file_and_line)
 {
 	const char *in = "{\"type\":\"start\"}\n"
