@@ -1,7 +1,8 @@
 #!/bin/sh
 # check.sh -- `stagebench check` on real recorded runs: eatmem runs under `record` (a candidate
 # that allocates 200 MiB more in one stage is flagged in that stage only; a rerun is clean; a
-# stage that no longer completes is flagged) and demo pipeline runs (a rerun is clean).
+# stage that no longer completes is flagged) and demo pipeline runs made by `compare` (a rerun
+# is clean; a tampered latent copy is caught).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -71,20 +72,13 @@ check "a stage no longer completed exits 1 (got $rc: $(cat "$tmp/err"))" [ $rc -
 check "work is flagged as stopped" grep -q '^| staged | work | outcome | completed 2 of 2 | completed 1 of 2 | staged-2 stopped here (exit code 1)' "$tmp/broken.md"
 check "save is flagged as not reached" grep -q '^| staged | save | outcome | .*staged-2 never reached it (ended in work: exit code 1)' "$tmp/broken.md"
 
-# The demo pipeline at tiny size: 2 baseline and 2 candidate runs of the same commit, staged,
-# with latents. Stage times on a shared 2-core machine are not the subject: --max-time-growth 50%.
-demo() { # demo DIR N
-	PYTHONPATH="$root/probe/site:$root/probe:$root/demo" STAGEBENCH_ADAPTER=adapter STAGEBENCH_STAGED=1 \
-		"$SB" record -q --mode staged --interval 50ms -o "$1/staged-$2.trace.jsonl.zst" \
-		--latents "$1/staged-$2.latents" -- /usr/bin/python3 "$root/demo/pipeline.py" \
-		--size tiny --seed 7 --out "$tmp/out" --cache "$tmp/cache" >/dev/null ||
-		{ echo "FAIL check: demo run $1/$2"; fail=1; }
-}
-mkdir -p "$tmp/dbase" "$tmp/dnew"
-demo "$tmp/dbase" 1
-demo "$tmp/dnew" 1
-demo "$tmp/dbase" 2
-demo "$tmp/dnew" 2
+# The demo pipeline at tiny size, run by `compare` (the run directories users will check):
+# 2 baseline and 2 candidate runs of the same commit, staged, with latents. Stage times on a
+# shared 2-core machine are not the subject here: --max-time-growth 50%.
+for d in dbase dnew; do
+	STAGEBENCH_HOME="$root" "$SB" compare staged --size tiny --reps 2 --out "$tmp/$d" --cache "$tmp/cache" -q \
+		>"$tmp/$d.out" 2>&1 || { echo "FAIL check: compare into $d: $(tail -n 5 "$tmp/$d.out")"; fail=1; }
+done
 "$SB" check --max-time-growth 50% --baseline "$tmp/dbase" "$tmp/dnew" >"$tmp/demo.md" 2>"$tmp/err"
 rc=$?
 check "a demo rerun is clean (got $rc: $(cat "$tmp/demo.md" "$tmp/err"))" [ $rc -eq 0 ]
