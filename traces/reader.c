@@ -318,6 +318,18 @@ static const char *fast_string(const char *p, const char *end, const char **s, s
 	return q + 1;
 }
 
+/* m = m * 10 + digit; 19 digits always fit, past that check. */
+static inline void add_digit(uint64_t *m, int *nd, bool *overflow, char c)
+{
+	if (++*nd < 20) {
+		*m = *m * 10 + (uint64_t)(c - '0');
+		return;
+	}
+	if (__builtin_mul_overflow(*m, 10, m) ||
+	    __builtin_add_overflow(*m, (uint64_t)(c - '0'), m))
+		*overflow = true;
+}
+
 /* A JSON number. Exact: either an integer, or m * 10^e with m < 2^53 and
  * |e| <= 22 (one correctly rounded operation), else strtod. NULL = leave it
  * to jansson. */
@@ -326,7 +338,7 @@ static const char *fast_number(const char *p, const char *end, struct jv *v)
 	const char *start = p;
 	bool neg = false, overflow = false, is_int = true;
 	uint64_t m = 0;
-	int exp10 = 0;
+	int exp10 = 0, nd = 0;
 
 	if (*p == '-') {
 		neg = true;
@@ -337,12 +349,8 @@ static const char *fast_number(const char *p, const char *end, struct jv *v)
 	if (*p == '0') {
 		p++;
 	} else {
-		while (p < end && is_digit(*p)) {
-			if (__builtin_mul_overflow(m, 10, &m) ||
-			    __builtin_add_overflow(m, (uint64_t)(*p - '0'), &m))
-				overflow = true;
-			p++;
-		}
+		while (p < end && is_digit(*p))
+			add_digit(&m, &nd, &overflow, *p++);
 	}
 	if (p < end && *p == '.') {
 		is_int = false;
@@ -350,11 +358,8 @@ static const char *fast_number(const char *p, const char *end, struct jv *v)
 		if (p >= end || !is_digit(*p))
 			return NULL;
 		while (p < end && is_digit(*p)) {
-			if (__builtin_mul_overflow(m, 10, &m) ||
-			    __builtin_add_overflow(m, (uint64_t)(*p - '0'), &m))
-				overflow = true;
+			add_digit(&m, &nd, &overflow, *p++);
 			exp10--;
-			p++;
 		}
 	}
 	if (p < end && (*p == 'e' || *p == 'E')) {
