@@ -310,8 +310,13 @@ static void loads(const struct trace *tr, struct analysis *a)
 static void outcome(const struct trace *tr, const struct run_entry *e, struct analysis *a)
 {
 	a->outcome = RUN_COMPLETED;
-	if (e) {
-		if ((e->stopped_by && !strcmp(e->stopped_by, "guard")) || (e->has_exit && e->exit == 3)) {
+	/* A stagebench trace's own end record is authoritative; runs.json decides
+	 * for stageload traces, where exit 3 means the guard stopped the run even
+	 * when the trace ends with `end` (a pipeline's own exit 3 under stagebench
+	 * is just an exit code). */
+	if (e && !(a->stagebench && tr->has_end)) {
+		if ((e->stopped_by && !strcmp(e->stopped_by, "guard")) ||
+		    (e->has_exit && e->exit == 3 && !a->stagebench)) {
 			a->outcome = RUN_GUARD;
 		} else if ((e->stopped_by && !strcmp(e->stopped_by, "signal")) || e->signal > 0) {
 			a->outcome = RUN_SIGNAL;

@@ -220,6 +220,15 @@ Test(analysis, outcome_follows_runs_json_then_the_end_record)
 	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
 	cr_assert_eq(a.outcome, RUN_GUARD);
 	analysis_release(&a);
+
+	/* a pipeline that exits 3 by itself under stagebench: runs.json's exit 3
+	 * is not read as a guard stop, the end record decides */
+	tr.end.stopped_by = STOPPED_NONE;
+	tr.end.exit_code = 3;
+	e.exit = 3;
+	cr_assert_eq(analysis_run(&tr, &e, &a), 0);
+	cr_assert_str_eq(analysis_outcome_str(&a, buf, sizeof(buf)), "exit code 3");
+	analysis_release(&a);
 	done(&tr);
 }
 
