@@ -570,6 +570,44 @@ Test(traces, extra_keys_are_written_back_verbatim)
 	free(dir);
 }
 
+Test(traces, large_frames_split_across_read_chunks_read_whole)
+{
+	/* an hour-long interval: frames are cut only by the 1 MiB buffer limit,
+	 * so lines straddle the reader's decompression chunks */
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/big.jsonl.zst", dir);
+	struct trace_writer *w = trace_writer_open(path);
+	trace_writer_set_flush_interval(w, 3600000000000LL);
+	struct trace_start st;
+	memset(&st, 0, sizeof(st));
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	struct trace_sample s;
+	memset(&s, 0, sizeof(s));
+	s.fields = SF_FOOTPRINT | SF_RSS | SF_LEVEL;
+	const size_t n = 60000;
+	for (size_t i = 0; i < n; i++) {
+		s.t = (double)i / 100;
+		s.footprint = 1000000007ull * i;
+		s.rss = i;
+		s.level = (double)(i % 1000) / 10;
+		cr_assert_eq(trace_writer_sample(w, &s), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+	struct trace tr;
+	cr_assert_eq(trace_read(path, &tr), 0);
+	cr_assert_eq(tr.nsamples, n);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(tr.samples[i].rss, i);
+		cr_assert_eq(tr.samples[i].footprint, 1000000007ull * i);
+		cr_assert_eq(tr.samples[i].t, (double)i / 100, "t %.17g", tr.samples[i].t);
+		cr_assert_eq(tr.samples[i].level, (double)(i % 1000) / 10);
+	}
+	trace_release(&tr);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
 /* ---- flushing and crash safety ------------------------------------------ */
 
 static size_t count_samples_now(const char *path)
