@@ -1,0 +1,98 @@
+#!/bin/sh
+# record.sh -- stagebench record on real processes: footprint, exact stage peaks,
+# process trees, kill -9 of the recorder, SIGINT.  Needs SB_BIN and SB_HELPERS.
+set -u
+SB=${SB_BIN:?SB_BIN not set}
+E=${SB_HELPERS:?SB_HELPERS not set}/eatmem
+PY=/usr/bin/python3
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+ok() { echo "  ok   $1"; }
+bad() { echo "  FAIL $1"; fail=1; }
+
+# Every line of a trace is one JSON object; print a python expression over it.
+# usage: q TRACE 'python expression over recs (list of dicts)'
+q() {
+	zstdcat "$1" | $PY -c '
+import json, sys
+recs = [json.loads(l) for l in sys.stdin if l.strip()]
+samples = [r for r in recs if r["type"] == "sample"]
+events = [r for r in recs if r["type"] == "event"]
+end = [r for r in recs if r["type"] == "end"]
+print(eval(sys.argv[1]))' "$2"
+}
+
+# 1. a command holding 300 MiB: peak footprint within 5% of 300 MiB above the idle baseline
+"$SB" record -q -o "$T/hold.zst" --interval 50ms -- "$E" sleep=200ms alloc=300M sleep=400ms
+rc=$?
+r=$(q "$T/hold.zst" '(max(s["footprint"] for s in samples) - samples[0]["footprint"]) / (300 * 2**20)')
+if [ "$rc" = 0 ] && $PY -c "import sys; sys.exit(not (0.95 <= $r <= 1.05))"; then
+	ok "300 MiB held: peak above baseline is $r of 300 MiB"
+else
+	bad "300 MiB held: rc=$rc ratio=$r"
+fi
+
+# 2. a 200 MiB spike held 50 ms inside a stage shows in that stage's peak at --interval 1s
+"$SB" record -q -o "$T/spike.zst" --interval 1s -- "$E" stage=calm sleep=100ms stage=burst \
+	spike=200M/50ms sleep=100ms stage=done
+r=$(q "$T/spike.zst" '[e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "burst"][0] >= 200 * 2**20 and [e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "calm"][0] < 50 * 2**20')
+[ "$r" = True ] && ok "spike shows in the stage's exact peak" || bad "spike missing from peak: $r"
+
+# 3. a grandchild's memory is in the footprint
+"$SB" record -q -o "$T/gc.zst" --interval 50ms -- "$E" fork fork sleep=100ms alloc=300M sleep=300ms
+r=$(q "$T/gc.zst" 'max(s["footprint"] for s in samples) >= 290 * 2**20 and max(s.get("procs", 0) for s in samples) >= 3')
+[ "$r" = True ] && ok "grandchild counted in the footprint" || bad "grandchild not counted: $r"
+
+# 4. kill -9 of the recorder mid-run leaves a readable trace
+"$SB" record -q -o "$T/k9.zst" --interval 20ms -- "$E" ready="$T/k9.pid" stage=s1 alloc=20M sleep=10s &
+rec=$!
+sleep 1.5
+kill -9 "$rec"
+wait "$rec" 2>/dev/null
+[ -s "$T/k9.pid" ] && kill -9 "$(cat "$T/k9.pid")" 2>/dev/null
+if zstdcat "$T/k9.zst" >"$T/k9.jsonl" 2>"$T/k9.err"; then
+	r=$(q "$T/k9.zst" 'recs[0]["type"] == "start" and len(samples) >= 10 and not end')
+	[ "$r" = True ] && ok "kill -9: every flushed record readable" || bad "kill -9 trace: $r"
+else
+	bad "kill -9: zstdcat failed: $(cat "$T/k9.err")"
+fi
+
+# 5. SIGINT to stagebench: the command is stopped and end is written
+"$SB" record -q -o "$T/int.zst" --interval 50ms --grace 1s -- "$E" ready="$T/int.pid" sleep=20s &
+rec=$!
+i=0; while [ ! -s "$T/int.pid" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+sleep 0.2
+kill -INT "$rec"
+wait "$rec"
+rc=$?
+child=$(cat "$T/int.pid")
+r=$(q "$T/int.zst" 'end[0]["stopped_by"] == "signal" and "Interrupt" in end[0]["reason"] and end[0]["exit"] == 130')
+if [ "$rc" = 130 ] && [ "$r" = True ] && ! kill -0 "$child" 2>/dev/null; then
+	ok "SIGINT: command stopped, end written, exit 130"
+else
+	bad "SIGINT: rc=$rc end=$r child alive=$(kill -0 "$child" 2>/dev/null && echo yes)"
+fi
+
+# 6. exit codes pass through; a missing command is 127
+"$SB" record -q -o "$T/e5.zst" -- "$E" exit=5; rc=$?
+[ "$rc" = 5 ] && ok "exit 5 passes through" || bad "exit 5 gave $rc"
+"$SB" record -q -o "$T/term.zst" -- "$E" kill=TERM; rc=$?
+[ "$rc" = 143 ] && ok "death by SIGTERM is 143" || bad "SIGTERM gave $rc"
+"$SB" record -q -o "$T/none.zst" -- stagebench-no-such-command 2>"$T/none.err"; rc=$?
+if [ "$rc" = 127 ] && grep -q "cannot run 'stagebench-no-such-command': No such file or directory" "$T/none.err"; then
+	ok "missing command: 127"
+else
+	bad "missing command: rc=$rc $(cat "$T/none.err")"
+fi
+
+# 7. the environment the command sees
+"$SB" record -q -o "$T/env.zst" --mode staged --latents "$T/lat" -- sh -c \
+	'echo "$STAGEBENCH_FD $STAGEBENCH_MODE $STAGEBENCH_LATENTS $STAGEBENCH_TRACE"' >"$T/env.out"
+if [ "$(cat "$T/env.out")" = "3 staged $T/lat $T/env.zst" ]; then
+	ok "STAGEBENCH_* environment"
+else
+	bad "environment: $(cat "$T/env.out")"
+fi
+
+exit $fail
