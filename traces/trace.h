@@ -170,6 +170,9 @@ struct trace {
  * malformed line, a missing start record, an unknown "format". On -1 *tr
  * still holds every record read before the fault (tr->damaged = true), except
  * for an unknown format version, which is refused with no records.
+ * A known key whose value is null counts as absent; unknown keys go to
+ * extra_json (start, event, end); unknown record types are skipped; a second
+ * start or end record is ignored. `data` need not be NUL-terminated.
  * The caller releases *tr with trace_release() either way.
  */
 int trace_read(const char *path, struct trace *tr);
