@@ -3,13 +3,11 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef __APPLE__
@@ -27,10 +25,9 @@
 #include "../traces/runs.h"
 #include "../traces/trace.h"
 #include "compare.h"
+#include "git.h"
 #include "guard.h"
 #include "record.h"
-
-extern char **environ;
 
 /* ---- the pure parts (compare.h) ------------------------------------------ */
 
@@ -261,71 +258,6 @@ void compare_schedule(size_t nvariants, size_t k, size_t *variant, int *rep)
 		BUG("compare_schedule with no variants");
 	*variant = k % nvariants;
 	*rep = (int)(k / nvariants) + 1;
-}
-
-/* ---- git: the pipeline's commit for --by-commit -------------------------- */
-
-/* Run `git -C dir ARGS` with stdout captured; 0 when it exited 0. */
-static int git_out(const char *dir, const char *a1, const char *a2, const char *a3,
-		   struct strbuf *out)
-{
-	const char *argv[] = { "git", "-C", dir, a1, a2, a3, NULL };
-	int pfd[2];
-	if (pipe(pfd))
-		return -1;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-	posix_spawn_file_actions_addclose(&fa, pfd[0]);
-	posix_spawn_file_actions_addclose(&fa, pfd[1]);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	pid_t pid;
-	int rc = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(pfd[1]);
-	if (rc) {
-		close(pfd[0]);
-		return -1;
-	}
-	char buf[4096];
-	ssize_t r;
-	while ((r = read(pfd[0], buf, sizeof(buf))) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		strbuf_add(out, buf, (size_t)r);
-	}
-	close(pfd[0]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
-/* The short commit of dir's checkout (NULL outside one) and whether it is dirty. */
-static char *git_short_commit(const char *dir, bool *dirty)
-{
-	struct strbuf out = STRBUF_INIT;
-	*dirty = false;
-	if (git_out(dir, "rev-parse", "--short", "HEAD", &out)) {
-		strbuf_release(&out);
-		return NULL;
-	}
-	while (out.len && (out.buf[out.len - 1] == '\n' || out.buf[out.len - 1] == '\r'))
-		out.buf[--out.len] = '\0';
-	if (!out.len) {
-		strbuf_release(&out);
-		return NULL;
-	}
-	struct strbuf st = STRBUF_INIT;
-	if (!git_out(dir, "status", "--porcelain", NULL, &st))
-		*dirty = st.len > 0;
-	strbuf_release(&st);
-	return strbuf_detach(&out);
 }
 
 /* ---- the command ----------------------------------------------------------- */
@@ -821,11 +753,11 @@ int cmd_compare(int argc, char **argv)
 		struct tm tm;
 		localtime_r(&now, &tm);
 		strftime(date, sizeof(date), "%Y-%m-%d", &tm);
-		bool dirty = false;
-		if (by_commit && !(commit = git_short_commit(getenv("STAGEBENCH_COMMIT_DIR"), &dirty)))
+		int dirty = 0;
+		if (by_commit && !(commit = git_head(getenv("STAGEBENCH_COMMIT_DIR"), true, &dirty)))
 			warning("--by-commit: '%s' is not in a git checkout; no commit in the directory "
 				"name", getenv("STAGEBENCH_COMMIT_DIR"));
-		char *base = compare_default_out(date, p.name, commit, dirty);
+		char *base = compare_default_out(date, p.name, commit, dirty > 0);
 		char *fresh = fresh_dir(base);
 		out = absolute(fresh);
 		free(base);

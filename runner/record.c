@@ -5,7 +5,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +18,10 @@
 #include "../common/util.h"
 #include "../meter/meter.h"
 #include "../traces/trace.h"
+#include "git.h"
 #include "guard.h"
 #include "record.h"
 #include "spawn.h"
-
-extern char **environ;
 
 #define NS_PER_S 1000000000LL
 #define NS_PER_MS 1000000LL
@@ -91,76 +89,6 @@ static void signals_restore(struct sigstate *ss)
 	close(ss->pipe[0]);
 	close(ss->pipe[1]);
 	ss->installed = false;
-}
-
-/* ---- git commit of the pipeline ------------------------------------------ */
-
-/* Run git with stdout captured and stderr discarded; 0 when it exited 0. */
-static int run_git(const char *dir, const char *const *args, struct strbuf *out)
-{
-	int pfd[2];
-	if (pipe(pfd))
-		return -1;
-	const char *argv[16];
-	size_t n = 0;
-	argv[n++] = "git";
-	argv[n++] = "-C";
-	argv[n++] = dir;
-	for (; *args && n < 15; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-	posix_spawn_file_actions_addclose(&fa, pfd[0]);
-	posix_spawn_file_actions_addclose(&fa, pfd[1]);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	pid_t pid;
-	int rc = posix_spawnp(&pid, "git", &fa, NULL, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(pfd[1]);
-	if (rc) {
-		close(pfd[0]);
-		return -1;
-	}
-	char buf[4096];
-	ssize_t r;
-	while ((r = read(pfd[0], buf, sizeof(buf))) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		strbuf_add(out, buf, (size_t)r);
-	}
-	close(pfd[0]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
-static void git_info(const char *dir, struct trace_start *st)
-{
-	static const char *const head[] = { "rev-parse", "HEAD", NULL };
-	static const char *const status[] = { "status", "--porcelain", NULL };
-	struct strbuf out = STRBUF_INIT;
-	if (!run_git(dir, head, &out)) {
-		while (out.len && (out.buf[out.len - 1] == '\n' || out.buf[out.len - 1] == '\r'))
-			out.buf[--out.len] = '\0';
-		if (out.len) {
-			st->commit = strbuf_detach(&out);
-			struct strbuf s = STRBUF_INIT;
-			if (!run_git(dir, status, &s)) {
-				st->has_dirty = true;
-				st->dirty = s.len > 0;
-			}
-			strbuf_release(&s);
-		}
-	}
-	strbuf_release(&out);
 }
 
 char *record_default_trace_name(void)
@@ -739,7 +667,12 @@ static void fill_start(struct run *r, struct trace_start *st, struct host_info *
 	const char *dir = getenv("STAGEBENCH_COMMIT_DIR");
 	if (!dir || !*dir)
 		dir = r->o->cwd ? r->o->cwd : ".";
-	git_info(dir, st);
+	int dirty;
+	st->commit = git_head(dir, false, &dirty);
+	if (st->commit && dirty >= 0) {
+		st->has_dirty = true;
+		st->dirty = dirty > 0;
+	}
 }
 
 static char *absolute_path(const char *p)

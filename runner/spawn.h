@@ -93,4 +93,13 @@ bool spawn_is_descendant(pid_t pid);
 
 void spawn_release(struct spawn *sp); /* frees tracking; NULL ok; does not kill */
 
+struct strbuf;
+/* Run argv (argv[0] looked up in PATH; NULL-terminated) to completion, apart
+ * from struct spawn: same process group, nothing tracked. stdin and stderr are
+ * /dev/null, stdout is appended to out (the caller releases it). Blocks until
+ * the command exits. Returns 0 when it exited 0, -1 otherwise (could not
+ * start, failed, was signalled); prints nothing. For short helper commands
+ * such as git. */
+int spawn_capture(const char *const *argv, struct strbuf *out);
+
 #endif

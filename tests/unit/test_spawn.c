@@ -216,3 +216,25 @@ Test(spawn, never_signals_a_process_that_is_not_ours, .timeout = 10)
 	cr_assert_eq(spawn_signal_tree(&sp, 0), 0);
 	spawn_release(&sp);
 }
+
+Test(spawn, capture_keeps_stdout_only_and_gives_an_empty_stdin, .timeout = 10)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *const argv[] = { "sh", "-c", "echo out; echo err >&2; cat; printf tail", NULL };
+	cr_assert_eq(spawn_capture(argv, &out), 0);
+	cr_assert_str_eq(out.buf, "out\ntail");
+	strbuf_release(&out);
+}
+
+Test(spawn, capture_fails_on_a_non_zero_exit_and_a_missing_command, .timeout = 10)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *const fails[] = { "sh", "-c", "echo partial; exit 1", NULL };
+	cr_assert_eq(spawn_capture(fails, &out), -1);
+	cr_assert_str_eq(out.buf, "partial\n", "output before the failure is kept");
+	strbuf_reset(&out);
+	const char *const missing[] = { "/nonexistent/stagebench-no-such-command", NULL };
+	cr_assert_eq(spawn_capture(missing, &out), -1);
+	cr_assert_eq(out.len, 0);
+	strbuf_release(&out);
+}
