@@ -1,7 +1,6 @@
 /* latents.c -- latent copies compared across runs: identical, within noise, or not */
 #include "latents.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
@@ -13,6 +12,7 @@
 
 #include "../common/jsonw.h"
 #include "../traces/runs.h"
+#include "rundir.h"
 
 /* ---- adding runs --------------------------------------------------------- */
 
@@ -90,41 +90,6 @@ void latent_set_add_trace(struct latent_set *s, const char *id, const char *mode
 	free(dir);
 }
 
-static const char *const trace_suffixes[] = { ".trace.jsonl.zst", ".trace.jsonl" };
-
-static char *trace_stem(const char *base)
-{
-	for (size_t i = 0; i < 2; i++)
-		if (str_ends_with(base, trace_suffixes[i]) && strlen(base) > strlen(trace_suffixes[i]))
-			return xstrndup(base, strlen(base) - strlen(trace_suffixes[i]));
-	return NULL;
-}
-
-/* "eager-12" -> "eager"; NULL when there is no "-N" suffix. */
-static char *mode_of_stem(const char *stem)
-{
-	const char *dash = strrchr(stem, '-');
-	if (!dash || dash == stem || !dash[1])
-		return NULL;
-	for (const char *p = dash + 1; *p; p++)
-		if (*p < '0' || *p > '9')
-			return NULL;
-	return xstrndup(stem, (size_t)(dash - stem));
-}
-
-struct found {
-	char *path, *base;
-	size_t order; /* index in runs.json, or SIZE_MAX */
-};
-
-static int found_cmp(const void *x, const void *y)
-{
-	const struct found *a = x, *b = y;
-	if (a->order != b->order)
-		return a->order < b->order ? -1 : 1;
-	return strverscmp(a->base, b->base);
-}
-
 static int add_one(struct latent_set *s, const char *path, const char *label)
 {
 	struct trace tr = TRACE_INIT;
@@ -133,10 +98,10 @@ static int add_one(struct latent_set *s, const char *path, const char *label)
 		return -1;
 	}
 	char *base = xstrdup(strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-	char *stem = trace_stem(base);
+	char *stem = rundir_trace_stem(base);
 	char *mode = tr.start.mode ? xstrdup(tr.start.mode) : NULL;
 	if (!mode && stem)
-		mode = mode_of_stem(stem);
+		mode = rundir_mode_of_stem(stem);
 	if (!mode)
 		mode = xstrdup(stem ? stem : base);
 	char *id = stem;
@@ -168,43 +133,19 @@ int latent_set_add_path(struct latent_set *s, const char *path)
 		return rc ? -1 : 1;
 	}
 
-	DIR *d = opendir(path);
-	if (!d)
-		return error("cannot list '%s': %s", path, strerror(errno));
-	struct run_list runs = RUN_LIST_INIT;
-	char *runs_path = xasprintf("%s/runs.json", path);
-	int rrc = runs_read(runs_path, &runs);
-	free(runs_path);
-	if (rrc < 0) {
-		closedir(d);
+	struct rundir rd = RUNDIR_INIT;
+	if (rundir_open(path, &rd) < 0) {
+		rundir_release(&rd);
 		return -1;
 	}
-	struct found *found = NULL;
-	size_t nfound = 0, found_alloc = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		char *stem = trace_stem(de->d_name);
-		if (!stem)
-			continue;
-		free(stem);
-		ALLOC_GROW(found, nfound + 1, found_alloc);
-		found[nfound].path = xasprintf("%s/%s", path, de->d_name);
-		found[nfound].base = xstrdup(de->d_name);
-		const struct run_entry *e = runs_find(&runs, de->d_name);
-		found[nfound].order = e ? (size_t)(e - runs.items) : SIZE_MAX;
-		nfound++;
-	}
-	closedir(d);
-	qsort(found, nfound, sizeof(*found), found_cmp);
-
 	int rc = 0;
 	size_t first = s->nruns;
-	for (size_t i = 0; i < nfound && !rc; i++) {
-		if (add_one(s, found[i].path, path))
+	for (size_t i = 0; i < rd.n && !rc; i++) {
+		const struct run_entry *e = rd.traces[i].entry;
+		if (add_one(s, rd.traces[i].path, path))
 			rc = -1;
-		else if (found[i].order != SIZE_MAX) {
+		else if (e) {
 			/* runs.json knows how the run ended better than the trace */
-			const struct run_entry *e = &runs.items[found[i].order];
 			struct latent_run *r = &s->runs[s->nruns - 1];
 			if ((e->stopped_by && !strcmp(e->stopped_by, "guard")) ||
 			    (e->has_exit && e->exit == 3 && !e->stopped_by)) {
@@ -213,12 +154,7 @@ int latent_set_add_path(struct latent_set *s, const char *path)
 			}
 		}
 	}
-	for (size_t i = 0; i < nfound; i++) {
-		free(found[i].path);
-		free(found[i].base);
-	}
-	free(found);
-	runs_release(&runs);
+	rundir_release(&rd);
 	if (rc)
 		return -1;
 	if (s->nruns == first)

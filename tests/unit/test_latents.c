@@ -371,3 +371,30 @@ Test(latent_set, clashing_ids_from_two_dirs_get_prefixed)
 	cr_assert_eq(s.nlatents, 0);
 	latent_set_release(&s);
 }
+
+Test(latent_set, a_directory_adds_its_runs_in_runs_json_order_then_by_version)
+{
+	const char *names[] = { "eager-10", "eager-2", "staged-1" };
+	for (size_t i = 0; i < 3; i++) {
+		char *p = xasprintf("%s/%s.trace.jsonl", dir, names[i]);
+		char *body = xasprintf("{\"type\":\"start\",\"utc\":\"2026-10-06T10:00:00+00:00\","
+				       "\"interval\":0.5,\"mode\":\"%.*s\",\"seed\":7}\n{\"type\":\"end\"}\n",
+				       (int)(strchr(names[i], '-') - names[i]), names[i]);
+		cr_assert_eq(write_file(p, body, strlen(body)), 0);
+		free(body);
+		free(p);
+	}
+	char *rj = xasprintf("%s/runs.json", dir);
+	const char *runs = "[{\"mode\":\"staged\",\"run\":1,\"exit\":3,\"stopped_by\":\"guard\"}]\n";
+	cr_assert_eq(write_file(rj, runs, strlen(runs)), 0);
+	free(rj);
+	struct latent_set s = LATENT_SET_INIT;
+	cr_assert_eq(latent_set_add_path(&s, dir), 3);
+	cr_assert_str_eq(s.runs[0].id, "staged-1");
+	cr_expect_str_eq(s.runs[0].note, "stopped by the guard", "runs.json says how it ended");
+	cr_assert_str_eq(s.runs[1].id, "eager-2");
+	cr_expect_null(s.runs[1].note);
+	cr_assert_str_eq(s.runs[2].id, "eager-10");
+	cr_expect_str_eq(s.runs[2].mode, "eager");
+	latent_set_release(&s);
+}
