@@ -14,6 +14,7 @@
 #include "../cli/commands.h"
 #include "guard.h"
 #include "record.h"
+#include "spawn.h"
 
 const char guard_options_help[] =
 	"guard options:\n"
@@ -264,33 +265,13 @@ char *guard_readings_json(const struct guard_readings *r, const struct guard_sta
 /* ---- busy processes ------------------------------------------------------ */
 
 #ifdef __linux__
-static pid_t ppid_of(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *rp = strrchr(buf, ')');
-	int ppid;
-	char st;
-	if (!rp || sscanf(rp + 1, " %c %d", &st, &ppid) != 2)
-		return -1;
-	return ppid;
-}
-
 int guard_busy_scan(const struct guard_opts *g, char *what, size_t size)
 {
 	if (!g->nbusy)
 		return 0;
 	pid_t skip[64];
 	size_t nskip = 0;
-	for (pid_t p = getpid(); p > 1 && nskip < 64; p = ppid_of(p))
+	for (pid_t p = getpid(); p > 1 && nskip < 64; p = spawn_parent_of(p))
 		skip[nskip++] = p;
 	DIR *d = opendir("/proc");
 	if (!d)

@@ -310,7 +310,7 @@ static int read_stat(pid_t pid, struct proc_ent *pe)
 	return 0;
 }
 
-static pid_t parent_of(pid_t pid)
+pid_t spawn_parent_of(pid_t pid)
 {
 	struct proc_ent pe;
 	return read_stat(pid, &pe) ? -1 : pe.ppid;
@@ -362,7 +362,7 @@ static struct proc_ent *proc_table(size_t *n)
 	return tab;
 }
 
-static pid_t parent_of(pid_t pid)
+pid_t spawn_parent_of(pid_t pid)
 {
 	int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, pid };
 	struct kinfo_proc kp;
@@ -378,7 +378,7 @@ static struct proc_ent *proc_table(size_t *n)
 	return NULL;
 }
 
-static pid_t parent_of(pid_t pid)
+pid_t spawn_parent_of(pid_t pid)
 {
 	return -1;
 }
@@ -390,7 +390,7 @@ bool spawn_is_descendant(pid_t pid)
 	if (pid <= 1 || pid == self)
 		return false;
 	for (int depth = 0; depth < 256; depth++) {
-		pid_t pp = parent_of(pid);
+		pid_t pp = spawn_parent_of(pid);
 		if (pp == self)
 			return true;
 		if (pp <= 1)

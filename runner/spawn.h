@@ -88,6 +88,9 @@ int spawn_exit_code(int status);
 /* Signal number that ended the command, or 0. */
 int spawn_exit_signal(int status);
 
+/* The parent of pid (from /proc/PID/stat on Linux, sysctl on macOS), or -1
+ * when pid is gone or cannot be read (always -1 elsewhere). */
+pid_t spawn_parent_of(pid_t pid);
 /* True when pid is a descendant of this process (parent chain reaches us). */
 bool spawn_is_descendant(pid_t pid);
 

@@ -238,3 +238,14 @@ Test(spawn, capture_fails_on_a_non_zero_exit_and_a_missing_command, .timeout = 1
 	cr_assert_eq(out.len, 0);
 	strbuf_release(&out);
 }
+
+Test(spawn, parent_of_names_the_parent_and_fails_for_a_reaped_pid, .timeout = 10)
+{
+	cr_assert_eq(spawn_parent_of(getpid()), getppid());
+	pid_t child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0)
+		_exit(0);
+	cr_assert_eq(waitpid(child, NULL, 0), child);
+	cr_assert_eq(spawn_parent_of(child), -1, "a reaped pid has no parent");
+}
