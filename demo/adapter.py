@@ -72,20 +72,30 @@ def _make_staged(probe, cascade, cls):
 
 
 def _report_eager_loads(probe, cls):
-    """Eager mode: the pipeline builds its models itself; report each build."""
+    """Eager mode: the pipeline builds its models itself; report each build
+    (construct and read its checkpoint). A build inside another (an extractor
+    that loads its own backbone) is reported on its own and left out of the
+    outer one's seconds, as its bytes are left out of the outer one's nbytes."""
+    inner = []  # seconds of the builds nested in each open build, innermost last
     for method, label in (("_load_model", None), ("_load_backbone", "image_cond_backbone"),
                           ("_load_extractor", None)):
         orig = getattr(cls, method)
 
         def timed(self, *args, _orig=orig, _label=label, **kwargs):
+            inner.append(0.0)
             t0 = time.perf_counter()
-            module = _orig(self, *args, **kwargs)
-            seconds = time.perf_counter() - t0
+            try:
+                module = _orig(self, *args, **kwargs)
+            finally:
+                elapsed = time.perf_counter() - t0
+                nested = inner.pop()
+                if inner:
+                    inner[-1] += elapsed
             from stagebench_probe import module_nbytes
             name = _label or args[0]
             backbone = getattr(module, "backbone", None)
             nbytes = module_nbytes(module, exclude=[backbone] if backbone is not None else ())
             probe.emit("load", name=name, stage=probe.stage, nbytes=nbytes,
-                       seconds=round(seconds, 6))
+                       seconds=round(elapsed - nested, 6))
             return module
         setattr(cls, method, timed)
