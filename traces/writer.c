@@ -28,6 +28,11 @@ struct trace_writer {
 	ZSTD_CCtx *cctx;
 	void *frame;
 	size_t frame_alloc;
+	/* the text of the last sample's level: it changes only when the
+	 * meter re-reads the system figures, its formatting is the costly part */
+	bool level_known;
+	double level_v;
+	char level_txt[40];
 };
 
 struct trace_writer *trace_writer_open(const char *path)
@@ -123,30 +128,74 @@ static int record_done(struct trace_writer *w, size_t len_before, int64_t now_ns
 }
 
 /* A double that reads back as the same value, short when it can be. */
-static void add_double(struct strbuf *sb, double v)
+static void format_double(char buf[40], double v)
 {
-	char buf[40];
 	if (!isfinite(v)) {
-		strbuf_addstr(sb, "null");
+		strcpy(buf, "null");
 		return;
 	}
 	if (v == floor(v) && fabs(v) < 1e15) {
-		snprintf(buf, sizeof(buf), "%.0f", v);
+		snprintf(buf, 40, "%.0f", v);
 	} else {
-		snprintf(buf, sizeof(buf), "%.15g", v);
+		snprintf(buf, 40, "%.15g", v);
 		if (strtod(buf, NULL) != v)
-			snprintf(buf, sizeof(buf), "%.17g", v);
+			snprintf(buf, 40, "%.17g", v);
 	}
+}
+
+static void add_double(struct strbuf *sb, double v)
+{
+	char buf[40];
+	format_double(buf, v);
 	strbuf_addstr(sb, buf);
 }
 
-/* t: seconds, 0.1 ms resolution */
+/* Decimal digits of v, without printf (a sample holds several numbers). */
+static void add_u64(struct strbuf *sb, uint64_t v)
+{
+	char buf[24];
+	char *p = buf + sizeof(buf);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	strbuf_add(sb, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+static void add_i64(struct strbuf *sb, int64_t v)
+{
+	if (v < 0) {
+		strbuf_addch(sb, '-');
+		add_u64(sb, (uint64_t)0 - (uint64_t)v);
+	} else {
+		add_u64(sb, (uint64_t)v);
+	}
+}
+
+/* t: seconds, 0.1 ms resolution: the text of "%.4f", built from integers
+ * when the rounding is unambiguous (printf otherwise). */
 static void add_time(struct strbuf *sb, double t)
 {
-	if (!isfinite(t))
+	if (!isfinite(t)) {
 		strbuf_addstr(sb, "null");
-	else
-		strbuf_addf(sb, "%.4f", t);
+		return;
+	}
+	double x = t * 10000.0;
+	if (t >= 0 && x < 1e13) {
+		/* x is within 2^-9 of t * 10^4: round only when far from a tie */
+		double whole = floor(x), frac = x - whole;
+		if (fabs(frac - 0.5) > 0.01) {
+			uint64_t q = (uint64_t)whole + (frac > 0.5);
+			char dec[4];
+			uint64_t f = q % 10000;
+			for (int i = 3; i >= 0; i--, f /= 10)
+				dec[i] = (char)('0' + f % 10);
+			add_u64(sb, q / 10000);
+			strbuf_addch(sb, '.');
+			strbuf_add(sb, dec, 4);
+			return;
+		}
+	}
+	strbuf_addf(sb, "%.4f", t);
 }
 
 static void key(struct strbuf *sb, const char *k)
@@ -169,13 +218,13 @@ static void kv_str(struct strbuf *sb, const char *k, const char *v)
 static void kv_u64(struct strbuf *sb, const char *k, uint64_t v)
 {
 	key(sb, k);
-	strbuf_addf(sb, "%llu", (unsigned long long)v);
+	add_u64(sb, v);
 }
 
 static void kv_i64(struct strbuf *sb, const char *k, int64_t v)
 {
 	key(sb, k);
-	strbuf_addf(sb, "%lld", (long long)v);
+	add_i64(sb, v);
 }
 
 static void kv_double(struct strbuf *sb, const char *k, double v)
@@ -308,8 +357,15 @@ int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s)
 		kv_u64(sb, "swap_used", s->swap_used);
 	if (f & SF_SWAP_TOTAL)
 		kv_u64(sb, "swap_total", s->swap_total);
-	if (f & SF_LEVEL)
-		kv_double(sb, "level", s->level);
+	if (f & SF_LEVEL) {
+		if (!w->level_known || memcmp(&w->level_v, &s->level, sizeof(double))) {
+			format_double(w->level_txt, s->level);
+			w->level_v = s->level;
+			w->level_known = true;
+		}
+		key(sb, "level");
+		strbuf_addstr(sb, w->level_txt);
+	}
 	if (f & SF_GPU)
 		kv_u64(sb, "gpu", s->gpu);
 	if (f & SF_PROCS)
