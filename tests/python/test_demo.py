@@ -122,3 +122,78 @@ def test_pipeline_rejects_a_bad_size():
     p = subprocess.run([sys.executable, os.path.join(DEMO, "pipeline.py"), "--size", "huge",
                         "--out", "/nonexistent"], capture_output=True, text=True)
     assert p.returncode == 2 and "size" in p.stderr
+
+
+def _cascade():
+    if DEMO not in sys.path:
+        sys.path.insert(0, DEMO)
+    import cascade
+    return cascade
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_checkpoint_round_trip_is_exact_and_reads_into_the_modules_own_tensors(tmp_path, threads):
+    import torch
+    cascade = _cascade()
+    src = torch.nn.Module()
+    src.register_buffer("a", torch.randn(300, 70))
+    src.register_buffer("b", torch.randn(5).to(torch.bfloat16))
+    src.register_buffer("c", torch.arange(7, dtype=torch.int64))
+    path = str(tmp_path / "m.safetensors")
+    cascade.save_checkpoint(src.state_dict(), path, {"model": "m"})
+    dst = torch.nn.Module()
+    for name, t in src.state_dict().items():
+        dst.register_buffer(name, torch.empty_like(t))
+    ptrs = {n: t.data_ptr() for n, t in dst.state_dict().items()}
+    old = cascade.READ_CHUNK
+    cascade.READ_CHUNK = 4096  # several pieces per tensor, spread over the threads
+    try:
+        cascade.load_checkpoint_into(dst, path, threads=threads)
+    finally:
+        cascade.READ_CHUNK = old
+    for name, t in src.state_dict().items():
+        got = dst.state_dict()[name]
+        assert got.dtype == t.dtype and torch.equal(got, t), name
+        assert got.data_ptr() == ptrs[name], name
+    assert not [f for f in os.listdir(tmp_path) if ".tmp" in f]
+
+
+def test_checkpoint_that_does_not_match_the_model_is_refused_naming_the_file(tmp_path):
+    import torch
+    cascade = _cascade()
+    path = str(tmp_path / "m.safetensors")
+    cascade.save_checkpoint({"w": torch.zeros(4, 4)}, path)
+    for shape in [(4, 5), (16,)]:
+        m = torch.nn.Module()
+        m.register_buffer("w", torch.empty(shape))
+        with pytest.raises(ValueError, match="m.safetensors.*tensor w"):
+            cascade.load_checkpoint_into(m, path)
+    m = torch.nn.Module()
+    m.register_buffer("v", torch.empty(4, 4))
+    with pytest.raises(ValueError, match="missing: v; unexpected: w"):
+        cascade.load_checkpoint_into(m, path)
+    with open(path, "r+b") as f:  # cut off the last tensor bytes
+        f.truncate(os.path.getsize(path) - 4)
+    m = torch.nn.Module()
+    m.register_buffer("w", torch.empty(4, 4))
+    with pytest.raises(ValueError, match="m.safetensors"):
+        cascade.load_checkpoint_into(m, path)
+
+
+def test_building_a_model_draws_from_the_cpu_generator_and_the_checkpoint_sets_every_value(
+        tmp_path):
+    import torch
+    cascade = _cascade()
+    pipe = cascade.Cascade1024Pipeline(scale=cascade.SIZES["tiny"], cache=str(tmp_path))
+    pipe._checkpoint("rembg_model")  # written outside the measured generator state
+    torch.manual_seed(1)
+    before = torch.get_rng_state()
+    a = pipe._load_model("rembg_model")
+    assert not torch.equal(torch.get_rng_state(), before)
+    torch.manual_seed(2)
+    b = pipe._load_model("rembg_model")
+    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
+        assert torch.equal(x, y), name
+    assert os.listdir(tmp_path) == ["rembg_model-w%d.safetensors"
+                                    % cascade.width_for(cascade.MODEL_MB["rembg_model"],
+                                                        cascade.SIZES["tiny"])]
