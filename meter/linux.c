@@ -38,6 +38,9 @@ struct linux_meter {
 	bool peaks;             /* clear_refs works */
 	bool warned_clear, warned_open;
 	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset */
+	int64_t now_ns;         /* when the current sample began */
+	struct meminfo_fields mi; /* the last /proc/meminfo reading */
+	int64_t mi_ns;          /* when it was taken, 0 = never */
 	struct ppid_pair *pairs;
 	size_t npairs, pairs_alloc;
 	char buf[16384];
@@ -51,6 +54,11 @@ static const char footprint_words[] =
 /* Children fds kept open for threads other than the main one, over the
  * whole tree; beyond it they are opened and closed on every walk. */
 #define THREAD_FD_BUDGET 256
+
+/* System figures change slowly and /proc/meminfo is the costliest file a
+ * sample reads: samples reuse a reading this recent (meter_system, the
+ * guard's, always reads afresh). */
+#define MEMINFO_REUSE_NS (100 * 1000000LL)
 
 static void close_threads(struct mproc *p, bool all)
 {
@@ -392,7 +400,11 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	struct meminfo_fields mi;
 	struct status_fields st;
 
-	if (!read_meminfo(lm, &mi)) {
+	lm->now_ns = mono_ns();
+	if (!lm->mi_ns || lm->now_ns - lm->mi_ns >= MEMINFO_REUSE_NS)
+		lm->mi_ns = read_meminfo(lm, &lm->mi) ? 0 : lm->now_ns;
+	mi = lm->mi;
+	if (lm->mi_ns) {
 		if ((mi.have & (MI_SWAP_TOTAL | MI_SWAP_FREE)) == (MI_SWAP_TOTAL | MI_SWAP_FREE)) {
 			s->swap_total = mi.swap_total;
 			s->swap_used = mi.swap_total > mi.swap_free ? mi.swap_total - mi.swap_free : 0;
@@ -434,7 +446,13 @@ static int linux_system(struct meter *m, struct meter_system *sys)
 	struct linux_meter *lm = m->priv;
 	struct meminfo_fields mi;
 	const unsigned need = MI_MEM_TOTAL | MI_MEM_AVAILABLE | MI_SWAP_TOTAL | MI_SWAP_FREE;
-	if (read_meminfo(lm, &mi) || (mi.have & need) != need || !mi.mem_total)
+	if (read_meminfo(lm, &mi)) {
+		lm->mi_ns = 0;
+		return error("cannot read memory figures from /proc/meminfo");
+	}
+	lm->mi = mi;
+	lm->mi_ns = mono_ns();
+	if ((mi.have & need) != need || !mi.mem_total)
 		return error("cannot read memory figures from /proc/meminfo");
 	sys->total_bytes = mi.mem_total;
 	sys->avail_bytes = mi.mem_available;
