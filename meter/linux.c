@@ -21,7 +21,10 @@
  * process is reaped the read fails with ESRCH, so a reused pid is never
  * mistaken for the old one. Nothing is allocated in steady state: buffers
  * live in struct linux_meter, directories are read with getdents64 on kept
- * fds, and the tables only grow when the tree does.
+ * fds, and the tables only grow when the tree does. Per sample: one pread of
+ * status and one of children per process (and of each other thread's
+ * children file), /proc/meminfo at most every 100 ms, a task/ directory
+ * listing only when a thread count changed or every 100 ms.
  */
 
 struct ppid_pair {
@@ -59,6 +62,11 @@ static const char footprint_words[] =
  * sample reads: samples reuse a reading this recent (meter_system, the
  * guard's, always reads afresh). */
 #define MEMINFO_REUSE_NS (100 * 1000000LL)
+
+/* A multi-threaded process's thread list is read again this often, or as
+ * soon as its Threads: count differs from the threads whose children files
+ * are kept open; in between those files are re-read without listing. */
+#define RELIST_NS (100 * 1000000LL)
 
 static void close_threads(struct mproc *p, bool all)
 {
@@ -260,6 +268,15 @@ static void discover_children(struct linux_meter *lm, long idx, bool from_self)
 		if (p->task_fd < 0)
 			return;
 	}
+	/* The recorder's own count is unknown (never read): time alone decides. */
+	if (p->listed_ns && lm->now_ns - p->listed_ns < RELIST_NS &&
+	    (idx < 0 || (size_t)p->threads == p->nthr + 1)) {
+		read_children_fd(lm, p->children_fd, &c);
+		for (size_t k = 0; k < owner_of(lm, idx)->nthr; k++)
+			read_children_fd(lm, owner_of(lm, idx)->thr[k].fd, &c);
+		return;
+	}
+	p->listed_ns = lm->now_ns;
 	p->gen++;
 	struct thread_ctx t = { lm, idx, &c, p->task_fd, 0 };
 	each_numeric_entry(lm, p->task_fd, thread_children, &t);

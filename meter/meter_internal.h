@@ -64,6 +64,7 @@ struct mproc {
 	uint64_t start;  /* macos: start time, to tell a reused pid apart */
 	uint64_t hwm;    /* last high-water mark read (bytes), 0 = unknown */
 	int threads;     /* linux: Threads: from the last status read */
+	int64_t listed_ns; /* linux: when task/ was last listed, 0 = never */
 	bool zombie;     /* exited, not yet reaped */
 	struct mthread *thr; /* linux: children fds of the other threads */
 	size_t nthr, thr_alloc;
