@@ -32,7 +32,10 @@
 #define KILL_WAIT_NS (2 * NS_PER_S)
 /* VmHWM holds a window's peak only while the process lives (a zombie loses it):
  * read it this often while a window is open, so a stage ending at the
- * command's exit keeps all but the last few milliseconds. About 10 us a process. */
+ * command's exit keeps all but the last few milliseconds. About 10 us a process.
+ * A sample refreshes the same per-process readings (meter.h: a process that
+ * exits counts with the peak it had at the last sample), so with an interval
+ * this short or shorter the samples do it and there is no separate poll. */
 #define PEAK_POLL_NS (25 * NS_PER_MS)
 
 /* ---- signals: a self-pipe, installed for one run only -------------------- */
@@ -379,7 +382,8 @@ static void take_sample(struct run *r, int64_t now)
 	r->res->nsamples++;
 	r->last_sample = s;
 	r->have_sample = true;
-	window_poll_peak(r);
+	/* No peak read here: the sample refreshed the meter's per-process
+	 * peaks, which the read at the window's end sums. */
 }
 
 static void guard_poll(struct run *r, int64_t now)
@@ -526,6 +530,7 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 	int64_t next_gpu = r->mi->gpu ? now : INT64_MAX;
 	int64_t next_status = show_status ? now + STATUS_INTERVAL_NS : INT64_MAX;
 	int64_t next_flush = now + FLUSH_INTERVAL_NS, next_peak = now + PEAK_POLL_NS;
+	bool sample_polls_peaks = r->o->interval_ns <= PEAK_POLL_NS;
 	for (;;) {
 		now = mono_ns();
 		if (!r->stopping && root_exited(r)) {
@@ -575,7 +580,7 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 			}
 			next_gpu = now + GPU_INTERVAL_NS;
 		}
-		if (now >= next_peak) {
+		if (!sample_polls_peaks && now >= next_peak) {
 			/* stage lines already waiting belong before this reading */
 			if (r->probe_fd >= 0)
 				probe_read(r);
@@ -595,7 +600,7 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 		int64_t deadline = min64(min64(next_sample, next_flush), min64(next_gpu, next_status));
 		if (r->o->guarded && !r->stopping)
 			deadline = min64(deadline, next_guard);
-		if (r->window_open)
+		if (r->window_open && !sample_polls_peaks)
 			deadline = min64(deadline, next_peak);
 		if (r->stopping)
 			deadline = min64(deadline, now + 10 * NS_PER_MS); /* reap while polling */
