@@ -416,16 +416,20 @@ static void guard_poll(struct run *r, int64_t now)
 	r->have_last = true;
 }
 
-/* Returns the signal number read from the self-pipe (last one), 0 for none. */
-static int drain_signals(int fd)
+/* Returns the signal number read from the self-pipe (last one), 0 for none;
+ * sets *chld (when not NULL) if a SIGCHLD came. */
+static int drain_signals(int fd, bool *chld)
 {
 	unsigned char c[64];
 	int sig = 0;
 	ssize_t n;
 	while ((n = read(fd, c, sizeof(c))) > 0)
-		for (ssize_t i = 0; i < n; i++)
+		for (ssize_t i = 0; i < n; i++) {
 			if (c[i] != SIGCHLD)
 				sig = c[i];
+			else if (chld)
+				*chld = true;
+		}
 	return sig;
 }
 
@@ -478,7 +482,7 @@ static int admission(struct run *r, int sigfd)
 		struct pollfd pfd = { sigfd, POLLIN, 0 };
 		int ms = (int)((wait + NS_PER_MS - 1) / NS_PER_MS);
 		if (poll(&pfd, 1, ms < 0 ? 0 : ms) > 0) {
-			int sig = drain_signals(sigfd);
+			int sig = drain_signals(sigfd, NULL);
 			if (sig) {
 				char *reason = xasprintf("received %s before the start", strsignal(sig));
 				note("%s: interrupted while waiting (%s)", r->o->name, strsignal(sig));
@@ -507,10 +511,15 @@ static double rusage_children_s(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-static bool root_exited(struct run *r)
+/* Only asked after a SIGCHLD (*chld, cleared here): the handler writes to
+ * the self-pipe, so one that comes later wakes the loop's poll. */
+static bool root_exited(struct run *r, bool *chld)
 {
 	if (r->sp.reaped)
 		return true;
+	if (!*chld)
+		return false;
+	*chld = false;
 	siginfo_t si;
 	memset(&si, 0, sizeof(si));
 	int rc;
@@ -531,9 +540,10 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 	int64_t next_status = show_status ? now + STATUS_INTERVAL_NS : INT64_MAX;
 	int64_t next_flush = now + FLUSH_INTERVAL_NS, next_peak = now + PEAK_POLL_NS;
 	bool sample_polls_peaks = r->o->interval_ns <= PEAK_POLL_NS;
+	bool chld = true; /* the command may have ended before the handler saw it */
 	for (;;) {
 		now = mono_ns();
-		if (!r->stopping && root_exited(r)) {
+		if (!r->stopping && root_exited(r, &chld)) {
 			/* last look at the tree before the leader is reaped */
 			take_sample(r, now);
 			r->exit_ns = mono_ns();
@@ -623,7 +633,7 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 		if (n <= 0)
 			continue;
 		if (pfd[0].revents & POLLIN) {
-			int sig = drain_signals(sigfd);
+			int sig = drain_signals(sigfd, &chld);
 			if (sig) {
 				char *reason = xasprintf("received %s", strsignal(sig));
 				status_clear(r);
