@@ -33,8 +33,9 @@
  * processes; system: swap_used = SwapTotal - SwapFree, level = MemAvailable
  * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a process that
  * exits inside a window counts with the VmHWM it had at the last sample.
- * Cost: about two preads per process and one of /proc/meminfo per sample, no
- * allocation in steady state (bench/meter_cost.c measures it).
+ * Cost: about two preads per process per sample, /proc/meminfo at most every
+ * 100 ms (meter_system always reads it), no allocation in steady state
+ * (bench/meter_cost.c measures it).
  *
  * The fake backend ("fake:PATH"): PATH is a text script, one sample per
  * line, KEY=VALUE words separated by blanks; '#' starts a comment, blank
