@@ -291,10 +291,13 @@ def item1():
                     "stage open (target 25)" % (us(worst), us(worst_open)))
     if not ok_ratio:
         gaps.append("some configuration is less than 8× cheaper than mprof (table above)")
+    body += ["", "With a stage open the recorder also reads every process's peak (VmHWM) every "
+             "25 ms (`PEAK_POLL_NS` in runner/record.c), so that a stage ending at the command's "
+             "exit keeps its peak: 20 extra wakeups per sample at 0.5 s, each reading the status "
+             "of every process of the tree."]
     body += ["", "Target: ≤ 25 µs CPU per sample and ≥ 8× cheaper than mprof: " +
-             verdict(ok_cost and ok_ratio, "; ".join(gaps)) +
-             " (worst stagebench figure: %s µs per sample without a stage, %s µs with one open)." % (
-                 us(worst), us(worst_open))]
+             (verdict(True, "") + " (worst: %s µs per sample)." % us(max(worst, worst_open))
+              if ok_cost and ok_ratio else verdict(False, "; ".join(gaps)) + ".")]
     section(1, "Recorder cost per sample", "\n".join(body))
 
 
@@ -627,6 +630,19 @@ def item5():
         tab = f.read()
     tabj = json.loads(subprocess.run([SB, "table", "--format", "json"] + traces, check=True,
                                      capture_output=True, text=True).stdout)
+    anj = json.loads(subprocess.run([SB, "analyze", "--json"] + traces, check=True,
+                                    capture_output=True, text=True).stdout)
+    kern = {}  # (mode, stage) -> highest kernel rss peak
+    short = {}  # stage -> shortest duration in a run, when under two sample intervals
+    for run in anj.get("runs", []):
+        for st in run.get("stages", []):
+            sec = st.get("seconds")
+            if isinstance(sec, (int, float)) and sec < 0.2:
+                short[st.get("name")] = min(sec, short.get(st.get("name"), sec))
+            for kp in st.get("kernel_peaks", []):
+                if kp.get("metric") == "rss":
+                    key = (run.get("mode"), st.get("name"))
+                    kern[key] = max(kern.get(key, 0), kp.get("bytes", 0))
     for png in ("memory.png", "stages.png"):
         shutil.copyfile(os.path.join(out, png), os.path.join(RESULTS, png))
     # load throughput from the staged traces
@@ -643,14 +659,13 @@ def item5():
     cat = best_of(["cat"] + files, 3)
     load_bw = nb / sec if sec else 0
     cat_bw = total / cat
-    tl = subprocess.run([PY, "-c", TORCHLOAD] + files, check=True, capture_output=True, text=True)
-    tload = min(float(x) for x in tl.stdout.split())
-    render5(argv, wall, tab, tabj, nload, nb, sec, load_bw, len(files), total, cat, cat_bw, tload)
-
-
-TORCHLOAD = ("import sys, time, torch\nfor _ in range(2):\n    t = time.perf_counter()\n"
-             "    for f in sys.argv[1:]:\n        torch.load(f, map_location='cpu')\n"
-             "    print(time.perf_counter() - t)\n")
+    touch = []  # the cost of filling fresh memory, which cat does not pay
+    for i in range(3):
+        logf = os.path.join(WORK, "touch-%d.log" % i)
+        subprocess.run([EATMEM, "log=" + logf, "spike=1G/0"], check=True)
+        touch += touch_of(logf)
+    fault_bw = GIB / min(touch) if touch else 0
+    render5(argv, wall, tab, tabj, nload, nb, sec, load_bw, len(files), total, cat, cat_bw, kern, fault_bw, short)
 
 
 def stage_savings(tabj):
@@ -664,7 +679,7 @@ def stage_savings(tabj):
     return out
 
 
-def render5(argv, wall, tab, tabj, nload, nb, sec, load_bw, nfiles, total, cat, cat_bw, tload):
+def render5(argv, wall, tab, tabj, nload, nb, sec, load_bw, nfiles, total, cat, cat_bw, kern, fault_bw, short):
     sav = stage_savings(tabj)
     body = ["Command (demo pipeline at its default size, one run per variant, checkpoints "
             "already written once; %.0f s wall):" % wall, "", "    " + shell(argv), "",
@@ -672,9 +687,21 @@ def render5(argv, wall, tab, tabj, nload, nb, sec, load_bw, nfiles, total, cat, 
             "Its charts (copied to bench/results/):", "",
             "![memory over time](bench/results/memory.png)", "",
             "![per-stage peaks](bench/results/stages.png)", ""]
+    def kcell(stage):
+        e, s = kern.get(("eager", stage)), kern.get(("staged", stage))
+        if not e or not s:
+            return "– | – | –"
+        return "%.2f GiB | %.2f GiB | %.0f%%" % (e / GIB, s / GIB, 100 * (1 - s / e))
     if sav:
-        body += ["| stage | eager | staged | staged below eager |", "|---|---|---|---|"]
-        body += ["| %s | %.2f GiB | %.2f GiB | %.0f%% |" % (n, e / GIB, s / GIB, 100 * f) for n, e, s, f in sav]
+        body += ["Per stage: the sampled footprint peak of `stagebench table --format json` (the "
+                 "table's figure) and the exact kernel `peak` events of `stagebench analyze "
+                 "--json` (RSS high-water mark of the stage window, which also counts file-backed "
+                 "pages such as the torch libraries, so its savings are the smaller ones). The "
+                 "target is judged on the exact figure; the sampled one is given beside it:", "",
+                 "| stage | eager | staged | staged below eager | kernel: eager | kernel: staged | kernel: below |",
+                 "|---|---|---|---|---|---|---|"]
+        body += ["| %s | %.2f GiB | %.2f GiB | %.0f%% | %s |" % (n, e / GIB, s / GIB, 100 * f, kcell(n))
+                 for n, e, s, f in sav]
         worst = min(sav, key=lambda x: x[3])
         low = [n for n, _, _, f in sav if f < 0.40]
         skipped = [row.get("stage") for row in tabj.get("stages", [])
@@ -682,10 +709,32 @@ def render5(argv, wall, tab, tabj, nload, nb, sec, load_bw, nfiles, total, cat, 
         if skipped:
             body += ["", "Not compared (no sample of that stage in one of the modes at compare's "
                      "100 ms interval): %s." % ", ".join(skipped)]
-        body += ["", "Target: staged ≥ 40% below eager per stage: " +
-                 verdict(not low, "%d of %d stages save less than 40%% (%s; least: %s at %.0f%%)" % (
-                     len(low), len(sav), ", ".join(low), worst[0], 100 * worst[3])) +
-                 " (least: %s, %.0f%% below eager)." % (worst[0], 100 * worst[3])]
+        if short:
+            body += ["", "Stages shorter than two sample intervals in some run (%s) have sampled "
+                     "peaks that depend on where the samples fell." % ", ".join(
+                         "%s: %.2f s" % kv for kv in sorted(short.items()))]
+        body += ["", "Export, the last stage, is where the pipeline frees everything: eager enters "
+                 "it holding all its models and frees them within about 0.1 s, so its sampled "
+                 "peak is 1.7-1.8 GB when a 100 ms sample falls before the free and 0.1 GB when "
+                 "none does (both seen in our runs); its kernel peak is exact either way."]
+        kall = [(n, kern.get(("eager", n)), kern.get(("staged", n))) for n in
+                [row.get("stage") for row in tabj.get("stages", [])]]
+        kall = [(n, 1 - st / e) for n, e, st in kall if e and st]
+        klow = [n for n, f in kall if f < 0.40]
+        kworst = min(kall, key=lambda x: x[1]) if kall else None
+        sampled = ("sampled table: %d of %d compared stages ≥ 40%% below eager%s" % (
+            len(sav) - len(low), len(sav),
+            "" if not low else " (below 40%%: %s)" % ", ".join(
+                "%s %.0f%%" % (n, 100 * f) for n, _, _, f in sav if f < 0.40)))
+        if kworst:
+            body += ["", "Target: staged ≥ 40% below eager per stage: " +
+                     verdict(not klow, "exact (kernel) peaks: %d of %d stages save less than 40%%"
+                             % (len(klow), len(kall))) +
+                     " on the exact (kernel) per-stage peaks: all %d stages, the least %s at %.0f%% "
+                     "below eager; %s." % (len(kall), kworst[0], 100 * kworst[1], sampled)]
+        else:
+            body += ["", "Target: staged ≥ 40% below eager per stage: " +
+                     verdict(not low, sampled) + " (no kernel peaks in these traces; %s)." % sampled]
     else:
         body += ["Target: staged ≥ 40% below eager per stage: **not met**: no per-stage figures "
                  "could be read from `stagebench table --format json`."]
@@ -695,12 +744,14 @@ def render5(argv, wall, tab, tabj, nload, nb, sec, load_bw, nfiles, total, cat, 
                  nload, nb / GIB, sec, load_bw / GIB),
              "| `cat` the %d checkpoint files > /dev/null (after a warm read; best of 3) | %.2f GiB | %.3f | %.2f GiB/s |" % (
                  nfiles, total / GIB, cat, cat_bw / GIB),
-             "| `torch.load(f, map_location='cpu')` of the same files alone (best of 2) | %.2f GiB | %.3f | %.2f GiB/s |" % (
-                 total / GIB, tload, total / tload / GIB), "",
-             "A load's `seconds` (probe) cover what the demo does to load a model: build it "
-             "(random init, drawing from the CPU generator, by design), `torch.load` the "
-             "checkpoint and `load_state_dict`; the `torch.load` row shows how much of that "
-             "time reading the file takes.", "",
+             "| for reference: fault in 1 GiB of fresh memory (`eatmem spike=1G/0`, 4 KiB pages; best of 3) | 1.00 GiB | %.3f | %.2f GiB/s |" % (
+                 GIB / fault_bw if fault_bw else 0, fault_bw / GIB),
+             "",
+             "A load's `seconds` (written by the probe) cover all the demo does to load a model: "
+             "construct it (its embedding draws from the CPU generator) and read its safetensors "
+             "checkpoint into the weights. The `cat` row reads every checkpoint file of this size "
+             "in the cache, loaded or not, into one reused buffer; a load must also fill fresh "
+             "memory, whose page-fault cost on this machine the last row shows.", "",
              "Target: loading ≥ 50% of page-cache read bandwidth: " +
              verdict(cat_bw and load_bw >= 0.5 * cat_bw,
                      "loads reach %.0f%% of it" % (100 * load_bw / cat_bw if cat_bw else 0)) +
@@ -766,10 +817,13 @@ def item6():
         "%.0f%% (max/min − 1): on this shared machine the wall-time figure cannot resolve 1%%; the "
         "recorder's CPU share can." % (100 * mean, 100 * sem, 100 * (max(plain_t) / min(plain_t) - 1)), "",
         "Target: recorder overhead ≤ 1% of the pipeline's wall time: " +
-        verdict(med <= 0.01 and cpu_med <= 0.01,
-                "median paired overhead %+.1f%%, recorder CPU %.2f%% of wall" % (100 * med, 100 * cpu_med)) +
-        " (median paired wall-time overhead %+.1f%%; recorder CPU %.2f%% of the wall time)." % (
-            100 * med, 100 * cpu_med)]
+        (verdict(True, "") + " (median paired wall-time overhead %+.1f%%; recorder CPU %.2f%% of "
+         "the wall time)." % (100 * med, 100 * cpu_med) if med <= 0.01 and cpu_med <= 0.01 else
+         verdict(False, "as measured in wall time: median paired overhead %+.1f%% (mean %+.1f%% "
+                 "± %.1f%%), at a noise the pairs cannot resolve 1%% in; the recorder's own CPU "
+                 "is %.2f%% of the pipeline's wall time%s." % (
+                     100 * med, 100 * mean, 100 * sem, 100 * cpu_med,
+                     ", within 1%" if cpu_med <= 0.01 else ", over 1%")))]
     section(6, "Recorder overhead on the pipeline's wall time", "\n".join(body))
 
 
@@ -790,8 +844,11 @@ def machine_header():
                 mem = int(line.split()[1]) * 1024
             elif line.startswith("SwapTotal:"):
                 swap = int(line.split()[1]) * 1024
-    zv = subprocess.run(["zstd", "--version"], capture_output=True, text=True).stdout.strip()
-    mv = subprocess.run([MPROF, "--version"], capture_output=True, text=True).stdout.strip() if MPROF else "absent"
+    zv = subprocess.run(["zstd", "--version"], capture_output=True, text=True).stdout.strip().strip("* ")
+    mv = subprocess.run([PY, "-c", "import memory_profiler as m; print(m.__version__)"],
+                        capture_output=True, text=True).stdout.strip() or "?"
+    tv = subprocess.run([PY, "-c", "import torch; print(torch.__version__)"],
+                        capture_output=True, text=True).stdout.strip() or "?"
     return ["# stagebench benchmarks", "",
             "Generated by `make bench` (`bench/run.sh` → `bench/bench.py`); each section says when "
             "it was last measured (`bench/run.sh N` re-measures section N only). Comparisons are "
@@ -806,7 +863,8 @@ def machine_header():
             "| memory | %.1f GiB (MemTotal), swap %.1f GiB |" % (mem / GIB, swap / GIB),
             "| assembled | %s |" % time.strftime("%Y-%m-%d %H:%M %Z"),
             "| stagebench commit | %s |" % commit(),
-            "| peers | %s; mprof %s |" % (zv.split(",")[0], mv), ""]
+            "| software | %s; memory_profiler (mprof) %s; Python %s; torch %s |" % (
+                zv.split(",")[0], mv, platform.python_version(), tv), ""]
 
 
 def main(argv):
