@@ -8,6 +8,7 @@
 # checkpoint cache there is kept between runs); BENCH_KEEP=1 keeps the traces.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
+case " $* " in *" -h "*|*" --help "*) exec /usr/bin/python3 "$here/bench.py" --help;; esac
 : "${SB_BIN:?run through make bench (SB_BIN unset)}"
 : "${SB_HELPERS:?run through make bench (SB_HELPERS unset)}"
 export SB_BIN SB_HELPERS
