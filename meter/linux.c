@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -67,6 +68,7 @@ static const char footprint_words[] =
  * soon as its Threads: count differs from the threads whose children files
  * are kept open; in between those files are re-read without listing. */
 #define RELIST_NS (100 * 1000000LL)
+#define SELF_RELIST_NS (1000 * 1000000LL)
 
 static void close_threads(struct mproc *p, bool all)
 {
@@ -268,9 +270,17 @@ static void discover_children(struct linux_meter *lm, long idx, bool from_self)
 		if (p->task_fd < 0)
 			return;
 	}
-	/* The recorder's own count is unknown (never read): time alone decides. */
-	if (p->listed_ns && lm->now_ns - p->listed_ns < RELIST_NS &&
-	    (idx < 0 || (size_t)p->threads == p->nthr + 1)) {
+	/* The recorder's own count: its task/ directory has 2 + threads links.
+	 * It forks from its main thread only, so its list is kept longer. */
+	int threads = p->threads;
+	int64_t relist_ns = RELIST_NS;
+	if (idx < 0) {
+		struct stat sb;
+		threads = fstat(p->task_fd, &sb) || sb.st_nlink < 3 ? -1 : (int)(sb.st_nlink - 2);
+		relist_ns = SELF_RELIST_NS;
+	}
+	if (p->listed_ns && lm->now_ns - p->listed_ns < relist_ns &&
+	    threads >= 1 && (size_t)threads == p->nthr + 1) {
 		read_children_fd(lm, p->children_fd, &c);
 		for (size_t k = 0; k < owner_of(lm, idx)->nthr; k++)
 			read_children_fd(lm, owner_of(lm, idx)->thr[k].fd, &c);
