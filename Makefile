@@ -96,7 +96,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory py-test
 
 unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
-	$(Q)set -e; for t in $(TEST_BIN); do echo "  RUN     $$t"; \
+	$(Q)set -e; export FIXTURES=$(abspath tests/fixtures); for t in $(TEST_BIN); do echo "  RUN     $$t"; \
 	  LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 	  SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) $$t --jobs 2 || exit 1; done
 

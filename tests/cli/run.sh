@@ -1,14 +1,14 @@
 #!/bin/sh
 # run.sh -- golden CLI tests (zstd tests/cli-tests style).
 # Each tests/cli/NAME.sh is run from tests/cli with $SB (the binary), $FIXTURES
-# (../shared/fixtures) and $TMP (a fresh directory). Its stdout must equal
+# (tests/fixtures) and $TMP (a fresh directory). Its stdout must equal
 # NAME.expected byte for byte, and its exit status the number on a line
 # "# exit: N" in the script (0 when absent). Set UPDATE=1 to rewrite .expected.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 SB=${SB_BIN:-$root/stagebench}
-FIXTURES=${FIXTURES:-$(cd "$root/../shared/fixtures" 2>/dev/null && pwd)}
+FIXTURES=${FIXTURES:-$root/tests/fixtures}
 export SB FIXTURES
 fail=0 n=0
 for t in "$here"/*.sh; do

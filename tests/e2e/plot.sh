@@ -5,7 +5,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 SB=${SB_BIN:-$root/stagebench}
-FIXTURES=${FIXTURES:-$(cd "$root/../shared/fixtures" 2>/dev/null && pwd)}
+FIXTURES=${FIXTURES:-$root/tests/fixtures}
 QWEN=$FIXTURES/stageload/2026-10-06-qwen-image
 MOSS=$FIXTURES/stageload/2026-10-05/showcase/moss_native.trace.jsonl
 tmp=$(mktemp -d)

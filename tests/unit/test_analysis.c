@@ -9,6 +9,7 @@
 #include "../../common/util.h"
 #include "../../traces/runs.h"
 #include "../../traces/trace.h"
+#include "fixtures.h"
 
 #define GiB (1ULL << 30)
 #define MiB (1ULL << 20)
@@ -346,23 +347,6 @@ Test(analysis, trace_without_start_is_refused)
  * last sample; peak = max "footprint" of the samples in it. Overall figures
  * are over every sample; swap start = swap_used of the first sample by t.
  */
-static const char *fixtures_dir(void)
-{
-	const char *env = getenv("FIXTURES");
-	static const char *const tries[] = { "../shared/fixtures", "shared/fixtures", "/work/shared/fixtures" };
-	if (env && *env)
-		return env;
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		char *p = xasprintf("%s/stageload/README.md", tries[i]);
-		bool ok = access(p, R_OK) == 0;
-		free(p);
-		if (ok)
-			return tries[i];
-	}
-	cr_assert_fail("stageload fixtures not found: set FIXTURES to shared/fixtures");
-	return NULL;
-}
-
 static void open_fixture(const char *rel, struct analysis *a)
 {
 	char *path = xasprintf("%s/stageload/%s", fixtures_dir(), rel);

@@ -9,6 +9,7 @@
 
 #include "common/util.h"
 #include "traces/runs.h"
+#include "fixtures.h"
 
 static char *tmpdir(void)
 {
@@ -22,24 +23,6 @@ static void rm_rf(const char *dir)
 	char *cmd = xasprintf("rm -rf '%s'", dir);
 	cr_assert_eq(system(cmd), 0);
 	free(cmd);
-}
-
-static const char *fixtures_dir(void)
-{
-	const char *env = getenv("FIXTURES");
-	static const char *const tries[] = { "../shared/fixtures", "shared/fixtures",
-					     "/work/shared/fixtures" };
-	if (env && *env)
-		return env;
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		char *p = xasprintf("%s/stageload/README.md", tries[i]);
-		bool ok = access(p, R_OK) == 0;
-		free(p);
-		if (ok)
-			return tries[i];
-	}
-	cr_assert_fail("stageload fixtures not found: set FIXTURES to shared/fixtures");
-	return NULL;
 }
 
 /* runs_read with stderr captured into *msg. */

@@ -8,6 +8,7 @@
 #include "../../analyze/table.h"
 #include "../../common/util.h"
 #include "../../traces/trace.h"
+#include "fixtures.h"
 
 #define GiB (1ULL << 30)
 
@@ -247,23 +248,6 @@ Test(table, gb_range_rounds_to_one_decimal)
 }
 
 /* ---- the real stageload traces ------------------------------------------ */
-
-static const char *fixtures_dir(void)
-{
-	const char *env = getenv("FIXTURES");
-	static const char *const tries[] = { "../shared/fixtures", "shared/fixtures", "/work/shared/fixtures" };
-	if (env && *env)
-		return env;
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		char *p = xasprintf("%s/stageload/README.md", tries[i]);
-		bool ok = access(p, R_OK) == 0;
-		free(p);
-		if (ok)
-			return tries[i];
-	}
-	cr_assert_fail("stageload fixtures not found: set FIXTURES to shared/fixtures");
-	return NULL;
-}
 
 /*
  * Expected figures computed by hand with a python3 one-off over the JSON lines

@@ -14,6 +14,7 @@
 
 #include "common/util.h"
 #include "traces/trace.h"
+#include "fixtures.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -96,24 +97,6 @@ static char *slurp(const char *path, size_t *len)
 	char *data;
 	cr_assert_eq(read_file(path, &data, len), 0, "cannot read %s", path);
 	return data;
-}
-
-static const char *fixtures_dir(void)
-{
-	const char *env = getenv("FIXTURES");
-	static const char *const tries[] = { "../shared/fixtures", "shared/fixtures",
-					     "/work/shared/fixtures" };
-	if (env && *env)
-		return env;
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		char *p = xasprintf("%s/stageload/README.md", tries[i]);
-		bool ok = access(p, R_OK) == 0;
-		free(p);
-		if (ok)
-			return tries[i];
-	}
-	cr_assert_fail("stageload fixtures not found: set FIXTURES to shared/fixtures");
-	return NULL;
 }
 
 /* A start record using every field. */
