@@ -186,6 +186,7 @@ int spawn_start(struct spawn *sp)
 	}
 	sp->pid = sp->pgid = pid;
 	sp->reaped = false;
+	sp->self = getpid();
 	return 0;
 
 fail_noproc:
@@ -266,9 +267,10 @@ int spawn_wait(struct spawn *sp)
 
 void spawn_track(struct spawn *sp, const pid_t *pids, size_t n)
 {
+	pid_t self = sp->self ? sp->self : getpid();
 	for (size_t i = 0; i < n; i++) {
 		pid_t p = pids[i];
-		if (p <= 1 || p == sp->pid || p == getpid())
+		if (p <= 1 || p == sp->pid || p == self)
 			continue;
 		size_t j;
 		for (j = 0; j < sp->ntree && sp->tree[j] != p; j++)
@@ -408,12 +410,13 @@ void spawn_scan_tree(struct spawn *sp)
 	struct proc_ent *tab = proc_table(&n);
 	if (!tab)
 		return;
+	pid_t self = sp->self ? sp->self : getpid();
 	bool changed = true;
 	while (changed) {
 		changed = false;
 		for (size_t i = 0; i < n; i++) {
 			pid_t p = tab[i].pid;
-			if (p == sp->pid || p == getpid())
+			if (p == sp->pid || p == self)
 				continue;
 			bool known = false, parent_known = tab[i].ppid == sp->pid;
 			for (size_t j = 0; j < sp->ntree; j++) {

@@ -47,8 +47,9 @@ struct spawn {
 	int start_errno;      /* why spawn_start() failed (ENOENT, EACCES, ...) */
 	pid_t *tree;          /* pids seen in the command's tree (leader excluded) */
 	size_t ntree, tree_alloc;
+	pid_t self;           /* getpid() at spawn_start(), 0 before */
 };
-#define SPAWN_INIT { NULL, NULL, -1, NULL, 0, 0, false, 0, 0, NULL, 0, 0 }
+#define SPAWN_INIT { NULL, NULL, -1, NULL, 0, 0, false, 0, 0, NULL, 0, 0, 0 }
 
 /* Make this process a child subreaper (Linux prctl; no-op elsewhere) so that
  * orphaned descendants are re-parented to us and stay in reach. 0 or -1. */
