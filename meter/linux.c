@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -42,6 +43,8 @@ struct linux_meter {
 	bool peaks;             /* clear_refs works */
 	bool warned_clear, warned_open;
 	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset */
+	uint64_t hwm_seen;      /* highest VmHWM read in the tree this run, and the
+				 * recorder's own at meter_track (peak_exited) */
 	int64_t now_ns;         /* when the current sample began */
 	struct meminfo_fields mi; /* the last /proc/meminfo reading */
 	int64_t mi_ns;          /* when it was taken, 0 = never */
@@ -333,6 +336,11 @@ static void linux_track(struct meter *m, pid_t root)
 	struct linux_meter *lm = m->priv;
 	proctab_release(&lm->tab, close_proc);
 	lm->departed_hwm = 0;
+	/* The root's image before its exec was our forked copy: its high-water
+	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */
+	struct rusage ru;
+	lm->hwm_seen = !getrusage(RUSAGE_SELF, &ru) && ru.ru_maxrss > 0
+			       ? (uint64_t)ru.ru_maxrss * 1024 : 0;
 	struct mproc *p = proctab_add(&lm->tab, root);
 	p->threads = 1;
 	p->status_fd = open_proc_file(root, "status", O_RDONLY);
@@ -413,11 +421,17 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st)
 		return -1;
 	}
 	linux_parse_status(lm->buf, (size_t)n, st);
-	if (st->have & ST_VM_HWM)
+	if (st->have & ST_VM_HWM) {
 		p->hwm = st->vm_hwm;
+		if (st->vm_hwm > lm->hwm_seen)
+			lm->hwm_seen = st->vm_hwm;
+	}
 	if (st->have & ST_THREADS)
 		p->threads = st->threads;
 	p->zombie = (st->have & ST_STATE) && (st->state == 'Z' || st->state == 'X');
+	if (p->zombie && !p->hwm_read)
+		p->stale_exit = true; /* never seen alive: when it exited is unknown */
+	p->hwm_read |= (st->have & ST_VM_HWM) != 0;
 	return 0;
 }
 
@@ -508,12 +522,22 @@ static int clear_refs(pid_t pid)
 static int linux_peak_reset(struct meter *m)
 {
 	struct linux_meter *lm = m->priv;
+	struct status_fields st;
+	/* A last reading before the reset (the marks up to now count for
+	 * hwm_seen) that also tells which processes are zombies already. */
+	for (size_t i = 0; i < lm->tab.n;) {
+		if (refresh(lm, i, &st))
+			continue;
+		i++;
+	}
 	lm->departed_hwm = 0;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct mproc *p = &lm->tab.p[i];
 		p->hwm = 0;
-		if (p->zombie)
+		if (p->zombie) {
+			p->stale_exit = true; /* its ru_maxrss is an earlier window's */
 			continue;
+		}
 		int rc = clear_refs(p->pid);
 		if (rc && rc != -ENOENT && rc != -ESRCH && !lm->warned_clear) {
 			/* Its VmHWM then counts from its birth: an upper bound. */
@@ -526,21 +550,52 @@ static int linux_peak_reset(struct meter *m)
 	return lm->tab.n ? 0 : -1;
 }
 
+/* How long peak_read waits for a process caught in its exit (memory
+ * released, not yet a zombie) to become one, 1 ms at a time. */
+#define EXITING_WAIT_MS 20
+
 static int linux_peak_read(struct meter *m, uint64_t *bytes)
 {
 	struct linux_meter *lm = m->priv;
 	struct status_fields st;
-	uint64_t sum = 0;
-	for (size_t i = 0; i < lm->tab.n;) {
-		if (refresh(lm, i, &st))
-			continue;
-		sum += lm->tab.p[i].hwm; /* a zombie keeps its last known figure */
-		i++;
+	uint64_t sum;
+	for (int tries = 0;; tries++) {
+		bool exiting = false;
+		sum = 0;
+		for (size_t i = 0; i < lm->tab.n;) {
+			if (refresh(lm, i, &st))
+				continue;
+			exiting |= !lm->tab.p[i].zombie && lm->tab.p[i].hwm_read &&
+				   !(st.have & ST_VM_HWM);
+			sum += lm->tab.p[i].hwm; /* a zombie keeps its last known figure */
+			i++;
+		}
+		/* Such a process lost its VmHWM and cannot be reaped yet: once a
+		 * zombie, the caller can reap it now, its ru_maxrss counting for
+		 * this window (meter_peak_exited) rather than the next. */
+		if (!exiting || tries >= EXITING_WAIT_MS)
+			break;
+		sleep_ns(1000000);
 	}
 	if (!lm->tab.n && !lm->departed_hwm)
 		return -1;
 	*bytes = sum + lm->departed_hwm;
 	return 0;
+}
+
+/* meter.h states the rule and why it is so strict. */
+static int linux_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss)
+{
+	struct linux_meter *lm = m->priv;
+	long i = proctab_find(&lm->tab, pid);
+	if (i < 0)
+		return 0;
+	struct mproc *p = &lm->tab.p[i];
+	if (p->stale_exit || maxrss <= lm->hwm_seen || maxrss <= p->hwm)
+		return 0;
+	p->hwm = maxrss; /* kept as its last figure when the entry goes */
+	lm->hwm_seen = maxrss;
+	return 1;
 }
 
 static void linux_free(struct meter *m)
@@ -566,6 +621,7 @@ static const struct meter_backend linux_backend = {
 	.system = linux_system,
 	.peak_reset = linux_peak_reset,
 	.peak_read = linux_peak_read,
+	.peak_exited = linux_peak_exited,
 	.ignore = linux_ignore,
 	.free = linux_free,
 };

@@ -97,6 +97,13 @@ int meter_peak_read(struct meter *m, uint64_t *bytes)
 	return m->be->peak_read(m, bytes);
 }
 
+int meter_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss)
+{
+	if (!m->info.peak_metric || !m->be->peak_exited)
+		return -1;
+	return m->be->peak_exited(m, pid, maxrss);
+}
+
 int meter_gpu(struct meter *m, uint64_t *bytes)
 {
 	size_t n;

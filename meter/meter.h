@@ -32,7 +32,8 @@
  * RssShmem, rss = VmRSS, swapped = VmSwap, procs = live (non-zombie)
  * processes; system: swap_used = SwapTotal - SwapFree, level = MemAvailable
  * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a process that
- * exits inside a window counts with the VmHWM it had at the last sample.
+ * exits inside a window counts with the VmHWM it had at the last sample,
+ * or with its ru_maxrss under meter_peak_exited()'s rule.
  * Cost: about two preads per process per sample, /proc/meminfo at most every
  * 100 ms (meter_system always reads it), no allocation in steady state
  * (bench/meter_cost.c measures it).
@@ -116,6 +117,29 @@ int meter_system(struct meter *m, struct meter_system *sys);
  * tree is gone. */
 int meter_peak_reset(struct meter *m);
 int meter_peak_read(struct meter *m, uint64_t *bytes);
+
+/* A tree process was reaped (wait4) with maxrss, its ru_maxrss in bytes.
+ * A zombie has no VmHWM, so a peak reached after the last reading of a
+ * process that then exits is otherwise lost; ru_maxrss is the kernel's
+ * high-water mark of the process at its exit. The rule (Linux): when maxrss
+ * exceeds every VmHWM reading of every tree process seen during the run
+ * (and the recorder's own high-water mark when the command was tracked),
+ * the process reached it after its last reading, inside the current window,
+ * and maxrss becomes its part of the window's peak. Why so strict:
+ * ru_maxrss is not the process's own figure alone. It also holds the
+ * high-water mark of the image exec replaced (a forked copy of the parent:
+ * the recorder for the root, a tree process for a descendant) and the
+ * ru_maxrss of the children it reaped, which themselves carry their
+ * parent's mark from their exec: so it can be an earlier window's figure of
+ * any tree process, but never above every reading (each window's end is
+ * read). The mark counts from the process's last clear_refs, so it is the
+ * current window's when the process lived at its start; a process already
+ * a zombie at the window's start, or never seen alive (born and gone
+ * between two samples), is left alone. Returns 1 when maxrss
+ * became the process's part, 0 when not (or pid unknown), -1 when the
+ * backend has no such rule (macOS: its peaks are the phys footprint, which
+ * ru_maxrss does not measure; the fake backend). */
+int meter_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss);
 
 /* GPU memory of the tree (NVML), for the slower GPU timer; returns 0 and sets
  * *bytes, or -1 when there is no GPU backend. */

@@ -25,6 +25,7 @@ struct meter_backend {
 	int (*system)(struct meter *m, struct meter_system *sys);
 	int (*peak_reset)(struct meter *m);                    /* NULL: no exact peaks */
 	int (*peak_read)(struct meter *m, uint64_t *bytes);    /* NULL: no exact peaks */
+	int (*peak_exited)(struct meter *m, pid_t pid, uint64_t maxrss); /* NULL: no rule */
 	int (*gpu)(struct meter *m, uint64_t *bytes);          /* NULL: use NVML */
 	void (*ignore)(struct meter *m, pid_t pid);            /* NULL: nothing to do */
 	void (*free)(struct meter *m);                         /* frees m->priv */
@@ -66,6 +67,8 @@ struct mproc {
 	int threads;     /* linux: Threads: from the last status read */
 	int64_t listed_ns; /* linux: when task/ was last listed, 0 = never */
 	bool zombie;     /* exited, not yet reaped */
+	bool stale_exit; /* linux: a zombie at a peak reset or when first seen */
+	bool hwm_read;   /* linux: VmHWM was read once (seen alive) */
 	struct mthread *thr; /* linux: children fds of the other threads */
 	size_t nthr, thr_alloc;
 	unsigned gen;

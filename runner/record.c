@@ -30,13 +30,9 @@
 #define FLUSH_INTERVAL_NS NS_PER_S
 #define WAIT_LOG_INTERVAL_NS (5 * NS_PER_S)
 #define KILL_WAIT_NS (2 * NS_PER_S)
-/* VmHWM holds a window's peak only while the process lives (a zombie loses it):
- * read it this often while a window is open, so a stage ending at the
- * command's exit keeps all but the last few milliseconds. About 10 us a process.
- * A sample refreshes the same per-process readings (meter.h: a process that
- * exits counts with the peak it had at the last sample), so with an interval
- * this short or shorter the samples do it and there is no separate poll. */
-#define PEAK_POLL_NS (25 * NS_PER_MS)
+/* The sample taken when the command's root exits is skipped when the last
+ * one is younger than this. */
+#define FINAL_SAMPLE_AGE_NS (5 * NS_PER_MS)
 
 /* ---- signals: a self-pipe, installed for one run only -------------------- */
 
@@ -126,6 +122,7 @@ struct run {
 	double window_from;
 	bool window_has_peak;
 	uint64_t window_peak;
+	unsigned exit_peaks;    /* times on_reaped() raised a window's peak */
 	/* guard */
 	struct guard_state gs;
 	struct guard_readings last;
@@ -141,6 +138,7 @@ struct run {
 	bool status_shown;
 	struct trace_sample last_sample;
 	bool have_sample;
+	int64_t last_sample_ns; /* when it was taken */
 	int write_failed;
 };
 
@@ -223,7 +221,19 @@ static void window_close(struct run *r, double t)
 {
 	if (!r->window_open)
 		return;
+	/* A process that exited before this stage event was merged (a command
+	 * that ends right after its last stage line) is a zombie without VmHWM:
+	 * reap it first so that its ru_maxrss counts here (on_reaped()), and
+	 * again after the reading for one that died during it. */
+	if (r->sp.pid > 0)
+		spawn_reap(&r->sp);
+	unsigned raised = r->exit_peaks;
 	window_poll_peak(r);
+	if (r->sp.pid > 0) {
+		spawn_reap(&r->sp);
+		if (r->exit_peaks != raised)
+			window_poll_peak(r);
+	}
 	if (r->window_has_peak) {
 		struct trace_event ev;
 		memset(&ev, 0, sizeof(ev));
@@ -382,8 +392,10 @@ static void take_sample(struct run *r, int64_t now)
 	r->res->nsamples++;
 	r->last_sample = s;
 	r->have_sample = true;
+	r->last_sample_ns = now;
 	/* No peak read here: the sample refreshed the meter's per-process
-	 * peaks, which the read at the window's end sums. */
+	 * peaks, which the read at the window's end sums. A process that exits
+	 * after its last reading keeps its peak through on_reaped(). */
 }
 
 static void guard_poll(struct run *r, int64_t now)
@@ -511,6 +523,20 @@ static double rusage_children_s(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
+/* spawn's on_reap: a tree process was reaped with this ru_maxrss. A zombie
+ * has no VmHWM, so a peak it reached after its last reading (a sample, or
+ * the window's start) would be lost: meter_peak_exited() makes ru_maxrss its
+ * part of the open window's peak when it exceeds every reading seen, i.e.
+ * when it was reached after them (meter.h states the rule and its limits).
+ * This replaces reading every VmHWM every 25 ms while a window was open
+ * (~2 ms of recorder CPU per 0.5 s sample for one process). */
+static void on_reaped(void *arg, pid_t pid, uint64_t maxrss)
+{
+	struct run *r = arg;
+	if (r->window_open && maxrss && meter_peak_exited(r->m, pid, maxrss) > 0)
+		r->exit_peaks++;
+}
+
 /* Only asked after a SIGCHLD (*chld, cleared here): the handler writes to
  * the self-pipe, so one that comes later wakes the loop's poll. */
 static bool root_exited(struct run *r, bool *chld)
@@ -538,19 +564,26 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 	bool show_status = r->o->status_line && sb_verbosity >= 1 && stderr_is_tty();
 	int64_t next_gpu = r->mi->gpu ? now : INT64_MAX;
 	int64_t next_status = show_status ? now + STATUS_INTERVAL_NS : INT64_MAX;
-	int64_t next_flush = now + FLUSH_INTERVAL_NS, next_peak = now + PEAK_POLL_NS;
-	bool sample_polls_peaks = r->o->interval_ns <= PEAK_POLL_NS;
+	int64_t next_flush = now + FLUSH_INTERVAL_NS;
 	bool chld = true; /* the command may have ended before the handler saw it */
 	for (;;) {
 		now = mono_ns();
+		bool got_chld = chld;
 		if (!r->stopping && root_exited(r, &chld)) {
-			/* last look at the tree before the leader is reaped */
-			take_sample(r, now);
+			/* Last look at the tree before the leader is reaped (the
+			 * leader itself is a zombie: its memory is gone already). */
+			if (!r->have_sample || now - r->last_sample_ns >= FINAL_SAMPLE_AGE_NS)
+				take_sample(r, now);
 			r->exit_ns = mono_ns();
-			window_close(r, t_of(r, r->exit_ns));
+			/* reaped first: on_reaped() may raise the window's peak */
 			spawn_reap(&r->sp);
+			window_close(r, t_of(r, r->exit_ns));
 			return;
 		}
+		/* A tree process other than the leader ended (orphans are ours):
+		 * reap it now, while its window is open (on_reaped()). */
+		if (got_chld && !r->stopping && r->sp.ntree)
+			spawn_reap(&r->sp);
 		if (r->stopping) {
 			if (!spawn_tree_alive(&r->sp))
 				break;
@@ -590,13 +623,6 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 			}
 			next_gpu = now + GPU_INTERVAL_NS;
 		}
-		if (!sample_polls_peaks && now >= next_peak) {
-			/* stage lines already waiting belong before this reading */
-			if (r->probe_fd >= 0)
-				probe_read(r);
-			window_poll_peak(r);
-			next_peak = now + PEAK_POLL_NS;
-		}
 		if (show_status && now >= next_status) {
 			status_update(r, now);
 			next_status = now + STATUS_INTERVAL_NS;
@@ -610,8 +636,6 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 		int64_t deadline = min64(min64(next_sample, next_flush), min64(next_gpu, next_status));
 		if (r->o->guarded && !r->stopping)
 			deadline = min64(deadline, next_guard);
-		if (r->window_open && !sample_polls_peaks)
-			deadline = min64(deadline, next_peak);
 		if (r->stopping)
 			deadline = min64(deadline, now + 10 * NS_PER_MS); /* reap while polling */
 		struct pollfd pfd[3];
@@ -655,8 +679,8 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 	}
 	/* stopped: the tree is gone (or survived KILL) */
 	r->exit_ns = mono_ns();
-	window_close(r, t_of(r, r->exit_ns));
 	spawn_reap(&r->sp);
+	window_close(r, t_of(r, r->exit_ns));
 }
 
 static void fill_start(struct run *r, struct trace_start *st, struct host_info *h)
@@ -779,6 +803,8 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 	r.sp.env_set = env;
 	r.sp.probe_fd = probe[1];
 	r.sp.cwd = o->cwd;
+	r.sp.on_reap = on_reaped;
+	r.sp.on_reap_arg = &r;
 
 	double cpu0 = rusage_children_s();
 	r.spawn_ns = mono_ns();

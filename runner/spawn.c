@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -219,13 +220,30 @@ static void tree_remove_at(struct spawn *sp, size_t i)
 	sp->tree[i] = sp->tree[--sp->ntree];
 }
 
+/* waitpid() through wait4(), telling on_reap of a reaped process.
+ * ru_maxrss is KiB on Linux, bytes on macOS. */
+static pid_t reap_one(struct spawn *sp, pid_t pid, int *status, int flags)
+{
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	pid_t r = wait4(pid, status, flags, &ru);
+	if (r == pid && sp->on_reap) {
+		uint64_t maxrss = ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
+#ifndef __APPLE__
+		maxrss *= 1024;
+#endif
+		sp->on_reap(sp->on_reap_arg, pid, maxrss);
+	}
+	return r;
+}
+
 bool spawn_reap(struct spawn *sp)
 {
 	if (sp->pid > 0 && !sp->reaped) {
 		int st;
 		pid_t r;
 		do
-			r = waitpid(sp->pid, &st, WNOHANG);
+			r = reap_one(sp, sp->pid, &st, WNOHANG);
 		while (r < 0 && errno == EINTR);
 		if (r == sp->pid) {
 			sp->reaped = true;
@@ -239,7 +257,7 @@ bool spawn_reap(struct spawn *sp)
 	for (size_t i = 0; i < sp->ntree;) {
 		pid_t r;
 		do
-			r = waitpid(sp->tree[i], NULL, WNOHANG);
+			r = reap_one(sp, sp->tree[i], NULL, WNOHANG);
 		while (r < 0 && errno == EINTR);
 		if (r == sp->tree[i] || (r < 0 && errno == ECHILD && kill(sp->tree[i], 0) && errno == ESRCH))
 			tree_remove_at(sp, i);
@@ -253,7 +271,7 @@ int spawn_wait(struct spawn *sp)
 {
 	while (!sp->reaped) {
 		int st;
-		pid_t r = waitpid(sp->pid, &st, 0);
+		pid_t r = reap_one(sp, sp->pid, &st, 0);
 		if (r == sp->pid) {
 			sp->reaped = true;
 			sp->status = st;

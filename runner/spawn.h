@@ -48,8 +48,14 @@ struct spawn {
 	pid_t *tree;          /* pids seen in the command's tree (leader excluded) */
 	size_t ntree, tree_alloc;
 	pid_t self;           /* getpid() at spawn_start(), 0 before */
+
+	/* optional, set by the caller: told of every process spawn_reap(),
+	 * spawn_wait() or spawn_tree_alive() reaps (the leader and tree pids),
+	 * with its wait4() maximum resident set size in bytes (0 = unknown) */
+	void (*on_reap)(void *arg, pid_t pid, uint64_t maxrss);
+	void *on_reap_arg;
 };
-#define SPAWN_INIT { NULL, NULL, -1, NULL, 0, 0, false, 0, 0, NULL, 0, 0, 0 }
+#define SPAWN_INIT { NULL, NULL, -1, NULL, 0, 0, false, 0, 0, NULL, 0, 0, 0, NULL, NULL }
 
 /* Make this process a child subreaper (Linux prctl; no-op elsewhere) so that
  * orphaned descendants are re-parented to us and stay in reach. 0 or -1. */
@@ -61,7 +67,8 @@ int spawn_set_subreaper(void);
 int spawn_start(struct spawn *sp);
 
 /* Reap without blocking: the leader (sets reaped/status) and every tracked
- * tree pid that is our zombie child. Returns true once the leader is reaped. */
+ * tree pid that is our zombie child, each with wait4() (on_reap is called for
+ * each). Returns true once the leader is reaped. */
 bool spawn_reap(struct spawn *sp);
 
 /* Block until the leader exits (EINTR retried); returns spawn_exit_code(). */

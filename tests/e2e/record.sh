@@ -39,6 +39,21 @@ fi
 r=$(q "$T/spike.zst" '[e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "burst"][0] >= 200 * 2**20 and [e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "calm"][0] < 50 * 2**20')
 [ "$r" = True ] && ok "spike shows in the stage's exact peak" || bad "spike missing from peak: $r"
 
+# 2b. a 200 MiB spike right before the command exits, in its last stage, shows in
+# that stage's peak at --interval 1s (the root's ru_maxrss from wait4: a
+# zombie has no VmHWM); so does one of an orphan, reaped by the recorder, that
+# exits while the command still runs (a sample at t = 1 s sees it alive)
+"$SB" record -q -o "$T/xspike.zst" --interval 1s -- "$E" stage=a sleep=200ms stage=b \
+	spike=200M/50ms exit=0
+r=$(q "$T/xspike.zst" '[(e["stage"], e["bytes"] >= 200 * 2**20) for e in events if e["kind"] == "peak"]')
+[ "$r" = "[('a', False), ('b', True)]" ] && ok "spike at exit shows in the last stage's peak" ||
+	bad "spike at exit missing from the last stage's peak: $r"
+"$SB" record -q -o "$T/ospike.zst" --interval 1s -- sh -c \
+	'"$1" stage=a orphan sleep=1200ms spike=200M/50ms exit=0; sleep 1.6; "$1" stage=b' sh "$E"
+r=$(q "$T/ospike.zst" '[(e["stage"], e["bytes"] >= 200 * 2**20) for e in events if e["kind"] == "peak"]')
+[ "$r" = "[('a', True), ('b', False)]" ] && ok "an orphan's spike at its exit shows in the stage's peak" ||
+	bad "an orphan's spike at its exit is missing: $r"
+
 # 3. a grandchild's memory is in the footprint
 "$SB" record -q -o "$T/gc.zst" --interval 50ms -- "$E" fork fork sleep=100ms alloc=300M sleep=300ms
 r=$(q "$T/gc.zst" 'max(s["footprint"] for s in samples) >= 290 * 2**20 and max(s.get("procs", 0) for s in samples) >= 3')
