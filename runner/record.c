@@ -267,6 +267,18 @@ static void window_open_at(struct run *r, double t)
 
 /* ---- probe lines ---------------------------------------------------------- */
 
+static void take_sample(struct run *r, int64_t now, double t_min);
+
+/* A sample right after an event that starts a window (a stage event, or a
+ * release that moves its start), so that a stage shorter than the interval
+ * still has one: t is at least the event's, and the analyzer's windows
+ * include a sample at their start (t >= start). While the command runs. */
+static void window_sample(struct run *r, double ev_t)
+{
+	if (r->sp.pid > 0 && !r->sp.reaped)
+		take_sample(r, mono_ns(), ev_t);
+}
+
 static void probe_line(struct run *r, const char *line, size_t len)
 {
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
@@ -290,12 +302,15 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		r->stage = xstrdup(ev.stage);
 		write_event(r, &ev);
 		window_open_at(r, ev.t);
+		window_sample(r, ev.t);
 	} else {
 		write_event(r, &ev);
 		/* the window rule: a stage's window starts after its releases */
 		if (ev.kind == EV_RELEASE && r->window_open && ev.stage && r->stage &&
-		    !strcmp(ev.stage, r->stage))
+		    !strcmp(ev.stage, r->stage)) {
 			window_open_at(r, ev.t);
+			window_sample(r, ev.t);
+		}
 	}
 	trace_event_release(&ev);
 }
@@ -371,13 +386,16 @@ static void begin_stop(struct run *r, enum stopped_by by, const char *reason, in
 	r->kill_at_ns = now + r->g->grace_ns;
 }
 
-static void take_sample(struct run *r, int64_t now)
+/* A sample at now, its t no earlier than t_min (-INFINITY: no floor). */
+static void take_sample(struct run *r, int64_t now, double t_min)
 {
 	struct trace_sample s;
 	memset(&s, 0, sizeof(s));
 	if (meter_sample(r->m, &s))
 		return;
 	s.t = t_of(r, now);
+	if (s.t < t_min)
+		s.t = t_min;
 	if (r->gpu_known) {
 		s.gpu = r->gpu_bytes;
 		s.fields |= SF_GPU;
@@ -573,7 +591,7 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 			/* Last look at the tree before the leader is reaped (the
 			 * leader itself is a zombie: its memory is gone already). */
 			if (!r->have_sample || now - r->last_sample_ns >= FINAL_SAMPLE_AGE_NS)
-				take_sample(r, now);
+				take_sample(r, now, -INFINITY);
 			r->exit_ns = mono_ns();
 			/* reaped first: on_reaped() may raise the window's peak */
 			spawn_reap(&r->sp);
@@ -597,7 +615,7 @@ static void run_loop(struct run *r, int sigfd, int psi_fd)
 			}
 		}
 		if (now >= next_sample) {
-			take_sample(r, now);
+			take_sample(r, now, -INFINITY);
 			while (next_sample <= now)
 				next_sample += r->o->interval_ns;
 			/* flush with this sample when the next one comes after the

@@ -54,6 +54,19 @@ r=$(q "$T/ospike.zst" '[(e["stage"], e["bytes"] >= 200 * 2**20) for e in events 
 [ "$r" = "[('a', True), ('b', False)]" ] && ok "an orphan's spike at its exit shows in the stage's peak" ||
 	bad "an orphan's spike at its exit is missing: $r"
 
+# 2c. a 50 ms stage between longer ones gets a sample at --interval 1s (one is
+# taken at each stage event), as does every other stage: analyze finds them
+"$SB" record -q -o "$T/short.zst" --interval 1s -- "$E" stage=long1 alloc=50M sleep=600ms \
+	stage=short alloc=100M sleep=50ms free stage=long2 sleep=600ms free=all stage=last \
+	alloc=150M free
+"$SB" analyze --json "$T/short.zst" >"$T/short.json" 2>"$T/short.err"
+r=$($PY -c '
+import json, sys
+st = json.load(open(sys.argv[1]))["runs"][0]["stages"]
+print([(s["name"], s["samples"] >= 1) for s in st if s["name"] != "setup"])' "$T/short.json" 2>&1)
+[ "$r" = "[('long1', True), ('short', True), ('long2', True), ('last', True)]" ] &&
+	ok "a 50 ms stage has a sample in its window" || bad "stage windows without a sample: $r"
+
 # 3. a grandchild's memory is in the footprint
 "$SB" record -q -o "$T/gc.zst" --interval 50ms -- "$E" fork fork sleep=100ms alloc=300M sleep=300ms
 r=$(q "$T/gc.zst" 'max(s["footprint"] for s in samples) >= 290 * 2**20 and max(s.get("procs", 0) for s in samples) >= 3')
