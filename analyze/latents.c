@@ -649,6 +649,21 @@ static void count(const struct latent_set *s, struct tally *t)
 	}
 }
 
+/* Every run has this latent, and every pair of copies is identical. */
+static bool all_identical(const struct latent_set *s, const struct latent *l)
+{
+	if (s->nruns < 2 || !l->npairs)
+		return false;
+	for (size_t r = 0; r < s->nruns; r++)
+		if (!l->copies[r])
+			return false;
+	for (size_t k = 0; k < l->npairs; k++)
+		if (l->pairs[k].diff.result != LR_IDENTICAL)
+			return false;
+	const struct latent_copy *c = first_copy(s, l);
+	return c && c->state != COPY_NO_FILE && c->actual_sha256[0];
+}
+
 void latent_format_md(const struct latent_set *s, struct strbuf *out)
 {
 	strbuf_addf(out, "# Latents: %zu runs, baseline %s\n", s->nruns, s->baseline);
@@ -662,8 +677,30 @@ void latent_format_md(const struct latent_set *s, struct strbuf *out)
 		strbuf_addstr(out, "\nNo latent events in these runs.\n");
 		return;
 	}
+	/* Latents identical in every pair (every run has a sound copy) read best
+	 * as one row each; the others get their pairwise table. */
+	bool any_same = false;
 	for (size_t i = 0; i < s->nlatents; i++) {
 		const struct latent *l = &s->latents[i];
+		if (!all_identical(s, l))
+			continue;
+		if (!any_same)
+			strbuf_addf(out, "\n## Identical in every run (all %zu pairs bit for bit)\n\n"
+				    "| latent | stage | dtype | shape |\n|---|---|---|---|\n",
+				    l->npairs);
+		any_same = true;
+		char *label = latent_label(l);
+		const struct latent_copy *c = first_copy(s, l);
+		strbuf_addf(out, "| %s | %s | %s | ", label, l->stage ? l->stage : "",
+			    npy_dtype_name(c->npy_dtype));
+		format_shape(out, c->npy_ndim, c->npy_shape);
+		strbuf_addstr(out, " |\n");
+		free(label);
+	}
+	for (size_t i = 0; i < s->nlatents; i++) {
+		const struct latent *l = &s->latents[i];
+		if (all_identical(s, l))
+			continue;
 		char *label = latent_label(l);
 		strbuf_addf(out, "\n## %s", label);
 		free(label);
