@@ -1502,3 +1502,60 @@ Test(traces, known_keys_with_random_types_never_crash_the_reader, .timeout = 120
 	close(devnull);
 	cr_assert_gt(clean, 0);
 }
+
+/* The writer formats t and level without printf; its text must be exactly
+ * what "%.4f" (t) and the shortest round-trip form (level) give, including
+ * values next to a rounding tie. */
+Test(traces, sample_time_and_level_text_match_printf)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/fmt.jsonl", dir);
+	struct trace_writer *w = trace_writer_open(path);
+	cr_assert_not_null(w);
+	struct trace_start st = { 0 };
+	st.format = TRACE_FORMAT;
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	enum { N = 20000 };
+	static double ts[N], levels[N];
+	uint64_t x = 88172645463325252ULL;
+	for (int i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		double base = (double)(x % 100000000) / 1e4;
+		switch (i % 4) {
+		case 0: ts[i] = base; break;
+		case 1: ts[i] = base + 0.00005; break;          /* a tie in decimal */
+		case 2: ts[i] = (double)(x % 4000000) / 997.0; break;
+		default: ts[i] = (double)(x % 1000) * 1e-7; break; /* tiny */
+		}
+		levels[i] = (double)(x % 10001) / 100.0;
+		struct trace_sample s = { 0 };
+		s.t = ts[i];
+		s.fields = SF_LEVEL;
+		s.level = levels[i];
+		cr_assert_eq(trace_writer_sample(w, &s), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	char *data;
+	size_t len;
+	cr_assert_eq(read_file(path, &data, &len), 0);
+	char *line = strchr(data, '\n') + 1; /* skip start */
+	for (int i = 0; i < N; i++) {
+		char want[128], lv[40];
+		snprintf(lv, sizeof(lv), "%.15g", levels[i]);
+		if (strtod(lv, NULL) != levels[i])
+			snprintf(lv, sizeof(lv), "%.17g", levels[i]);
+		if (levels[i] == floor(levels[i]))
+			snprintf(lv, sizeof(lv), "%.0f", levels[i]);
+		snprintf(want, sizeof(want), "{\"type\":\"sample\",\"t\":%.4f,\"level\":%s}", ts[i], lv);
+		char *nl = strchr(line, '\n');
+		cr_assert_not_null(nl);
+		*nl = '\0';
+		cr_assert_str_eq(line, want, "sample %d (t=%.17g)", i, ts[i]);
+		line = nl + 1;
+	}
+	free(data);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
