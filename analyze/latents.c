@@ -664,6 +664,45 @@ static bool all_identical(const struct latent_set *s, const struct latent *l)
 	return c && c->state != COPY_NO_FILE && c->actual_sha256[0];
 }
 
+/* For each run, the first latent (in stage order) where it differs from the
+ * baseline's first run beyond the noise: where a divergence starts. */
+static void md_first_differences(const struct latent_set *s, struct strbuf *out)
+{
+	size_t base = s->nruns;
+	for (size_t r = 0; r < s->nruns; r++)
+		if (s->runs[r].mode && !strcmp(s->runs[r].mode, s->baseline)) {
+			base = r;
+			break;
+		}
+	if (base == s->nruns)
+		return;
+	bool any = false;
+	for (size_t r = 0; r < s->nruns; r++) {
+		if (r == base)
+			continue;
+		size_t a = r < base ? r : base, b = r < base ? base : r;
+		for (size_t i = 0; i < s->nlatents; i++) {
+			const struct latent *l = &s->latents[i];
+			const struct latent_pair *p = NULL;
+			for (size_t k = 0; k < l->npairs; k++)
+				if (l->pairs[k].a == a && l->pairs[k].b == b)
+					p = &l->pairs[k];
+			if (!p || !latent_pair_is_finding(p))
+				continue;
+			if (!any)
+				strbuf_addf(out, "\nWhere runs first differ from %s:\n\n", s->runs[base].id);
+			any = true;
+			char *label = latent_label(l);
+			strbuf_addf(out, "- %s: %s", s->runs[r].id, label);
+			if (l->stage)
+				strbuf_addf(out, " (stage %s)", l->stage);
+			strbuf_addf(out, ", %s\n", latent_result_name(p->diff.result));
+			free(label);
+			break;
+		}
+	}
+}
+
 void latent_format_md(const struct latent_set *s, struct strbuf *out)
 {
 	strbuf_addf(out, "# Latents: %zu runs, baseline %s\n", s->nruns, s->baseline);
@@ -736,6 +775,7 @@ void latent_format_md(const struct latent_set *s, struct strbuf *out)
 					    cc->problem);
 		}
 	}
+	md_first_differences(s, out);
 	struct tally t;
 	count(s, &t);
 	size_t findings = latent_findings(s);
