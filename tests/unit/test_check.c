@@ -402,6 +402,107 @@ Test(check_latents, identical_everywhere_is_clean)
 	check_release(&c);
 }
 
+/* Write DIR/FILE as a .npy of `descr` (e.g. "<f8") and SHAPE (Python tuple text, e.g.
+ * "(3,)") holding DATA; returns a latent event line for DTYPE and SHAPE_JSON (caller frees). */
+static char *latent_npy(const char *file, const char *descr, const char *shape,
+			const char *dtype, const char *shape_json, const void *data, size_t nbytes)
+{
+	char *dict = xasprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr,
+			       shape);
+	uint8_t img[512];
+	size_t hlen = strlen(dict) + 1;
+	while ((10 + hlen) % 64)
+		hlen++;
+	cr_assert_lt(10 + hlen + nbytes, sizeof(img));
+	memcpy(img, "\x93NUMPY\x01\x00", 8);
+	img[8] = (uint8_t)hlen;
+	img[9] = 0;
+	memset(img + 10, ' ', hlen);
+	memcpy(img + 10, dict, strlen(dict));
+	img[10 + hlen - 1] = '\n';
+	memcpy(img + 10 + hlen, data, nbytes);
+	char *path = xasprintf("%s/%s", dir, file);
+	cr_assert_eq(write_file(path, img, 10 + hlen + nbytes), 0);
+	free(path);
+	free(dict);
+	char sha[SHA256_HEX_BYTES];
+	sha256_hex(data, nbytes, sha);
+	return xasprintf("{\"type\":\"event\",\"kind\":\"latent\",\"name\":\"x\",\"stage\":\"work\","
+			 "\"sha256\":\"%s\",\"dtype\":\"%s\",\"shape\":%s,\"file\":\"%s\",\"t\":25}\n",
+			 sha, dtype, shape_json, file);
+}
+
+/* Baseline m-1, m-2 and candidate m-1 hold x = float32 [1, 2]; candidate m-2's latent
+ * is `last` (NULL: no latent event at all). */
+static void latent_runs_last(struct check *c, char *last)
+{
+	char *l[3] = { latent("b1.npy", 1, 2), latent("b2.npy", 1, 2), latent("c1.npy", 1, 2) };
+	struct spec s[4];
+	memset(s, 0, sizeof(s));
+	for (int i = 0; i < 3; i++)
+		s[i].latent = l[i];
+	s[3].latent = last;
+	four(c, &s[0], &s[1], &s[2], &s[3]);
+	for (int i = 0; i < 3; i++)
+		free(l[i]);
+	free(last);
+}
+
+/* The one latent finding of C: a regression on x in stage work, WHY in its detail and
+ * its now column, naming candidate m-2. */
+static void expect_latent_regression(const struct check *c, const char *why)
+{
+	const struct check_finding *f = check_find(c, CK_REGRESSION, "m", "work", CM_LATENT);
+	cr_assert_not_null(f, "no latent regression for '%s'", why);
+	cr_expect_str_eq(f->latent, "x");
+	cr_expect_str_eq(f->detail, why);
+	char *want = xasprintf("%s (candidate/m-2)", why);
+	cr_expect_str_eq(f->now_text, want);
+	free(want);
+	cr_expect_str_eq(f->base_text, "identical (2 copies)");
+	cr_expect_eq(check_regressions(c), 1);
+}
+
+Test(check_latents, a_latent_the_baseline_had_and_a_candidate_lacks_is_missing)
+{
+	struct check c = CHECK_INIT;
+	latent_runs_last(&c, NULL);
+	expect_latent_regression(&c, "missing");
+	check_release(&c);
+	/* --allow-latent-change does not excuse a latent that is gone */
+	struct check d = CHECK_INIT;
+	d.opt.allow_latent_change = true;
+	latent_runs_last(&d, NULL);
+	const struct check_finding *f = check_find(&d, CK_NOTE, "m", "work", CM_LATENT);
+	cr_assert_not_null(f);
+	cr_expect_str_eq(f->detail, "missing (allowed)");
+	check_release(&d);
+}
+
+Test(check_latents, a_candidate_latent_of_another_shape_is_shape_differs)
+{
+	struct check c = CHECK_INIT;
+	float v[3] = { 1, 2, 3 };
+	latent_runs_last(&c, latent_npy("c2.npy", "<f4", "(3,)", "float32", "[3]", v, sizeof(v)));
+	expect_latent_regression(&c, "shape differs");
+	check_release(&c);
+	/* same element count, another rank */
+	struct check d = CHECK_INIT;
+	float w[2] = { 1, 2 };
+	latent_runs_last(&d, latent_npy("c2.npy", "<f4", "(1, 2)", "float32", "[1,2]", w, sizeof(w)));
+	expect_latent_regression(&d, "shape differs");
+	check_release(&d);
+}
+
+Test(check_latents, a_candidate_latent_of_another_dtype_is_dtype_differs)
+{
+	struct check c = CHECK_INIT;
+	double v[2] = { 1, 2 }; /* the same values, float64 */
+	latent_runs_last(&c, latent_npy("c2.npy", "<f8", "(2,)", "float64", "[2]", v, sizeof(v)));
+	expect_latent_regression(&c, "dtype differs");
+	check_release(&c);
+}
+
 /* ---- run directories ----------------------------------------------------- */
 
 Test(check_latents, rundir_lists_traces_in_runs_json_order_then_by_version)
