@@ -173,6 +173,63 @@ Test(analysis, stage_entered_without_a_sample_has_none)
 	done(&tr);
 }
 
+/*
+ * Stages a (10..20), b (20..30), a again (30..40), one sample a second, end at
+ * 40. Footprint 100 MiB everywhere except PEAK1 at t = 15 (a's first window)
+ * and PEAK2 at t = 35 (its second); b holds 200 MiB at 25. A release of a at
+ * 32 moves the second window's start past the 9 GiB sample at 31.
+ */
+static void reentered_run(struct trace *tr, uint64_t peak1, uint64_t peak2)
+{
+	begin(tr, "staged", true);
+	for (int i = 0; i <= 40; i++)
+		sample(tr, i, 100 * MiB, 0, 50);
+	tr->samples[15].footprint = peak1;
+	tr->samples[25].footprint = 200 * MiB;
+	tr->samples[31].footprint = 9 * GiB;
+	tr->samples[35].footprint = peak2;
+	event(tr, EV_STAGE, 10, "a", NULL, 0, 0);
+	event(tr, EV_STAGE, 20, "b", NULL, 0, 0);
+	event(tr, EV_STAGE, 30, "a", NULL, 0, 0);
+	event(tr, EV_RELEASE, 32, "a", "m", 1 * GiB, 0);
+	tr->has_end = true;
+}
+
+Test(analysis, stage_entered_twice_is_one_row_with_the_larger_peak)
+{
+	/* the larger peak in the second window, then in the first */
+	const uint64_t peaks[2][2] = { { 3 * GiB, 5 * GiB }, { 6 * GiB, 2 * GiB } };
+	for (int k = 0; k < 2; k++) {
+		struct trace tr;
+		struct analysis a = ANALYSIS_INIT;
+		reentered_run(&tr, peaks[k][0], peaks[k][1]);
+		cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+		cr_assert_eq(a.nwindows, 4);
+		cr_assert_eq(a.nstages, 3, "setup, a, b: one row for a");
+		cr_assert_str_eq(a.stages[1].name, "a");
+		cr_assert_str_eq(a.stages[2].name, "b");
+		cr_assert_eq(a.windows[1].stage, 1);
+		cr_assert_eq(a.windows[3].stage, 1);
+		cr_assert_eq(a.windows[1].peak_footprint, peaks[k][0]);
+		cr_assert_eq(a.windows[3].peak_footprint, peaks[k][1]);
+		const struct stage_stats *s = analysis_stage(&a, "a");
+		cr_assert_eq(s, &a.stages[1]);
+		cr_assert_eq(s->nwindows, 2);
+		/* 10..19 and 32..40 (the release at 32 leaves 30 and 31 out) */
+		cr_assert_eq(s->nsamples, 10 + 9);
+		cr_assert_eq(s->peak_footprint, peaks[k][0] > peaks[k][1] ? peaks[k][0] : peaks[k][1],
+			     "case %d: %llu MiB", k, (unsigned long long)(s->peak_footprint / MiB));
+		cr_assert_float_eq(s->seconds, 20.0, 1e-9, "10 s in each window");
+		cr_assert(s->completed && !s->ended_here);
+		cr_assert_eq(a.stages[2].peak_footprint, 200 * MiB, "b keeps its own peak");
+		cr_assert_eq(a.stages[2].nwindows, 1);
+		cr_assert_eq(a.ran_to, 1, "the run's last stage is a");
+		cr_assert_eq(a.peak_footprint, 9 * GiB);
+		analysis_release(&a);
+		done(&tr);
+	}
+}
+
 Test(analysis, outcome_follows_runs_json_then_the_end_record)
 {
 	struct trace tr;
