@@ -144,6 +144,24 @@ Test(table, completed_and_stopped_runs_share_a_cell)
 	release_runs(r, 3);
 }
 
+Test(table, stage_entered_twice_is_one_row_with_the_larger_peak)
+{
+	static const char *const ABA[] = { "a", "b", "a", NULL };
+	struct table_run r[2];
+	/* setup, a, b, a: the larger peak of a in its second window, then in its first */
+	mkrun(&r[0], "staged", false, ABA, (const double[]){ 1, 3, 2, 5 }, 'c');
+	mkrun(&r[1], "staged", false, ABA, (const double[]){ 1, 6, 2, 4 }, 'c');
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 2, NULL, 0), 0);
+	cr_assert_eq(t.nstages, 3, "setup, a, b: one row for a");
+	cr_assert_str_eq(t.stages[1], "a");
+	cr_assert_str_eq(t.stages[2], "b");
+	ASSERT_CELL(&t, 1, 0, "5.0 to 6.0 GB");
+	ASSERT_CELL(&t, 2, 0, "2.0 GB");
+	table_release(&t);
+	release_runs(r, 2);
+}
+
 Test(table, supplement_fills_only_stages_no_main_run_entered)
 {
 	static const char *const S2[] = { "shape", NULL };
