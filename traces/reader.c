@@ -225,14 +225,39 @@ static uint64_t *sample_slot(struct trace_sample *s, unsigned bit)
 	}
 }
 
-/*
- * Apply one key of a sample record. *has_t is set when "t" was seen.
- * Returns 0, or -1 with a message in why.
- */
-static int sample_key(struct trace_sample *s, bool *has_t, const char *k, size_t klen,
-		      const struct jv *v, char *why, size_t whylen)
+#define SK_T 8 /* sample_key_index() for "t" */
+
+/* The index in sample_keys of the key k[0, klen), SK_T for "t", or -1 for
+ * another key: a switch on the length, at most two fixed-size compares. */
+static inline int sample_key_index(const char *k, size_t klen)
 {
-	if (klen == 1 && k[0] == 't') {
+	switch (klen) {
+	case 1:
+		return k[0] == 't' ? SK_T : -1;
+	case 3:
+		return !memcmp(k, "rss", 3) ? 1 : !memcmp(k, "gpu", 3) ? 5 : -1;
+	case 5:
+		return !memcmp(k, "level", 5) ? 6 : !memcmp(k, "procs", 5) ? 7 : -1;
+	case 7:
+		return !memcmp(k, "swapped", 7) ? 2 : -1;
+	case 9:
+		return !memcmp(k, "footprint", 9) ? 0 : !memcmp(k, "swap_used", 9) ? 3 : -1;
+	case 10:
+		return !memcmp(k, "swap_total", 10) ? 4 : -1;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Apply the key sample_keys[i] (SK_T: "t"; -1: an unknown key, ignored) of a
+ * sample record. *has_t is set when "t" was seen. Returns 0, or -1 with a
+ * message in why.
+ */
+static inline int sample_key_apply(struct trace_sample *s, bool *has_t, int i,
+				   const struct jv *v, char *why, size_t whylen)
+{
+	if (i == SK_T) {
 		if (v->kind == JV_NULL || !jv_number(v, &s->t)) {
 			snprintf(why, whylen, "sample \"t\" is not a number");
 			return -1;
@@ -240,36 +265,39 @@ static int sample_key(struct trace_sample *s, bool *has_t, const char *k, size_t
 		*has_t = true;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(sample_keys) / sizeof(sample_keys[0]); i++) {
-		if (klen != sample_keys[i].len || k[0] != sample_keys[i].name[0] ||
-		    memcmp(k, sample_keys[i].name, klen))
-			continue;
-		unsigned bit = sample_keys[i].bit;
-		if (v->kind == JV_NULL) { /* absent */
-			s->fields &= ~bit;
-			return 0;
-		}
-		bool ok;
-		if (bit == SF_LEVEL) {
-			ok = jv_number(v, &s->level);
-		} else if (bit == SF_PROCS) {
-			int64_t x;
-			ok = jv_int(v, 0, 2147483647, &x);
-			if (ok)
-				s->procs = (int)x;
-		} else {
-			ok = jv_bytes(v, sample_slot(s, bit));
-		}
-		if (!ok) {
-			snprintf(why, whylen, "sample \"%s\" is not %s", sample_keys[i].name,
-				 bit == SF_LEVEL ? "a number" :
-				 bit == SF_PROCS ? "a process count" : "a byte count");
-			return -1;
-		}
-		s->fields |= bit;
+	if (i < 0)
+		return 0; /* unknown keys are ignored */
+	unsigned bit = sample_keys[i].bit;
+	if (v->kind == JV_NULL) { /* absent */
+		s->fields &= ~bit;
 		return 0;
 	}
-	return 0; /* unknown keys are ignored */
+	bool ok;
+	if (bit == SF_LEVEL) {
+		ok = jv_number(v, &s->level);
+	} else if (bit == SF_PROCS) {
+		int64_t x;
+		ok = jv_int(v, 0, 2147483647, &x);
+		if (ok)
+			s->procs = (int)x;
+	} else {
+		ok = jv_bytes(v, sample_slot(s, bit));
+	}
+	if (!ok) {
+		snprintf(why, whylen, "sample \"%s\" is not %s", sample_keys[i].name,
+			 bit == SF_LEVEL ? "a number" :
+			 bit == SF_PROCS ? "a process count" : "a byte count");
+		return -1;
+	}
+	s->fields |= bit;
+	return 0;
+}
+
+/* The same, by name. */
+static int sample_key(struct trace_sample *s, bool *has_t, const char *k, size_t klen,
+		      const struct jv *v, char *why, size_t whylen)
+{
+	return sample_key_apply(s, has_t, sample_key_index(k, klen), v, why, whylen);
 }
 
 /* ---- the fast path: flat objects of plain scalars (sample lines) -------- */
@@ -333,7 +361,7 @@ static inline void add_digit(uint64_t *m, int *nd, bool *overflow, char c)
 /* A JSON number. Exact: either an integer, or m * 10^e with m < 2^53 and
  * |e| <= 22 (one correctly rounded operation), else strtod. NULL = leave it
  * to jansson. */
-static const char *fast_number(const char *p, const char *end, struct jv *v)
+static const char *number_general(const char *p, const char *end, struct jv *v)
 {
 	const char *start = p;
 	bool neg = false, overflow = false, is_int = true;
@@ -405,6 +433,85 @@ static const char *fast_number(const char *p, const char *end, struct jv *v)
 	if (!isfinite(v->d))
 		return NULL;
 	return p;
+}
+
+/* The 8 bytes at p are all digits: *out = their value (SWAR, little-endian). */
+static inline bool eight_digits(const char *p, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t x;
+	memcpy(&x, p, 8);
+	uint64_t a = x - 0x3030303030303030ull; /* a byte under '0' sets its top bit */
+	uint64_t b = x + 0x4646464646464646ull; /* a byte over '9' sets its top bit */
+	if ((a | b) & 0x8080808080808080ull)
+		return false;
+	a = a * 10 + (a >> 8); /* pairs of digits */
+	a = ((a & 0x000000FF000000FFull) * (100 + (1000000ull << 32)) +
+	     ((a >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32))) >> 32;
+	*out = (uint32_t)a;
+	return true;
+#else
+	(void)p;
+	(void)out;
+	return false;
+#endif
+}
+
+/*
+ * The same, first trying the shapes sample lines have: an integer of at most
+ * 19 digits, or one with a fraction and no exponent, 19 digits in all. Those
+ * get the very value number_general() gives (the same m and 10^-f, the same
+ * one division); anything else goes to it.
+ */
+static inline const char *fast_number(const char *p, const char *end, struct jv *v)
+{
+	const char *q = p;
+	bool neg = false;
+	uint64_t m;
+	int nd;
+
+	if (*q == '-') {
+		neg = true;
+		q++;
+	}
+	if (q >= end || !is_digit(*q))
+		return NULL;
+	if (*q == '0') {
+		m = 0;
+		nd = 0; /* a leading 0 counts for nothing */
+		q++;
+	} else {
+		const char *lim = end - q > 19 ? q + 19 : end;
+		m = 0;
+		if (end - q >= 8 && eight_digits(q, &m))
+			q += 8;
+		else
+			m = (uint64_t)(*q++ - '0');
+		while (q < lim && is_digit(*q))
+			m = m * 10 + (uint64_t)(*q++ - '0');
+		nd = (int)(q - p) - neg;
+	}
+	if (q == end || (!is_digit(*q) && *q != '.' && *q != 'e' && *q != 'E')) {
+		v->kind = JV_INT;
+		v->neg = neg && m;
+		v->u = m;
+		v->d = neg ? -(double)m : (double)m;
+		return q;
+	}
+	if (*q != '.' || q + 1 == end || !is_digit(q[1]))
+		return number_general(p, end, v);
+	const char *f = ++q;
+	const char *lim = end - q > 19 - nd ? q + (19 - nd) : end;
+	while (q < lim && is_digit(*q))
+		m = m * 10 + (uint64_t)(*q++ - '0');
+	if ((q < end && (is_digit(*q) || *q == 'e' || *q == 'E')) || m > (1ull << 53))
+		return number_general(p, end, v);
+	double d = (double)m / pow10_tab[q - f];
+	v->kind = JV_REAL;
+	v->neg = false;
+	v->u = 0;
+	v->d = neg ? -d : d;
+	return q;
 }
 
 /* Parse a flat object of scalars. Returns the number of pairs, or -1 when
@@ -487,6 +594,49 @@ static void add_sample(struct reader *r, const struct trace_sample *s)
 	tr->samples[tr->nsamples++] = *s;
 }
 
+/* k[0, len) is name: a compare of fixed size */
+#define KEY_IS(k, end, name) \
+	((size_t)((end) - (k)) > sizeof(name) - 1 && !memcmp((k), name "\"", sizeof(name)))
+
+/*
+ * The key after an opening quote at k when it is a sample key followed by
+ * its closing quote (then the key is exactly that name: no escapes in it).
+ * Returns its sample_key_index() with *klen, or -1 (look at it the long way).
+ */
+static inline int known_sample_key(const char *k, const char *end, size_t *klen)
+{
+	int i = -1;
+	if (k >= end)
+		return -1;
+	switch (*k) {
+	case 't':
+		i = KEY_IS(k, end, "t") ? SK_T : -1;
+		break;
+	case 'f':
+		i = KEY_IS(k, end, "footprint") ? 0 : -1;
+		break;
+	case 'r':
+		i = KEY_IS(k, end, "rss") ? 1 : -1;
+		break;
+	case 's':
+		i = KEY_IS(k, end, "swapped") ? 2 : KEY_IS(k, end, "swap_used") ? 3 :
+		    KEY_IS(k, end, "swap_total") ? 4 : -1;
+		break;
+	case 'g':
+		i = KEY_IS(k, end, "gpu") ? 5 : -1;
+		break;
+	case 'l':
+		i = KEY_IS(k, end, "level") ? 6 : -1;
+		break;
+	case 'p':
+		i = KEY_IS(k, end, "procs") ? 7 : -1;
+		break;
+	}
+	if (i >= 0)
+		*klen = i == SK_T ? 1 : sample_keys[i].len;
+	return i;
+}
+
 /*
  * The writer's own sample lines (and stageload's) start with this: parse
  * the rest straight into the sample. 1 done, 0 use another path, -1 error.
@@ -504,8 +654,16 @@ static int direct_sample(struct reader *r, const char *p, const char *end)
 		const char *k;
 		size_t klen;
 		struct jv v;
-		if (p >= end || *p != '"' || !(p = fast_string(p, end, &k, &klen)))
+		if (p >= end || *p != '"')
 			return 0;
+		int i = known_sample_key(p + 1, end, &klen);
+		if (i != -1) {
+			p += klen + 2;
+		} else if (!(p = fast_string(p, end, &k, &klen))) {
+			return 0;
+		} else {
+			i = sample_key_index(k, klen);
+		}
 		if (p >= end || *p != ':')
 			return 0;
 		p++;
@@ -517,7 +675,7 @@ static int direct_sample(struct reader *r, const char *p, const char *end)
 		} else {
 			return 0; /* strings, null, ...: the general path */
 		}
-		if (sample_key(&s, &has_t, k, klen, &v, why, sizeof(why)))
+		if (sample_key_apply(&s, &has_t, i, &v, why, sizeof(why)))
 			return line_error(r, why);
 		if (p < end && *p == ',') {
 			p++;
@@ -533,11 +691,22 @@ static int direct_sample(struct reader *r, const char *p, const char *end)
 	return 1;
 }
 
+/* p starts with SAMPLE_PREFIX (17 bytes there): two 8-byte loads, one byte. */
+static inline bool has_sample_prefix(const char *p)
+{
+	static const char want[] = SAMPLE_PREFIX;
+	uint64_t a, b, x, y;
+	memcpy(&a, p, 8);
+	memcpy(&b, p + 8, 8);
+	memcpy(&x, want, 8);
+	memcpy(&y, want + 8, 8);
+	return a == x && b == y && p[16] == want[16];
+}
+
 /* 1: a sample line handled; 0: not for the fast path; -1: error printed. */
 static int fast_line(struct reader *r, const char *p, const char *end)
 {
-	if ((size_t)(end - p) > sizeof(SAMPLE_PREFIX) &&
-	    !memcmp(p, SAMPLE_PREFIX, sizeof(SAMPLE_PREFIX) - 1)) {
+	if ((size_t)(end - p) > sizeof(SAMPLE_PREFIX) && has_sample_prefix(p)) {
 		int rc = direct_sample(r, p, end);
 		if (rc)
 			return rc;
