@@ -279,6 +279,145 @@ Test(meter, grandchild_forked_by_a_secondary_thread_is_found, .timeout = 60)
 	meter_free(m);
 }
 
+/*
+ * Child side of the late-thread tests. The child runs its main thread and
+ * one more (late_first), says ready (file A), waits for file GO, then starts
+ * a thread that forks a grandchild, which says ready (file B) with its pid.
+ * With late_replace, late_first ends before that thread starts, so the
+ * child's Threads: count is the same at the first sample and after the fork.
+ */
+static const char *late_a, *late_go, *late_b;
+static bool late_replace;
+
+static void late_wait_go(void)
+{
+	while (access(late_go, F_OK))
+		usleep(1000);
+}
+
+static void *late_first(void *arg)
+{
+	(void)arg;
+	if (late_replace) {
+		late_wait_go();
+		return NULL;
+	}
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void late_say_ready(const char *path)
+{
+	char text[32];
+	int len = snprintf(text, sizeof(text), "%d\n", (int)getpid());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, text, (size_t)len) != len)
+		_exit(1);
+	close(fd);
+}
+
+static void *late_forker(void *arg)
+{
+	(void)arg;
+	if (fork() == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the child if a test fails */
+		late_say_ready(late_b);
+		for (;;)
+			pause();
+	}
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void late_child(void)
+{
+	pthread_t first, second;
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test if it fails */
+	if (pthread_create(&first, NULL, late_first, NULL))
+		_exit(1);
+	late_say_ready(late_a);
+	late_wait_go();
+	if (late_replace && pthread_join(first, NULL))
+		_exit(1);
+	if (pthread_create(&second, NULL, late_forker, NULL))
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+/* Meter the child: list its threads with a first sample, let it fork from a
+ * new thread; returns the grandchild's pid, *listed_ns the time right after
+ * that first sample (no later than its listing). */
+static pid_t late_start(struct meter *m, bool replace, pid_t *child, int64_t *listed_ns)
+{
+	make_tmpdir();
+	late_a = tmp("a");
+	late_go = tmp("go");
+	late_b = tmp("b");
+	late_replace = replace;
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0)
+		late_child();
+	*child = pid;
+	meter_track(m, pid);
+	cr_assert_eq(wait_ready(late_a), pid);
+	struct trace_sample s = sample(m);
+	*listed_ns = mono_ns();
+	cr_assert_eq(s.procs, 1, "the child alone, got %d", s.procs);
+	go(late_go);
+	return wait_ready(late_b);
+}
+
+static bool late_counted(struct meter *m, pid_t grandchild)
+{
+	size_t n;
+	const pid_t *pids = meter_pids(m, &n);
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == grandchild)
+			return true;
+	return false;
+}
+
+Test(meter, child_of_a_thread_started_after_the_listing_counts_at_the_next_sample, .timeout = 60)
+{
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t child;
+	int64_t listed_ns;
+	pid_t grandchild = late_start(m, false, &child, &listed_ns);
+	/* Threads: went from 2 to 3: the list is read again at once */
+	struct trace_sample s = sample(m);
+	cr_assert_eq(s.procs, 2, "child and the grandchild of its new thread, got %d", s.procs);
+	cr_assert(late_counted(m, grandchild));
+	kill(grandchild, SIGKILL);
+	kill_and_reap(child);
+	meter_free(m);
+}
+
+Test(meter, child_of_a_thread_replacing_another_counts_within_100ms_of_the_listing, .timeout = 60)
+{
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t child;
+	int64_t listed_ns;
+	pid_t grandchild = late_start(m, true, &child, &listed_ns);
+	/* Threads: is 2 again: samples until 100 ms after the listing may read
+	 * the kept children files only; the first one after must list again */
+	while (mono_ns() - listed_ns < 100 * 1000000LL) {
+		sample(m);
+		usleep(5000);
+	}
+	struct trace_sample s = sample(m);
+	cr_assert_eq(s.procs, 2, "child and the grandchild of its new thread, got %d", s.procs);
+	cr_assert(late_counted(m, grandchild));
+	kill(grandchild, SIGKILL);
+	kill_and_reap(child);
+	meter_free(m);
+}
+
 Test(meter, orphaned_grandchild_reparented_to_the_recorder_still_counts, .timeout = 60)
 {
 	make_tmpdir();
