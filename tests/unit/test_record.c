@@ -1,5 +1,6 @@
 /* test_record.c -- the record engine in-process on real commands, traces read back */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +156,98 @@ Test(record, window_restarts_at_a_release_of_the_same_stage, .init = make_tmp, .
 	record_result_release(&res);
 	free(trace);
 	free(em);
+}
+
+/* Events that start a window: stage events and releases of the stage in force. */
+static bool starts_window(const struct trace_event *ev, const char **stage)
+{
+	if (ev->kind == EV_STAGE) {
+		*stage = ev->stage;
+		return true;
+	}
+	return ev->kind == EV_RELEASE && ev->stage && *stage && !strcmp(ev->stage, *stage);
+}
+
+Test(record, a_sample_follows_each_stage_event_and_window_moving_release, .init = make_tmp,
+     .fini = drop_tmp, .timeout = 20)
+{
+	char *em = eatmem();
+	char *trace = xasprintf("%s/e.trace.jsonl.zst", tmpdir);
+	/* every stage far shorter than the 1 s interval */
+	char *argv[] = { em, "sleep=50ms", "stage=first", "alloc=20M", "sleep=100ms",
+			 "stage=second", "sleep=50ms", "release=w/20M", "sleep=100ms",
+			 "stage=third", "sleep=50ms", "stage=fourth", "sleep=100ms", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 1000 * 1000000LL, NULL, &res), 0);
+	cr_assert_eq(res.exit_code, 0);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	cr_assert_lt(tr.end.wall, 0.9, "the run is shorter than one interval: %f", tr.end.wall);
+	const char *stage = NULL;
+	int nstarts = 0, nreleases = 0;
+	for (size_t i = 0; i < tr.nevents; i++) {
+		const struct trace_event *ev = &tr.events[i];
+		if (!starts_window(ev, &stage))
+			continue;
+		nstarts++;
+		nreleases += ev->kind == EV_RELEASE;
+		/* before the next window start and before the next periodic sample
+		 * (at whole seconds from the start) */
+		double limit = floor(ev->t) + 1.0;
+		const char *s2 = stage;
+		for (size_t j = i + 1; j < tr.nevents; j++)
+			if (starts_window(&tr.events[j], &s2)) {
+				if (tr.events[j].t < limit)
+					limit = tr.events[j].t;
+				break;
+			}
+		bool found = false;
+		for (size_t k = 0; k < tr.nsamples && !found; k++)
+			found = tr.samples[k].t >= ev->t && tr.samples[k].t < limit &&
+				(tr.samples[k].fields & SF_FOOTPRINT);
+		cr_expect(found, "no sample in [%f, %f) after the %s event of stage %s", ev->t, limit,
+			  ev->kind == EV_STAGE ? "stage" : "release", ev->stage);
+	}
+	cr_assert_eq(nstarts, 5, "four stage events and one release");
+	cr_assert_eq(nreleases, 1);
+	trace_release(&tr);
+	record_result_release(&res);
+	free(trace);
+	free(em);
+}
+
+Test(record, a_sample_after_an_event_stamped_ahead_of_the_recorder_takes_the_events_t,
+     .init = make_tmp, .fini = drop_tmp, .timeout = 20)
+{
+	const char *py = "/usr/bin/python3";
+	if (access(py, X_OK))
+		cr_skip_test("no %s to write a probe line stamped ahead", py);
+	char *trace = xasprintf("%s/f.trace.jsonl.zst", tmpdir);
+	/* the stage line says 0.3 s later than the moment it is written */
+	char *argv[] = { (char *)py, "-c",
+			 "import os, time\n"
+			 "m = time.clock_gettime(time.CLOCK_MONOTONIC) + 0.3\n"
+			 "os.write(int(os.environ['STAGEBENCH_FD']),"
+			 " b'{\"kind\":\"stage\",\"stage\":\"ahead\",\"mono\":%.6f}\\n' % m)\n"
+			 "time.sleep(0.5)\n",
+			 NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 1000 * 1000000LL, NULL, &res), 0);
+	cr_assert_eq(res.exit_code, 0);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	const struct trace_event *st = find_event(&tr, EV_STAGE, "ahead");
+	cr_assert_not_null(st);
+	bool at_event = false;
+	for (size_t k = 0; k < tr.nsamples; k++) {
+		cr_expect(tr.samples[k].t < st->t - 0.1 || tr.samples[k].t >= st->t,
+			  "a sample at %f, just before the stage event at %f", tr.samples[k].t, st->t);
+		at_event |= fabs(tr.samples[k].t - st->t) < 1e-6;
+	}
+	cr_assert(at_event, "no sample at the stage event's t %f", st->t);
+	trace_release(&tr);
+	record_result_release(&res);
+	free(trace);
 }
 
 Test(record, malformed_probe_lines_are_skipped, .init = make_tmp, .fini = drop_tmp, .timeout = 20)
