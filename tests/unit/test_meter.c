@@ -27,10 +27,30 @@
 static char eatmem_path[PATH_MAX + 32];
 static char tmpdir[64];
 
+static pid_t tmpdir_owner;
+
+/* Removes the test's directory when the test's own process exits (never from
+ * a forked child that happens to run exit handlers). */
+static void remove_tmpdir(void)
+{
+	if (getpid() != tmpdir_owner || !tmpdir[0])
+		return;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "test_meter: could not remove %s\n", tmpdir);
+}
+
 static void make_tmpdir(void)
 {
+	static bool registered;
+	remove_tmpdir(); /* a worker may run several tests: one directory at a time */
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sb-meter-XXXXXX");
 	cr_assert(mkdtemp(tmpdir));
+	tmpdir_owner = getpid();
+	if (!registered)
+		atexit(remove_tmpdir);
+	registered = true;
 }
 
 static const char *tmp(const char *name)
