@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1243,19 +1244,150 @@ static void back_to_mark(struct reader *r, const struct mark *m)
 	}
 }
 
-/* Parse the complete lines of buf from *done on. */
-static int parse_lines(struct reader *r, struct strbuf *buf, size_t *done)
+/*
+ * Decompression runs in a second thread, a chunk ahead of the parser: one
+ * producer, one consumer, two chunk buffers handed back and forth under a
+ * mutex. Without the thread (pthread_create failed) the parser decompresses
+ * each chunk itself; the chunks and what is done with them are the same.
+ */
+#define ZSTD_CHUNK (256u << 10)
+
+struct zchunk {
+	char *buf;  /* ZSTD_CHUNK bytes */
+	size_t len; /* text in buf */
+	size_t z;   /* what ZSTD_decompressStream() returned */
+	bool last;  /* nothing follows: an error, or the input is all used */
+};
+
+struct zsource {
+	ZSTD_DStream *ds;
+	ZSTD_inBuffer in;
+	struct zchunk chunk[2];
+	bool threaded;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	bool full[2]; /* chunk[i] holds text the parser has not given back */
+	bool quit;    /* the parser stopped: the producer stops too */
+};
+
+static void decompress_chunk(struct zsource *src, struct zchunk *c)
 {
-	const char *from = buf->buf + *done;
-	const char *nl = memrchr(from, '\n', buf->len - *done);
-	if (!nl)
-		return 0;
-	size_t n = (size_t)(nl + 1 - from);
-	*done += n;
-	return parse_text(r, from, n);
+	ZSTD_outBuffer ob = { c->buf, ZSTD_CHUNK, 0 };
+	c->z = ZSTD_decompressStream(src->ds, &ob, &src->in);
+	c->len = ob.pos;
+	c->last = ZSTD_isError(c->z) || (src->in.pos == src->in.size && ob.pos < ob.size);
 }
 
-#define ZSTD_CHUNK (256u << 10)
+static void *zproducer(void *arg)
+{
+	struct zsource *src = arg;
+	for (int i = 0;; i ^= 1) {
+		pthread_mutex_lock(&src->mu);
+		while (src->full[i] && !src->quit)
+			pthread_cond_wait(&src->cond, &src->mu);
+		bool quit = src->quit;
+		pthread_mutex_unlock(&src->mu);
+		if (quit)
+			break;
+		decompress_chunk(src, &src->chunk[i]);
+		bool last = src->chunk[i].last;
+		pthread_mutex_lock(&src->mu);
+		src->full[i] = true;
+		pthread_cond_broadcast(&src->cond);
+		pthread_mutex_unlock(&src->mu);
+		if (last)
+			break;
+	}
+	return NULL;
+}
+
+/* Chunk i (0, 1, 0, ...) of the text, in order. */
+static struct zchunk *next_chunk(struct zsource *src, int i)
+{
+	if (!src->threaded) {
+		decompress_chunk(src, &src->chunk[i]);
+		return &src->chunk[i];
+	}
+	pthread_mutex_lock(&src->mu);
+	while (!src->full[i])
+		pthread_cond_wait(&src->cond, &src->mu);
+	pthread_mutex_unlock(&src->mu);
+	return &src->chunk[i];
+}
+
+/* The parser is done with chunk i: the producer may fill it again. */
+static void give_back_chunk(struct zsource *src, int i)
+{
+	if (!src->threaded)
+		return;
+	pthread_mutex_lock(&src->mu);
+	src->full[i] = false;
+	pthread_cond_broadcast(&src->cond);
+	pthread_mutex_unlock(&src->mu);
+}
+
+static int zsource_start(struct zsource *src, const void *data, size_t len)
+{
+	memset(src, 0, sizeof(*src));
+	if (!(src->ds = ZSTD_createDStream()))
+		return -1;
+	ZSTD_initDStream(src->ds);
+	src->in = (ZSTD_inBuffer){ data, len, 0 };
+	src->chunk[0].buf = xmalloc(ZSTD_CHUNK);
+	src->chunk[1].buf = xmalloc(ZSTD_CHUNK);
+	pthread_mutex_init(&src->mu, NULL);
+	pthread_cond_init(&src->cond, NULL);
+	src->threaded = !pthread_create(&src->thread, NULL, zproducer, src);
+	return 0;
+}
+
+static void zsource_stop(struct zsource *src)
+{
+	if (src->threaded) {
+		pthread_mutex_lock(&src->mu);
+		src->quit = true;
+		pthread_cond_broadcast(&src->cond);
+		pthread_mutex_unlock(&src->mu);
+		pthread_join(src->thread, NULL);
+	}
+	pthread_cond_destroy(&src->cond);
+	pthread_mutex_destroy(&src->mu);
+	free(src->chunk[0].buf);
+	free(src->chunk[1].buf);
+	ZSTD_freeDStream(src->ds);
+}
+
+/*
+ * Parse the complete lines of text[0, len), in place; a line cut by the end
+ * of the chunk waits in tail for the rest.
+ */
+static int parse_chunk(struct reader *r, struct strbuf *tail, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	const char *nl;
+	int ret;
+
+	if (tail->len) {
+		if (!(nl = memchr(p, '\n', len))) {
+			strbuf_add(tail, p, len);
+			return 0;
+		}
+		strbuf_add(tail, p, (size_t)(nl + 1 - p));
+		ret = parse_text(r, tail->buf, tail->len);
+		strbuf_reset(tail);
+		if (ret)
+			return ret;
+		p = nl + 1;
+	}
+	if (p < end && (nl = memrchr(p, '\n', (size_t)(end - p)))) {
+		if ((ret = parse_text(r, p, (size_t)(nl + 1 - p))))
+			return ret;
+		p = nl + 1;
+	}
+	strbuf_add(tail, p, (size_t)(end - p));
+	return 0;
+}
 
 /*
  * Decompress and parse as the text comes, a chunk at a time (the text of a
@@ -1265,40 +1397,31 @@ static int parse_lines(struct reader *r, struct strbuf *buf, size_t *done)
  */
 static int read_zstd(struct reader *r, const void *data, size_t len)
 {
-	ZSTD_DStream *ds = ZSTD_createDStream();
-	ZSTD_inBuffer in = { data, len, 0 };
-	struct strbuf buf = STRBUF_INIT;
+	struct zsource src;
+	struct strbuf tail = STRBUF_INIT;
 	struct mark mark;
-	size_t done = 0, z = 0;
+	size_t z = 0;
 	int ret = 0;
 
-	if (!ds)
+	if (zsource_start(&src, data, len))
 		return error("%s: cannot allocate a zstd context", r->name);
-	ZSTD_initDStream(ds);
 	take_mark(r, &mark);
-	for (;;) {
-		if (buf.alloc - buf.len < ZSTD_CHUNK + 1) {
-			/* keep only the unparsed tail, then make room */
-			if (done) {
-				memmove(buf.buf, buf.buf + done, buf.len - done);
-				buf.len -= done;
-				done = 0;
-			}
-			strbuf_grow(&buf, ZSTD_CHUNK);
-		}
-		ZSTD_outBuffer ob = { buf.buf + buf.len, buf.alloc - buf.len - 1, 0 };
-		z = ZSTD_decompressStream(ds, &ob, &in);
-		buf.len += ob.pos;
-		buf.buf[buf.len] = '\0';
+	for (int i = 0;; i ^= 1) {
+		struct zchunk *c = next_chunk(&src, i);
+		bool last = c->last;
+		z = c->z;
 		if (ZSTD_isError(z))
 			break;
-		if ((ret = parse_lines(r, &buf, &done)))
+		ret = parse_chunk(r, &tail, c->buf, c->len);
+		give_back_chunk(&src, i);
+		if (ret)
 			break;
 		if (z == 0) /* a frame ended and all of its text is out */
 			take_mark(r, &mark);
-		if (in.pos == in.size && ob.pos < ob.size)
+		if (last)
 			break;
 	}
+	zsource_stop(&src);
 	if (!ret && ZSTD_isError(z)) {
 		back_to_mark(r, &mark);
 		r->tr->damaged = true;
@@ -1309,11 +1432,10 @@ static int read_zstd(struct reader *r, const void *data, size_t len)
 		r->tr->damaged = true;
 		ret = error("%s:%zu: truncated zstd frame (the recording was cut off here; "
 			    "the %zu lines before it are kept)", r->name, mark.line + 1, mark.line);
-	} else if (!ret && done < buf.len) { /* a last line with no newline */
-		ret = parse_text(r, buf.buf + done, buf.len - done);
+	} else if (!ret && tail.len) { /* a last line with no newline */
+		ret = parse_text(r, tail.buf, tail.len);
 	}
-	strbuf_release(&buf);
-	ZSTD_freeDStream(ds);
+	strbuf_release(&tail);
 	return ret;
 }
 
