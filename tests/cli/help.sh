@@ -1,4 +1,14 @@
 # Top-level help lists every command and exits 0; an unknown command is a usage error.
+# Every command: --help on stdout with exit 0, an unknown option is a usage error (exit 2).
 "$SB" --help | head -n 1
 "$SB" frobnicate 2>/dev/null; echo "unknown: $?"
 "$SB" 2>/dev/null; echo "none: $?"
+for c in record guard compare analyze table latents plot check; do
+	first=$("$SB" $c --help | head -n 1)
+	rc=$("$SB" $c --help >/dev/null 2>&1; echo $?)
+	bad=$("$SB" $c --no-such-option >/dev/null 2>&1; echo $?)
+	case "$first" in
+	"usage: stagebench $c"*) echo "$c: help exit $rc, bad option exit $bad" ;;
+	*) echo "$c: help starts with '$first'" ;;
+	esac
+done
