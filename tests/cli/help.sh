@@ -12,3 +12,6 @@ for c in record guard compare analyze table latents plot check; do
 	*) echo "$c: help starts with '$first'" ;;
 	esac
 done
+# A write error on stdout is a failure, not a silent success.
+"$SB" table "$FIXTURES/stageload/2026-10-06-qwen-image/staged-1.trace.jsonl" >/dev/full 2>/dev/null
+echo "stdout full: $?"
