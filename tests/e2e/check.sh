@@ -2,7 +2,8 @@
 # check.sh -- `stagebench check` on real recorded runs: eatmem runs under `record` (a candidate
 # that allocates 200 MiB more in one stage is flagged in that stage only; a rerun is clean; a
 # stage that no longer completes is flagged) and demo pipeline runs made by `compare` (a rerun
-# is clean; a tampered latent copy is caught).
+# is clean; a tampered latent copy is caught; through pipeline files written here, an adapter
+# that holds 300 MiB more in shape_512 is flagged in shape_512 only).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -95,5 +96,83 @@ EOF
 rc=$?
 check "a tampered latent copy is caught (got $rc)" [ $rc -eq 1 ]
 check "reported as a corrupt copy" grep -q 'latent .*corrupt' "$tmp/demo2.md"
+
+# The demo pipeline again, from pipeline files written here: base.json is demo/pipeline.json
+# with its paths made absolute; heavy.json differs only in its adapter, a module written here
+# that installs the demo's adapter and makes the pipeline hold 300 MiB more while the 512
+# shape slat is sampled (the shape_512 stage). The pipeline's own files stay as they are.
+# Stage times are not judged (--max-time-growth 60s): the heavy stage also sleeps 0.4 s so the
+# 20 ms sampler sees the memory held.
+mkdir -p "$tmp/pl"
+cat >"$tmp/pl/heavy_adapter.py" <<'ADAPTER'
+"""heavy_adapter -- the demo adapter, plus 300 MiB held during sample_shape_slat(512)."""
+import functools
+import time
+
+import adapter
+
+
+def _heavy(cascade):
+    cls = cascade.Cascade1024Pipeline
+    orig = cls.sample_shape_slat
+
+    @functools.wraps(orig)
+    def sample_shape_slat(self, cond, init, resolution=512):
+        if resolution != 512:
+            return orig(self, cond, init, resolution=resolution)
+        import torch
+        extra = torch.ones(300 << 20, dtype=torch.uint8)  # every page written
+        try:
+            result = orig(self, cond, init, resolution=resolution)
+            time.sleep(0.4)
+            return result
+        finally:
+            del extra
+    cls.sample_shape_slat = sample_shape_slat
+
+
+def install(probe):
+    # hooked before the demo adapter's, so the probe's stage wrapper encloses this one and
+    # the extra memory is held inside shape_512
+    probe.when_imported("cascade", _heavy)
+    adapter.install(probe)
+ADAPTER
+/usr/bin/python3 - "$root/demo" "$tmp/pl" <<'PY'
+import json, sys
+demo, out = sys.argv[1], sys.argv[2]
+p = json.load(open(demo + "/pipeline.json"))
+p = json.loads(json.dumps(p).replace("{pipeline_dir}", demo))
+assert p["adapter"] == "adapter" and p["pythonpath"] == [demo], p
+json.dump(p, open(out + "/base.json", "w"), indent=1)
+p["adapter"] = "heavy_adapter"
+p["pythonpath"] = [out] + p["pythonpath"]
+json.dump(p, open(out + "/heavy.json", "w"), indent=1)
+PY
+for d in base heavy; do
+	STAGEBENCH_HOME="$root" "$SB" compare staged --reps 2 --size tiny --seed 7 --interval 20ms \
+		--pipeline "$tmp/pl/$d.json" --out "$tmp/p$d" --cache "$tmp/cache" -q \
+		>"$tmp/p$d.out" 2>&1 || { echo "FAIL check: compare $d.json: $(tail -n 5 "$tmp/p$d.out")"; fail=1; }
+done
+"$SB" check --max-time-growth 60s --format json --baseline "$tmp/pbase" "$tmp/pheavy" \
+	>"$tmp/pheavy.json" 2>"$tmp/err"
+rc=$?
+check "the demo holding 300 MiB more in shape_512 exits 1 (got $rc: $(cat "$tmp/err"))" [ $rc -eq 1 ]
+check "json: shape_512's peak footprint is flagged, and no other stage" \
+	/usr/bin/python3 - "$tmp/pheavy.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+regs = r["regressions"]
+assert not r["clean"], r
+assert {(x["mode"], x["stage"]) for x in regs} == {("staged", "shape_512")}, regs
+metrics = {x["metric"] for x in regs}
+assert "peak footprint" in metrics, regs
+assert all(m == "peak footprint" or m.startswith("kernel peak") for m in metrics), regs
+row = [x for x in regs if x["metric"] == "peak footprint"][0]
+assert row["change"] > 200 << 20, row
+assert len(row["baseline"]) == 2 and len(row["now"]) == 2, row
+PY
+"$SB" check --max-time-growth 60s --baseline "$tmp/pbase" "$tmp/pheavy" >"$tmp/pheavy.md" 2>/dev/null
+check "md: shape_512's peak footprint is listed" \
+	grep -q '^| staged | shape_512 | peak footprint |' "$tmp/pheavy.md"
 
 exit $fail
