@@ -10,38 +10,22 @@
 #include "common/util.h"
 #include "traces/runs.h"
 #include "fixtures.h"
+#include "testutil.h"
 
 static char *tmpdir(void)
 {
-	char *d = xstrdup("/tmp/sb-test-runs-XXXXXX");
-	cr_assert_not_null(mkdtemp(d));
-	return d;
+	return test_tmpdir("runs");
 }
 
-static void rm_rf(const char *dir)
-{
-	char *cmd = xasprintf("rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-	free(cmd);
-}
+#define rm_rf test_rm_rf
 
 /* runs_read with stderr captured into *msg. */
 static int read_capturing(const char *path, struct run_list *runs, char **msg)
 {
-	char tmpl[] = "/tmp/sb-test-stderr-XXXXXX";
-	int fd = mkstemp(tmpl);
-	cr_assert(fd >= 0);
-	fflush(stderr);
-	int saved = dup(2);
-	dup2(fd, 2);
+	struct stderr_capture c;
+	stderr_capture_begin(&c);
 	int rc = runs_read(path, runs);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	close(fd);
-	size_t len;
-	cr_assert_eq(read_file(tmpl, msg, &len), 0);
-	unlink(tmpl);
+	*msg = stderr_capture_end(&c);
 	return rc;
 }
 

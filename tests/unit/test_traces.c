@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "traces/trace.h"
 #include "fixtures.h"
+#include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -31,35 +32,18 @@ static uint64_t rnd(void)
 
 static char *tmpdir(void)
 {
-	char *d = xstrdup("/tmp/sb-test-traces-XXXXXX");
-	cr_assert_not_null(mkdtemp(d));
-	return d;
+	return test_tmpdir("traces");
 }
 
-static void rm_rf(const char *dir)
-{
-	char *cmd = xasprintf("rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-	free(cmd);
-}
+#define rm_rf test_rm_rf
 
 /* Run the reader with stderr captured into *msg (caller frees). */
 static int read_capturing(const char *path, struct trace *tr, char **msg)
 {
-	char tmpl[] = "/tmp/sb-test-stderr-XXXXXX";
-	int fd = mkstemp(tmpl);
-	cr_assert(fd >= 0);
-	fflush(stderr);
-	int saved = dup(2);
-	dup2(fd, 2);
+	struct stderr_capture c;
+	stderr_capture_begin(&c);
 	int rc = trace_read(path, tr);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	close(fd);
-	size_t len;
-	cr_assert_eq(read_file(tmpl, msg, &len), 0);
-	unlink(tmpl);
+	*msg = stderr_capture_end(&c);
 	return rc;
 }
 
@@ -856,12 +840,8 @@ Test(traces, flipped_bytes_in_zstd_frames_never_yield_wrong_records, .timeout = 
 
 Test(traces, writer_reports_a_failed_write)
 {
-	char *msg = NULL;
-	char tmpl[] = "/tmp/sb-test-stderr-XXXXXX";
-	int fd = mkstemp(tmpl);
-	fflush(stderr);
-	int saved = dup(2);
-	dup2(fd, 2);
+	struct stderr_capture c;
+	stderr_capture_begin(&c);
 	struct trace_writer *w = trace_writer_open("/dev/full");
 	cr_assert_not_null(w);
 	struct trace_start st;
@@ -872,13 +852,7 @@ Test(traces, writer_reports_a_failed_write)
 	int rc_sample = trace_writer_sample(w, &s);
 	int rc_close = trace_writer_close(w);
 	struct trace_writer *none = trace_writer_open("/nonexistent-dir/x.jsonl.zst");
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	close(fd);
-	size_t len;
-	cr_assert_eq(read_file(tmpl, &msg, &len), 0);
-	unlink(tmpl);
+	char *msg = stderr_capture_end(&c);
 	cr_assert_eq(rc_start, -1);
 	cr_assert_eq(rc_sample, -1, "a writer that failed keeps failing");
 	cr_assert_eq(rc_close, -1);
