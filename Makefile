@@ -80,10 +80,11 @@ $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcriterion
 
-$(OUT)/helpers/%: tests/helpers/%.c
+# Helpers are standalone programs: their .c plus the strict parsers of common/parse.c.
+$(OUT)/helpers/%: tests/helpers/%.c common/parse.c common/parse.h
 	@mkdir -p $(dir $@)
 	@echo "  HELPER  $@"
-	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g -I. -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g -I. -o $@ $< common/parse.c -lm
 
 helpers: $(HELPER_BIN)
 

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/parse.h"
 
 static void usage(FILE *f)
 {
@@ -62,68 +63,6 @@ static void fail(const char *what)
 {
 	fprintf(stderr, "eatmem: step '%s': %s: %s\n", cur_step, what, strerror(errno));
 	exit(3);
-}
-
-/* A number and its unit: "1.5G" -> 1.5, "G". */
-static int number_unit(const char *s, double *num, const char **unit)
-{
-	char *end;
-	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
-		return -1;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
-		return -1;
-	*num = v;
-	*unit = end;
-	return 0;
-}
-
-static int parse_size(const char *s, uint64_t *bytes)
-{
-	static const struct { const char *name; double mult; } units[] = {
-		{ "", 1 }, { "b", 1 },
-		{ "k", 1024.0 }, { "kb", 1024.0 }, { "kib", 1024.0 },
-		{ "m", 1048576.0 }, { "mb", 1048576.0 }, { "mib", 1048576.0 },
-		{ "g", 1073741824.0 }, { "gb", 1073741824.0 }, { "gib", 1073741824.0 },
-		{ "t", 1099511627776.0 }, { "tb", 1099511627776.0 }, { "tib", 1099511627776.0 },
-	};
-	double v;
-	const char *unit;
-	if (number_unit(s, &v, &unit))
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcasecmp(unit, units[i].name))
-			continue;
-		double b = v * units[i].mult;
-		if (b >= 1.8e19)
-			return -1;
-		*bytes = (uint64_t)(b + 0.5);
-		return 0;
-	}
-	return -1;
-}
-
-static int parse_duration(const char *s, int64_t *ns)
-{
-	static const struct { const char *name; double mult; } units[] = {
-		{ "", 1e9 }, { "s", 1e9 }, { "sec", 1e9 }, { "ms", 1e6 }, { "us", 1e3 },
-		{ "ns", 1 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
-	};
-	double v;
-	const char *unit;
-	if (number_unit(s, &v, &unit))
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(unit, units[i].name))
-			continue;
-		double d = v * units[i].mult;
-		if (d >= 9.2e18)
-			return -1;
-		*ns = (int64_t)(d + 0.5);
-		return 0;
-	}
-	return -1;
 }
 
 static uint64_t need_size(const char *s)
