@@ -663,12 +663,7 @@ int cmd_compare(int argc, char **argv)
 			rc = SB_EXIT_OK;
 			goto out;
 		default:
-			if (optopt && optopt < 256)
-				rc = usage_error("unknown option '-%c'", optopt);
-			else if (opt == ':' || (optopt && optopt >= 256))
-				rc = usage_error("option '%s' needs a value", argv[optind - 1]);
-			else
-				rc = usage_error("unknown option '%s'", argv[optind - 1]);
+			rc = guard_bad_option("compare", opt, "qvh", optopt, argv[optind - 1]);
 			goto out;
 		}
 	}

@@ -109,6 +109,20 @@ int guard_parse_option(struct guard_opts *g, int opt, const char *arg)
 	return 1;
 }
 
+int guard_bad_option(const char *cmd, int opt, const char *shortopts, int optopt_,
+		     const char *arg)
+{
+	bool needs_value = opt == ':' || optopt_ >= 256 ||
+			   (optopt_ > 0 && strchr(shortopts, optopt_));
+	if (!needs_value && optopt_ > 0)
+		error("unknown option '-%c' (see 'stagebench %s --help')", optopt_, cmd);
+	else if (needs_value)
+		error("option '%s' needs a value (see 'stagebench %s --help')", arg, cmd);
+	else
+		error("unknown option '%s' (see 'stagebench %s --help')", arg, cmd);
+	return SB_EXIT_USAGE;
+}
+
 void guard_opts_release(struct guard_opts *g)
 {
 	if (!g)
@@ -405,13 +419,8 @@ int cmd_guard(int argc, char **argv)
 			guard_opts_release(&g);
 			return SB_EXIT_OK;
 		default:
-			if (optopt && optopt < 256)
-				error("unknown option '-%c' (see 'stagebench guard --help')", optopt);
-			else
-				error("unknown option '%s' (see 'stagebench guard --help')",
-				      argv[optind - 1]);
 			guard_opts_release(&g);
-			return SB_EXIT_USAGE;
+			return guard_bad_option("guard", opt, "+o:qvh", optopt, argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {

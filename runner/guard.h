@@ -95,6 +95,13 @@ struct guard_opts {
 int guard_parse_option(struct guard_opts *g, int opt, const char *arg);
 void guard_opts_release(struct guard_opts *g); /* NULL ok */
 
+/* The message for an option getopt_long refused in `stagebench CMD` (call it
+ * from the `default:` case with getopt's return value, its optstring, optopt
+ * and the argument at optind - 1): an unknown short or long option, or one
+ * missing its value. Returns SB_EXIT_USAGE. */
+int guard_bad_option(const char *cmd, int opt, const char *shortopts, int optopt_,
+		     const char *arg);
+
 /* What the guard reads each poll. */
 struct guard_readings {
 	double avail_pct;

@@ -1021,11 +1021,7 @@ int cmd_record(int argc, char **argv)
 			rc = SB_EXIT_OK;
 			goto out;
 		default:
-			if (optopt && optopt < 256)
-				error("unknown option '-%c' (see 'stagebench record --help')", optopt);
-			else
-				error("unknown option '%s' (see 'stagebench record --help')",
-				      argv[optind - 1]);
+			rc = guard_bad_option("record", opt, "+o:qvh", optopt, argv[optind - 1]);
 			goto out;
 		}
 	}
