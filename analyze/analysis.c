@@ -163,7 +163,16 @@ static void scan_samples(const struct trace *tr, struct analysis *a)
 		while (wi + 1 < a->nwindows && s->t >= a->windows[wi].end_t)
 			wi++;
 		struct stage_window *w = &a->windows[wi];
-		if (!(s->fields & SF_FOOTPRINT) || s->t < w->start_t || (!w->last && s->t >= w->end_t))
+		if (s->t < w->start_t || (!w->last && s->t >= w->end_t))
+			continue;
+		if (s->fields & SF_SWAP_USED) {
+			if (!w->has_swap)
+				w->swap_first = w->swap_top = s->swap_used;
+			else if (s->swap_used > w->swap_top)
+				w->swap_top = s->swap_used;
+			w->has_swap = true;
+		}
+		if (!(s->fields & SF_FOOTPRINT))
 			continue;
 		if (!w->nsamples || s->footprint > w->peak_footprint) {
 			w->peak_footprint = s->footprint;
@@ -222,6 +231,12 @@ static void stage_rows(const struct trace *tr, struct analysis *a)
 			if (!s->nsamples || w->peak_footprint > s->peak_footprint)
 				s->peak_footprint = w->peak_footprint;
 			s->nsamples += w->nsamples;
+		}
+		if (w->has_swap) {
+			uint64_t rise = w->swap_top - w->swap_first;
+			if (!s->has_swap_rise || rise > s->swap_rise)
+				s->swap_rise = rise;
+			s->has_swap_rise = true;
 		}
 		if (!w->last || a->outcome == RUN_COMPLETED)
 			s->completed = true;

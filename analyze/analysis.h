@@ -103,6 +103,8 @@ struct stage_window {
 	uint64_t footprint_before;   /* the last sample strictly before the stage event */
 	bool has_low_after;
 	uint64_t lowest_after;       /* lowest footprint in [releases_done_t, +2 s] */
+	bool has_swap;               /* a sample in the window had swap_used */
+	uint64_t swap_first, swap_top; /* its first and highest swap_used */
 };
 
 /* One row per distinct stage name, in order of first appearance. */
@@ -114,6 +116,8 @@ struct stage_stats {
 	double seconds;          /* time from its stage events to the next (or the last record) */
 	bool completed;          /* see above */
 	bool ended_here;         /* the run's last stage and the run did not complete */
+	bool has_swap_rise;
+	uint64_t swap_rise;      /* largest rise of system swap within one of its windows */
 	struct kernel_peak kpeak[KPEAK_NMETRICS];
 };
 

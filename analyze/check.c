@@ -36,38 +36,6 @@ static const char *const side_names[2] = { "baseline", "candidate" };
 
 /* ---- adding runs ----------------------------------------------------------- */
 
-/* Per stage: the largest rise of system swap within one of its windows. */
-static void stage_swap(const struct trace *tr, struct check_run *r)
-{
-	const struct analysis *a = &r->a;
-	size_t from = 0; /* windows start in time order: one pass over the samples */
-	for (size_t wi = 0; wi < a->nwindows; wi++) {
-		const struct stage_window *w = &a->windows[wi];
-		bool any = false;
-		uint64_t first = 0, top = 0;
-		while (from < tr->nsamples && tr->samples[from].t < w->start_t)
-			from++;
-		for (size_t i = from; i < tr->nsamples; i++) {
-			const struct trace_sample *s = &tr->samples[i];
-			if (!w->last && s->t >= w->end_t)
-				break;
-			if (!(s->fields & SF_SWAP_USED))
-				continue;
-			if (!any)
-				first = top = s->swap_used;
-			else if (s->swap_used > top)
-				top = s->swap_used;
-			any = true;
-		}
-		if (!any)
-			continue;
-		uint64_t rise = top - first;
-		if (!r->has_swap[w->stage] || rise > r->swap_rise[w->stage])
-			r->swap_rise[w->stage] = rise;
-		r->has_swap[w->stage] = true;
-	}
-}
-
 static size_t mode_index(struct check *c, const char *mode)
 {
 	for (size_t i = 0; i < c->nmodes; i++)
@@ -100,10 +68,7 @@ int check_add_trace(struct check *c, enum check_side_id side, const char *id,
 	else if (!(r.mode = rundir_mode_of_stem(id)))
 		r.mode = xstrdup(id);
 	size_t ns = r.a.nstages ? r.a.nstages : 1;
-	r.swap_rise = xcalloc(ns, sizeof(*r.swap_rise));
-	r.has_swap = xcalloc(ns, sizeof(*r.has_swap));
 	r.load_s = xcalloc(ns, sizeof(*r.load_s));
-	stage_swap(tr, &r);
 	for (size_t i = 0; i < r.a.nloads; i++) {
 		const struct load_info *l = &r.a.loads[i];
 		const char *st = l->stage ? l->stage : l->stage_in_force;
@@ -182,8 +147,8 @@ static bool run_value(const struct check_run *r, const char *stage, enum check_m
 		return kp->present;
 	}
 	case CM_SWAP:
-		*v = (double)r->swap_rise[k];
-		return r->has_swap[k];
+		*v = (double)r->a.stages[k].swap_rise;
+		return r->a.stages[k].has_swap_rise;
 	case CM_TIME:
 		*v = s->seconds;
 		return true;
@@ -889,8 +854,6 @@ void check_release(struct check *c)
 			free(r->id);
 			free(r->mode);
 			analysis_release(&r->a);
-			free(r->swap_rise);
-			free(r->has_swap);
 			free(r->load_s);
 		}
 		free(sd->runs);

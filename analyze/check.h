@@ -139,8 +139,6 @@ struct check_run {
 	char *id;            /* the trace's stem ("staged-1") */
 	char *mode;
 	struct analysis a;
-	uint64_t *swap_rise; /* [a.nstages] */
-	bool *has_swap;      /* [a.nstages] */
 	double *load_s;      /* [a.nstages] */
 };
 
