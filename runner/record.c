@@ -20,6 +20,7 @@
 #include "../traces/trace.h"
 #include "git.h"
 #include "guard.h"
+#include "loop.h"
 #include "record.h"
 #include "spawn.h"
 
@@ -30,6 +31,7 @@
 #define FLUSH_INTERVAL_NS NS_PER_S
 #define WAIT_LOG_INTERVAL_NS (5 * NS_PER_S)
 #define KILL_WAIT_NS (2 * NS_PER_S)
+#define STOP_TICK_NS (10 * NS_PER_MS) /* how often a stopping tree is looked at */
 /* The sample taken when the command's root exits is skipped when the last
  * one is younger than this. */
 #define FINAL_SAMPLE_AGE_NS (5 * NS_PER_MS)
@@ -128,7 +130,7 @@ struct run {
 	struct guard_readings last;
 	bool have_last;
 	/* stopping */
-	bool stopping, killed, gave_up;
+	bool stopping, killed;
 	int64_t kill_at_ns, give_up_at_ns;
 	int got_signal;
 	/* gpu */
@@ -140,6 +142,20 @@ struct run {
 	bool have_sample;
 	int64_t last_sample_ns; /* when it was taken */
 	int write_failed;
+	/* the loop */
+	struct loop loop;
+	int t_sample, t_guard, t_gpu, t_status, t_flush, t_stop;
+	int64_t next_sample;
+	bool chld;              /* a SIGCHLD came since the last look */
+	struct sigstate ss;
+	int psi_fd;             /* PSI trigger (guarded runs), -1 for none */
+	/* what record_run() owns */
+	struct trace_start st;
+	struct host_info host;
+	int probe[2];
+	const char **env;       /* the command's extra environment */
+	size_t env_own;         /* entries of env that are the caller's */
+	char *trace_abs;
 };
 
 static double t_of(const struct run *r, int64_t ns)
@@ -384,6 +400,10 @@ static void begin_stop(struct run *r, enum stopped_by by, const char *reason, in
 	spawn_scan_tree(&r->sp);
 	spawn_signal_tree(&r->sp, SIGTERM);
 	r->kill_at_ns = now + r->g->grace_ns;
+	/* no more guard checks; the tree is watched until it is gone */
+	loop_timer_set(&r->loop, r->t_guard, LOOP_NEVER);
+	loop_del_fd(&r->loop, r->psi_fd);
+	loop_timer_set(&r->loop, r->t_stop, now);
 }
 
 /* A sample at now, its t no earlier than t_min (-INFINITY: no floor). */
@@ -527,11 +547,6 @@ static int admission(struct run *r, int sigfd)
 	}
 }
 
-static int64_t min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
 static double rusage_children_s(void)
 {
 	struct rusage ru;
@@ -574,131 +589,182 @@ static bool root_exited(struct run *r, bool *chld)
 }
 
 /* The main loop while the command runs. */
-static void run_loop(struct run *r, int sigfd, int psi_fd)
+/* ---- the loop's handlers (loop.h) ----------------------------------------- */
+
+/* Check, every turn: the command's root ended (only asked after a SIGCHLD),
+ * or another tree process did (orphans are ours: reap it now, while its
+ * window is open, on_reaped()). */
+static void on_turn(struct loop *l, int64_t now, void *arg)
 {
+	struct run *r = arg;
+	bool got_chld = r->chld;
+	if (r->stopping)
+		return; /* on_stop_tick() watches the tree */
+	if (root_exited(r, &r->chld)) {
+		/* Last look at the tree before the leader is reaped (the
+		 * leader itself is a zombie: its memory is gone already). */
+		if (!r->have_sample || now - r->last_sample_ns >= FINAL_SAMPLE_AGE_NS)
+			take_sample(r, now, -INFINITY);
+		r->exit_ns = mono_ns();
+		/* reaped first: on_reaped() may raise the window's peak */
+		spawn_reap(&r->sp);
+		window_close(r, t_of(r, r->exit_ns));
+		loop_stop(l);
+		return;
+	}
+	if (got_chld && r->sp.ntree)
+		spawn_reap(&r->sp);
+}
+
+static void flush_trace(struct run *r)
+{
+	if (r->w && trace_writer_flush(r->w))
+		r->write_failed = -1;
+}
+
+static void on_sample_due(struct loop *l, int64_t now, void *arg)
+{
+	struct run *r = arg;
+	take_sample(r, now, -INFINITY);
+	while (r->next_sample <= now)
+		r->next_sample += r->o->interval_ns;
+	loop_timer_set(l, r->t_sample, r->next_sample);
+	/* flush with this sample when the next one comes after the flush is
+	 * due: one wakeup instead of two, still >= 1/s */
+	if (r->next_sample > loop_timer_when(l, r->t_flush)) {
+		flush_trace(r);
+		loop_timer_set(l, r->t_flush, now + FLUSH_INTERVAL_NS);
+	}
+}
+
+static void on_guard_due(struct loop *l, int64_t now, void *arg)
+{
+	struct run *r = arg;
+	guard_poll(r, now);
+	if (r->stopping)
+		return; /* begin_stop() turned the guard off */
+	int64_t step = r->g->poll_ns;
+	if (guard_check_soon(&r->gs))
+		step = step / 4 > NS_PER_MS ? step / 4 : NS_PER_MS;
+	loop_timer_set(l, r->t_guard, now + step);
+}
+
+static void on_gpu_due(struct loop *l, int64_t now, void *arg)
+{
+	struct run *r = arg;
+	uint64_t b;
+	if (!meter_gpu(r->m, &b)) {
+		r->gpu_known = true;
+		r->gpu_bytes = b;
+	}
+	loop_timer_set(l, r->t_gpu, now + GPU_INTERVAL_NS);
+}
+
+static void on_status_due(struct loop *l, int64_t now, void *arg)
+{
+	struct run *r = arg;
+	status_update(r, now);
+	loop_timer_set(l, r->t_status, now + STATUS_INTERVAL_NS);
+}
+
+static void on_flush_due(struct loop *l, int64_t now, void *arg)
+{
+	struct run *r = arg;
+	flush_trace(r);
+	loop_timer_set(l, r->t_flush, now + FLUSH_INTERVAL_NS);
+}
+
+/* While stopping, every STOP_TICK_NS: done when the tree is gone; KILL after
+ * the grace time; give up KILL_WAIT_NS later. */
+static void on_stop_tick(struct loop *l, int64_t now, void *arg)
+{
+	struct run *r = arg;
+	if (!spawn_tree_alive(&r->sp)) {
+		loop_stop(l);
+		return;
+	}
+	if (!r->killed && now >= r->kill_at_ns) {
+		spawn_signal_tree(&r->sp, SIGKILL);
+		r->killed = true;
+		r->give_up_at_ns = now + KILL_WAIT_NS;
+	} else if (r->killed && now >= r->give_up_at_ns) {
+		warning("processes of '%s' survived SIGKILL", r->argv[0]);
+		loop_stop(l);
+		return;
+	}
+	loop_timer_set(l, r->t_stop, now + STOP_TICK_NS);
+}
+
+static void on_signal_pipe(struct loop *l, int fd, short revents, void *arg)
+{
+	struct run *r = arg;
+	if (!(revents & POLLIN))
+		return;
+	int sig = drain_signals(fd, &r->chld);
+	if (r->chld && r->stopping)
+		loop_timer_set(l, r->t_stop, mono_ns()); /* maybe the last one went */
+	if (!sig)
+		return;
+	char *reason = xasprintf("received %s", strsignal(sig));
+	status_clear(r);
+	if (!r->stopping) {
+		note("%s: %s: stopping '%s'", r->o->name, reason, r->argv[0]);
+		r->got_signal = sig;
+		guard_event(r, "interrupted", reason, r->have_last ? &r->last : NULL);
+	}
+	begin_stop(r, STOPPED_SIGNAL, reason, mono_ns());
+	free(reason);
+}
+
+static void on_probe_pipe(struct loop *l, int fd, short revents, void *arg)
+{
+	struct run *r = arg;
+	probe_read(r);
+	if (r->probe_fd < 0)
+		loop_del_fd(l, fd);
+}
+
+static void on_psi(struct loop *l, int fd, short revents, void *arg)
+{
+	struct run *r = arg;
+	if (revents & POLLPRI)
+		loop_timer_set(l, r->t_guard, mono_ns()); /* memory pressure: check now */
+	if (revents & (POLLERR | POLLNVAL))
+		loop_del_fd(l, fd);
+}
+
+/* The command runs: samples, probe lines, guard checks, GPU readings, the
+ * status line and flushes until the root exits or a stop ends. */
+static void run_loop(struct run *r)
+{
+	struct loop *l = &r->loop;
 	int64_t now = mono_ns();
-	int64_t next_sample = now, next_guard = now + r->g->poll_ns;
 	/* No status line shown: no wakeups for it (each costs ~15-25 us of CPU). */
 	bool show_status = r->o->status_line && sb_verbosity >= 1 && stderr_is_tty();
-	int64_t next_gpu = r->mi->gpu ? now : INT64_MAX;
-	int64_t next_status = show_status ? now + STATUS_INTERVAL_NS : INT64_MAX;
-	int64_t next_flush = now + FLUSH_INTERVAL_NS;
-	bool chld = true; /* the command may have ended before the handler saw it */
-	for (;;) {
-		now = mono_ns();
-		bool got_chld = chld;
-		if (!r->stopping && root_exited(r, &chld)) {
-			/* Last look at the tree before the leader is reaped (the
-			 * leader itself is a zombie: its memory is gone already). */
-			if (!r->have_sample || now - r->last_sample_ns >= FINAL_SAMPLE_AGE_NS)
-				take_sample(r, now, -INFINITY);
-			r->exit_ns = mono_ns();
-			/* reaped first: on_reaped() may raise the window's peak */
-			spawn_reap(&r->sp);
-			window_close(r, t_of(r, r->exit_ns));
-			return;
-		}
-		/* A tree process other than the leader ended (orphans are ours):
-		 * reap it now, while its window is open (on_reaped()). */
-		if (got_chld && !r->stopping && r->sp.ntree)
-			spawn_reap(&r->sp);
-		if (r->stopping) {
-			if (!spawn_tree_alive(&r->sp))
-				break;
-			if (!r->killed && now >= r->kill_at_ns) {
-				spawn_signal_tree(&r->sp, SIGKILL);
-				r->killed = true;
-				r->give_up_at_ns = now + KILL_WAIT_NS;
-			} else if (r->killed && now >= r->give_up_at_ns) {
-				warning("processes of '%s' survived SIGKILL", r->argv[0]);
-				break;
-			}
-		}
-		if (now >= next_sample) {
-			take_sample(r, now, -INFINITY);
-			while (next_sample <= now)
-				next_sample += r->o->interval_ns;
-			/* flush with this sample when the next one comes after the
-			 * flush is due: one wakeup instead of two, still >= 1/s */
-			if (next_sample > next_flush) {
-				if (r->w && trace_writer_flush(r->w))
-					r->write_failed = -1;
-				next_flush = now + FLUSH_INTERVAL_NS;
-			}
-		}
-		if (r->o->guarded && !r->stopping && now >= next_guard) {
-			guard_poll(r, now);
-			int64_t step = r->g->poll_ns;
-			if (guard_check_soon(&r->gs))
-				step = step / 4 > NS_PER_MS ? step / 4 : NS_PER_MS;
-			next_guard = now + step;
-		}
-		if (now >= next_gpu) {
-			uint64_t b;
-			if (!meter_gpu(r->m, &b)) {
-				r->gpu_known = true;
-				r->gpu_bytes = b;
-			}
-			next_gpu = now + GPU_INTERVAL_NS;
-		}
-		if (show_status && now >= next_status) {
-			status_update(r, now);
-			next_status = now + STATUS_INTERVAL_NS;
-		}
-		if (now >= next_flush) {
-			if (r->w && trace_writer_flush(r->w))
-				r->write_failed = -1;
-			next_flush = now + FLUSH_INTERVAL_NS;
-		}
-
-		int64_t deadline = min64(min64(next_sample, next_flush), min64(next_gpu, next_status));
-		if (r->o->guarded && !r->stopping)
-			deadline = min64(deadline, next_guard);
-		if (r->stopping)
-			deadline = min64(deadline, now + 10 * NS_PER_MS); /* reap while polling */
-		struct pollfd pfd[3];
-		nfds_t nfd = 0;
-		pfd[nfd++] = (struct pollfd){ sigfd, POLLIN, 0 };
-		int probe_i = -1, psi_i = -1;
-		if (r->probe_fd >= 0) {
-			probe_i = (int)nfd;
-			pfd[nfd++] = (struct pollfd){ r->probe_fd, POLLIN, 0 };
-		}
-		if (psi_fd >= 0 && r->o->guarded && !r->stopping) {
-			psi_i = (int)nfd;
-			pfd[nfd++] = (struct pollfd){ psi_fd, POLLPRI, 0 };
-		}
-		now = mono_ns();
-		int64_t wait = deadline - now;
-		int ms = wait <= 0 ? 0 : (int)min64((wait + NS_PER_MS - 1) / NS_PER_MS, 60000);
-		int n = poll(pfd, nfd, ms);
-		if (n <= 0)
-			continue;
-		if (pfd[0].revents & POLLIN) {
-			int sig = drain_signals(sigfd, &chld);
-			if (sig) {
-				char *reason = xasprintf("received %s", strsignal(sig));
-				status_clear(r);
-				if (!r->stopping) {
-					note("%s: %s: stopping '%s'", r->o->name, reason, r->argv[0]);
-					r->got_signal = sig;
-					guard_event(r, "interrupted", reason, r->have_last ? &r->last : NULL);
-				}
-				begin_stop(r, STOPPED_SIGNAL, reason, mono_ns());
-				free(reason);
-			}
-		}
-		if (probe_i >= 0 && pfd[probe_i].revents)
-			probe_read(r);
-		if (psi_i >= 0 && (pfd[psi_i].revents & POLLPRI))
-			next_guard = mono_ns(); /* memory pressure: check now */
-		if (psi_i >= 0 && (pfd[psi_i].revents & (POLLERR | POLLNVAL)))
-			psi_fd = -1;
+	loop_init(l);
+	r->chld = true; /* the command may have ended before the handler saw it */
+	r->next_sample = now;
+	loop_add_check(l, on_turn, r);
+	r->t_sample = loop_add_timer(l, now, on_sample_due, r);
+	r->t_guard = loop_add_timer(l, r->o->guarded ? now + r->g->poll_ns : LOOP_NEVER,
+				    on_guard_due, r);
+	r->t_gpu = loop_add_timer(l, r->mi->gpu ? now : LOOP_NEVER, on_gpu_due, r);
+	r->t_status = loop_add_timer(l, show_status ? now + STATUS_INTERVAL_NS : LOOP_NEVER,
+				     on_status_due, r);
+	r->t_flush = loop_add_timer(l, now + FLUSH_INTERVAL_NS, on_flush_due, r);
+	r->t_stop = loop_add_timer(l, LOOP_NEVER, on_stop_tick, r);
+	loop_add_fd(l, r->ss.pipe[0], POLLIN, on_signal_pipe, r);
+	if (r->probe_fd >= 0)
+		loop_add_fd(l, r->probe_fd, POLLIN, on_probe_pipe, r);
+	if (r->psi_fd >= 0 && r->o->guarded)
+		loop_add_fd(l, r->psi_fd, POLLPRI, on_psi, r);
+	loop_run(l);
+	if (r->stopping) {
+		/* stopped: the tree is gone (or survived KILL) */
+		r->exit_ns = mono_ns();
+		spawn_reap(&r->sp);
+		window_close(r, t_of(r, r->exit_ns));
 	}
-	/* stopped: the tree is gone (or survived KILL) */
-	r->exit_ns = mono_ns();
-	spawn_reap(&r->sp);
-	window_close(r, t_of(r, r->exit_ns));
 }
 
 static void fill_start(struct run *r, struct trace_start *st, struct host_info *h)
@@ -742,131 +808,120 @@ static char *absolute_path(const char *p)
 	return abs;
 }
 
-int record_run(const struct record_opts *o, char **argv, struct record_result *res)
+/* The command's environment: the caller's env_set, then ours; r->env owns
+ * the entries past the caller's. */
+static void build_env(struct run *r)
 {
-	static const struct guard_opts default_guard = GUARD_OPTS_INIT;
-	struct run r;
-	struct sigstate ss;
-	struct trace_start st;
-	struct host_info host;
-	int ret = -1, psi_fd = -1, probe[2] = { -1, -1 };
-	const char **env = NULL;
-	char *trace_abs = NULL;
-
-	memset(&r, 0, sizeof(r));
-	memset(&st, 0, sizeof(st));
-	memset(&ss, 0, sizeof(ss));
-	ss.pipe[0] = ss.pipe[1] = -1;
-	*res = (struct record_result)RECORD_RESULT_INIT;
-	r.o = o;
-	r.g = o->guard ? o->guard : &default_guard;
-	r.res = res;
-	r.argv = argv;
-	r.sp = (struct spawn)SPAWN_INIT;
-	r.probe_fd = -1;
-	strbuf_init(&r.probe_buf);
-	if (o->interval_ns < NS_PER_MS)
-		BUG("record interval under 1 ms");
-
-	const char *spec = o->meter_spec ? o->meter_spec : getenv("STAGEBENCH_METER");
-	r.m = meter_new(spec && *spec ? spec : NULL);
-	if (!r.m)
-		goto out;
-	r.mi = meter_info(r.m);
-	if (o->trace_path) {
-		r.w = trace_writer_open(o->trace_path);
-		if (!r.w)
-			goto out;
-	}
-	r.t0_ns = mono_ns();
-	fill_start(&r, &st, &host);
-	if (r.w && trace_writer_start(r.w, &st))
-		goto out;
-	if (signals_install(&ss))
-		goto out;
-	spawn_set_subreaper();
-
-	if (o->guarded) {
-		int a = admission(&r, ss.pipe[0]);
-		if (a < 0 && res->exit_code == 0)
-			goto out; /* could not read the system */
-		if (a <= 0)
-			goto write_end;
-		psi_fd = guard_psi_open();
-	}
-
-	/* the probe pipe and the command's environment */
-	if (pipe(probe))
-		goto out_errno;
-	fcntl(probe[0], F_SETFD, FD_CLOEXEC);
-	fcntl(probe[0], F_SETFL, O_NONBLOCK);
-	fcntl(probe[1], F_SETFD, FD_CLOEXEC);
+	const struct record_opts *o = r->o;
 	size_t nenv = 0, k = 0;
 	for (const char **e = o->env_set; e && *e; e++)
 		nenv++;
-	env = xcalloc(nenv + 5, sizeof(*env));
+	r->env_own = nenv;
+	r->env = xcalloc(nenv + 5, sizeof(*r->env));
 	for (const char **e = o->env_set; e && *e; e++)
-		env[k++] = *e;
-	env[k++] = xasprintf("STAGEBENCH_FD=%d", SPAWN_PROBE_FD);
+		r->env[k++] = *e;
+	r->env[k++] = xasprintf("STAGEBENCH_FD=%d", SPAWN_PROBE_FD);
 	if (o->mode)
-		env[k++] = xasprintf("STAGEBENCH_MODE=%s", o->mode);
+		r->env[k++] = xasprintf("STAGEBENCH_MODE=%s", o->mode);
 	if (o->latents_dir)
-		env[k++] = xasprintf("STAGEBENCH_LATENTS=%s", o->latents_dir);
+		r->env[k++] = xasprintf("STAGEBENCH_LATENTS=%s", o->latents_dir);
 	if (o->trace_path) {
-		trace_abs = absolute_path(o->trace_path);
-		env[k++] = xasprintf("STAGEBENCH_TRACE=%s", trace_abs);
+		r->trace_abs = absolute_path(o->trace_path);
+		r->env[k++] = xasprintf("STAGEBENCH_TRACE=%s", r->trace_abs);
 	}
-	env[k] = NULL;
-	r.sp.argv = argv;
-	r.sp.env_set = env;
-	r.sp.probe_fd = probe[1];
-	r.sp.cwd = o->cwd;
-	r.sp.on_reap = on_reaped;
-	r.sp.on_reap_arg = &r;
+	r->env[k] = NULL;
+}
+
+/* The meter, the trace and its start record, the signal handlers. */
+static int run_open(struct run *r)
+{
+	const struct record_opts *o = r->o;
+	const char *spec = o->meter_spec ? o->meter_spec : getenv("STAGEBENCH_METER");
+	r->m = meter_new(spec && *spec ? spec : NULL);
+	if (!r->m)
+		return -1;
+	r->mi = meter_info(r->m);
+	if (o->trace_path) {
+		r->w = trace_writer_open(o->trace_path);
+		if (!r->w)
+			return -1;
+	}
+	r->t0_ns = mono_ns();
+	fill_start(r, &r->st, &r->host);
+	if (r->w && trace_writer_start(r->w, &r->st))
+		return -1;
+	if (signals_install(&r->ss))
+		return -1;
+	spawn_set_subreaper();
+	return 0;
+}
+
+/* Spawn the command with the probe pipe and run the loop. Returns 0 when it
+ * ran (or could not start: exit 127 set), -1 after error(). */
+static int run_command(struct run *r)
+{
+	struct record_result *res = r->res;
+	if (pipe(r->probe))
+		return error("cannot create a pipe: %s", strerror(errno));
+	fcntl(r->probe[0], F_SETFD, FD_CLOEXEC);
+	fcntl(r->probe[0], F_SETFL, O_NONBLOCK);
+	fcntl(r->probe[1], F_SETFD, FD_CLOEXEC);
+	build_env(r);
+	r->sp.argv = r->argv;
+	r->sp.env_set = r->env;
+	r->sp.probe_fd = r->probe[1];
+	r->sp.cwd = r->o->cwd;
+	r->sp.on_reap = on_reaped;
+	r->sp.on_reap_arg = r;
 
 	double cpu0 = rusage_children_s();
-	r.spawn_ns = mono_ns();
-	if (spawn_start(&r.sp)) {
+	r->spawn_ns = mono_ns();
+	int started = spawn_start(&r->sp);
+	close(r->probe[1]);
+	r->probe[1] = -1;
+	if (started) {
 		res->exit_code = GUARD_EXIT_CANNOT_RUN;
-		res->reason = xasprintf("cannot run '%s': %s", argv[0], strerror(r.sp.start_errno));
-		close(probe[1]);
-		probe[1] = -1;
-		goto write_end;
+		res->reason = xasprintf("cannot run '%s': %s", r->argv[0], strerror(r->sp.start_errno));
+		return 0;
 	}
 	res->started = true;
-	close(probe[1]);
-	probe[1] = -1;
-	r.probe_fd = probe[0];
-	probe[0] = -1;
-	meter_track(r.m, r.sp.pid);
+	r->probe_fd = r->probe[0];
+	r->probe[0] = -1;
+	meter_track(r->m, r->sp.pid);
 
-	run_loop(&r, ss.pipe[0], psi_fd);
+	run_loop(r);
 
-	if (r.probe_fd >= 0) {
+	if (r->probe_fd >= 0) {
 		/* whatever the command wrote before it ended; orphans may hold the pipe */
-		probe_read(&r);
+		probe_read(r);
 	}
-	res->wall_s = (double)(r.exit_ns - r.spawn_ns) / 1e9;
+	res->wall_s = (double)(r->exit_ns - r->spawn_ns) / 1e9;
 	res->cpu_s = rusage_children_s() - cpu0;
 	if (res->cpu_s < 0)
 		res->cpu_s = 0;
-	res->signal = r.sp.reaped ? spawn_exit_signal(r.sp.status) : 0;
+	res->signal = r->sp.reaped ? spawn_exit_signal(r->sp.status) : 0;
 	if (res->stopped_by == STOPPED_GUARD)
 		res->exit_code = GUARD_EXIT_STOPPED;
 	else if (res->stopped_by == STOPPED_SIGNAL)
-		res->exit_code = 128 + r.got_signal;
+		res->exit_code = 128 + r->got_signal;
 	else
-		res->exit_code = spawn_exit_code(r.sp.status);
-	if (!r.stopping) {
-		spawn_scan_tree(&r.sp);
-		spawn_reap(&r.sp);
-		if (r.sp.ntree && sb_verbosity >= 2)
-			note("%s: '%s' left %zu process(es) running", o->name, argv[0], r.sp.ntree);
+		res->exit_code = spawn_exit_code(r->sp.status);
+	if (!r->stopping) {
+		spawn_scan_tree(&r->sp);
+		spawn_reap(&r->sp);
+		if (r->sp.ntree && sb_verbosity >= 2)
+			note("%s: '%s' left %zu process(es) running", r->o->name, r->argv[0],
+			     r->sp.ntree);
 	}
+	return 0;
+}
 
-write_end:
-	status_clear(&r);
-	if (r.w) {
+/* The end record and the one-line summary. */
+static void run_finish(struct run *r)
+{
+	const struct record_result *res = r->res;
+	status_clear(r);
+	if (r->w) {
 		struct trace_end end;
 		memset(&end, 0, sizeof(end));
 		end.has_exit = true;
@@ -878,54 +933,84 @@ write_end:
 		end.wall = res->wall_s;
 		end.has_cpu = res->started;
 		end.cpu = res->cpu_s;
-		if (trace_writer_end(r.w, &end))
-			r.write_failed = -1;
+		if (trace_writer_end(r->w, &end))
+			r->write_failed = -1;
 	}
-	if (o->summary && sb_verbosity >= 1 && res->started) {
-		char fp[32], wall[32];
-		format_gb(res->peak_footprint, fp);
-		format_duration((int64_t)(res->wall_s * 1e9), wall);
-		if (o->trace_path)
-			note("%s: %s: peak footprint %s, wall %s, exit %d", o->name, o->trace_path, fp,
-			     wall, res->exit_code);
-		else
-			note("%s: peak footprint %s, wall %s, exit %d", o->name, fp, wall, res->exit_code);
-	}
-	ret = 0;
-	goto out;
+	if (!r->o->summary || sb_verbosity < 1 || !res->started)
+		return;
+	char fp[32], wall[32];
+	format_gb(res->peak_footprint, fp);
+	format_duration((int64_t)(res->wall_s * 1e9), wall);
+	if (r->o->trace_path)
+		note("%s: %s: peak footprint %s, wall %s, exit %d", r->o->name, r->o->trace_path, fp,
+		     wall, res->exit_code);
+	else
+		note("%s: peak footprint %s, wall %s, exit %d", r->o->name, fp, wall, res->exit_code);
+}
 
-out_errno:
-	error("cannot create a pipe: %s", strerror(errno));
-out:
-	status_clear(&r);
-	if (r.w && trace_writer_close(r.w))
+/* Closes and frees everything; ret, or -1 when the trace could not be written. */
+static int run_close(struct run *r, int ret)
+{
+	status_clear(r);
+	if (r->w && trace_writer_close(r->w))
 		ret = -1;
-	else if (r.write_failed && r.w)
-		ret = error("cannot write the trace '%s'", o->trace_path);
-	signals_restore(&ss);
-	if (psi_fd >= 0)
-		close(psi_fd);
+	else if (r->write_failed && r->w)
+		ret = error("cannot write the trace '%s'", r->o->trace_path);
+	signals_restore(&r->ss);
+	if (r->psi_fd >= 0)
+		close(r->psi_fd);
 	for (int i = 0; i < 2; i++)
-		if (probe[i] >= 0)
-			close(probe[i]);
-	if (r.probe_fd >= 0)
-		close(r.probe_fd);
-	if (env) {
-		size_t own = 0;
-		for (const char **e = o->env_set; e && *e; e++)
-			own++;
-		for (size_t i = own; env[i]; i++)
-			free((char *)env[i]);
-		free(env);
+		if (r->probe[i] >= 0)
+			close(r->probe[i]);
+	if (r->probe_fd >= 0)
+		close(r->probe_fd);
+	if (r->env) {
+		for (size_t i = r->env_own; r->env[i]; i++)
+			free((char *)r->env[i]);
+		free(r->env);
 	}
-	free(trace_abs);
-	free(st.utc);
-	free(st.commit);
-	free(r.stage);
-	strbuf_release(&r.probe_buf);
-	spawn_release(&r.sp);
-	meter_free(r.m);
+	free(r->trace_abs);
+	free(r->st.utc);
+	free(r->st.commit);
+	free(r->stage);
+	strbuf_release(&r->probe_buf);
+	spawn_release(&r->sp);
+	meter_free(r->m);
 	return ret;
+}
+
+int record_run(const struct record_opts *o, char **argv, struct record_result *res)
+{
+	static const struct guard_opts default_guard = GUARD_OPTS_INIT;
+	struct run r;
+
+	memset(&r, 0, sizeof(r));
+	r.ss.pipe[0] = r.ss.pipe[1] = -1;
+	r.probe[0] = r.probe[1] = r.psi_fd = r.probe_fd = -1;
+	*res = (struct record_result)RECORD_RESULT_INIT;
+	r.o = o;
+	r.g = o->guard ? o->guard : &default_guard;
+	r.res = res;
+	r.argv = argv;
+	r.sp = (struct spawn)SPAWN_INIT;
+	strbuf_init(&r.probe_buf);
+	if (o->interval_ns < NS_PER_MS)
+		BUG("record interval under 1 ms");
+
+	if (run_open(&r))
+		return run_close(&r, -1);
+	int admitted = 1;
+	if (o->guarded) {
+		admitted = admission(&r, r.ss.pipe[0]);
+		if (admitted < 0 && res->exit_code == 0)
+			return run_close(&r, -1); /* could not read the system */
+		if (admitted > 0)
+			r.psi_fd = guard_psi_open();
+	}
+	if (admitted > 0 && run_command(&r))
+		return run_close(&r, -1);
+	run_finish(&r);
+	return run_close(&r, 0);
 }
 
 void record_result_release(struct record_result *res)

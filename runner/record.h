@@ -15,9 +15,12 @@
  *   3. when guarded: wait for admission (guard events "wait"/"admit"/"timeout");
  *   4. spawn the command in its own process group with the probe pipe as fd 3
  *      (STAGEBENCH_FD=3, STAGEBENCH_MODE, STAGEBENCH_LATENTS, STAGEBENCH_TRACE);
- *   5. loop on poll(): samples at absolute deadlines every interval, probe
- *      lines merged as events, exact per-stage `peak` events, GPU every 1 s,
- *      guard checks every --poll and on PSI pressure wakeups, SIGINT/TERM/HUP;
+ *   5. run the dispatcher of loop.h: timers for samples (at absolute
+ *      deadlines every interval), guard checks (every --poll; PSI pressure
+ *      wakeups move it), GPU readings (1 s), the status line, flushes (>= 1/s)
+ *      and the stop (TERM, grace, KILL); fds for the signal self-pipe
+ *      (SIGINT/TERM/HUP/CHLD), the probe pipe (lines merged as events, exact
+ *      per-stage `peak` events) and PSI; a check each turn for the child's exit;
  *   6. stop the tree when the guard or a signal says so (TERM, grace, KILL);
  *   7. write `end` and close the trace.
  *
