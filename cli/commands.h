@@ -7,13 +7,13 @@
 #ifndef SB_COMMANDS_H
 #define SB_COMMANDS_H
 
-int cmd_record(int argc, char **argv);  /* runner/record.c */
-int cmd_guard(int argc, char **argv);   /* runner/guard.c */
-int cmd_compare(int argc, char **argv); /* runner/compare.c */
-int cmd_analyze(int argc, char **argv); /* analyze/cmd_analyze.c */
-int cmd_table(int argc, char **argv);   /* analyze/cmd_table.c */
-int cmd_latents(int argc, char **argv); /* analyze/cmd_latents.c */
-int cmd_check(int argc, char **argv);   /* analyze/cmd_check.c */
-int cmd_plot(int argc, char **argv);    /* plots/plot.c */
+int cmd_record(int argc, char **argv);  /* cli/record.c */
+int cmd_guard(int argc, char **argv);   /* cli/guard.c */
+int cmd_compare(int argc, char **argv); /* cli/compare.c */
+int cmd_analyze(int argc, char **argv); /* cli/analyze.c */
+int cmd_table(int argc, char **argv);   /* cli/table.c */
+int cmd_latents(int argc, char **argv); /* cli/latents.c */
+int cmd_check(int argc, char **argv);   /* cli/check.c */
+int cmd_plot(int argc, char **argv);    /* cli/plot.c */
 
 #endif

@@ -1,6 +1,6 @@
-/* compare.h -- `stagebench compare`: plan and run a pipeline's variants, then report
+/* compare.h -- the compare engine: plan and run a pipeline's variants, then report
  *
- * cmd_compare (runner/compare.c) reads a pipeline file (traces/pipeline.h),
+ * cmd_compare (cli/compare.c) reads a pipeline file (traces/pipeline.h),
  * runs its variants alternately (E S E S ...), each one record_run() with
  * the guard on, and then prints and writes the per-stage table, the latent
  * comparison and the run summary. This header holds the pure parts, which
@@ -25,7 +25,11 @@
 
 #include <stdbool.h>
 
+#include "../analyze/analysis.h"
 #include "../traces/pipeline.h"
+#include "../traces/runs.h"
+#include "../traces/trace.h"
+#include "record.h"
 
 /* What every run of one compare shares. All strings are borrowed. */
 struct compare_setup {
@@ -107,5 +111,43 @@ char *compare_default_out(const char *date, const char *name, const char *commit
 /* Run k (0-based) of an alternating schedule of nvariants variants: the
  * variant index and the repetition (1-based). E S E S for 2 variants. */
 void compare_schedule(size_t nvariants, size_t k, size_t *variant, int *rep);
+
+/* True when PATH is a directory. */
+bool compare_is_dir(const char *path);
+
+/* A fresh default directory: BASE, else BASE-2, BASE-3 ... Caller frees. */
+char *compare_fresh_dir(const char *base);
+
+/* P made absolute against the current directory. Caller frees. */
+char *compare_absolute(const char *p);
+
+/* Run one plan under record_run (base's options with the plan's trace,
+ * latents, labels and environment), the command's stdout in its log.
+ * Returns record_run's status, or -1 after error() when the log could not
+ * be set up. */
+int compare_run_one(const struct record_opts *base, const struct compare_run *cr,
+		    struct trace_label *labels, size_t nlabels, struct record_result *res);
+
+/* What happened to a run, in words, for the progress line. */
+void compare_outcome_words(const struct record_result *res, struct strbuf *sb);
+
+/* A run that finished, for the report. */
+struct compare_done {
+	char *id;
+	char *mode;
+	char *trace_path;
+	struct trace tr;
+	struct analysis a;
+	bool read;
+};
+
+/* Read the traces, print and write the table, the latents, the summary and
+ * the charts (when charts). Returns 0, or -1 when something could not be
+ * read or written. */
+int compare_report(const char *out, const char *baseline, struct compare_done *d, size_t n,
+		   const struct run_list *runs, bool charts);
+
+/* Free the keys and values of n labels (not the array). */
+void compare_labels_free(struct trace_label *l, size_t n);
 
 #endif

@@ -1,4 +1,4 @@
-/* guard.c -- guard options, admission and stop decisions, busy scan, PSI, cmd_guard */
+/* guard.c -- guard options, admission and stop decisions, busy scan, PSI */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,9 +11,7 @@
 #include "../common/jsonw.h"
 #include "../common/parse.h"
 #include "../common/util.h"
-#include "../cli/commands.h"
 #include "guard.h"
-#include "record.h"
 #include "spawn.h"
 
 const char guard_options_help[] =
@@ -107,20 +105,6 @@ int guard_parse_option(struct guard_opts *g, int opt, const char *arg)
 	}
 	g->given = true;
 	return 1;
-}
-
-int guard_bad_option(const char *cmd, int opt, const char *shortopts, int optopt_,
-		     const char *arg)
-{
-	bool needs_value = opt == ':' || optopt_ >= 256 ||
-			   (optopt_ > 0 && strchr(shortopts, optopt_));
-	if (!needs_value && optopt_ > 0)
-		error("unknown option '-%c' (see 'stagebench %s --help')", optopt_, cmd);
-	else if (needs_value)
-		error("option '%s' needs a value (see 'stagebench %s --help')", arg, cmd);
-	else
-		error("unknown option '%s' (see 'stagebench %s --help')", arg, cmd);
-	return SB_EXIT_USAGE;
 }
 
 void guard_opts_release(struct guard_opts *g)
@@ -363,81 +347,3 @@ int guard_psi_open(void)
 	return -1;
 }
 #endif
-
-/* ---- the command --------------------------------------------------------- */
-
-static const char guard_usage[] =
-	"usage: stagebench guard [GUARD OPTIONS] [-o TRACE] [-q|-v] -- COMMAND [ARG...]\n\n"
-	"Run COMMAND only when the machine has room for it; stop its whole process\n"
-	"tree when it runs the machine out of memory.\n\n"
-	"  -o, --output TRACE    also record a trace (.jsonl.zst)\n"
-	"  -q, --quiet           only errors\n"
-	"  -v, --verbose         log every poll decision\n"
-	"  -h, --help            this text\n\n";
-
-static const char guard_exit_help[] =
-	"\nexit status: 3 the guard stopped the command, 4 never room to start,\n"
-	"127 the command could not start, 128+N signal N ended it, else the command's own.\n";
-
-int cmd_guard(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		GUARD_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct record_opts ro = RECORD_OPTS_INIT;
-	struct guard_opts g = GUARD_OPTS_INIT;
-	int opt, rc;
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+o:qvh", longopts, NULL)) != -1) {
-		switch (guard_parse_option(&g, opt, optarg)) {
-		case 1:
-			continue;
-		case -1:
-			guard_opts_release(&g);
-			return SB_EXIT_USAGE;
-		}
-		switch (opt) {
-		case 'o':
-			ro.trace_path = optarg;
-			break;
-		case 'q':
-			sb_verbosity = 0;
-			break;
-		case 'v':
-			sb_verbosity = 2;
-			break;
-		case 'h':
-			fputs(guard_usage, stdout);
-			fputs(guard_options_help, stdout);
-			fputs(guard_exit_help, stdout);
-			guard_opts_release(&g);
-			return SB_EXIT_OK;
-		default:
-			guard_opts_release(&g);
-			return guard_bad_option("guard", opt, "+o:qvh", optopt, argv[optind - 1]);
-		}
-	}
-	if (optind >= argc) {
-		error("no command given (usage: stagebench guard [OPTIONS] -- COMMAND)");
-		guard_opts_release(&g);
-		return SB_EXIT_USAGE;
-	}
-	ro.name = "guard";
-	ro.guard = &g;
-	ro.guarded = true;
-	ro.status_line = false;
-	struct record_result res = RECORD_RESULT_INIT;
-	if (record_run(&ro, argv + optind, &res))
-		rc = SB_EXIT_FAILURE;
-	else
-		rc = res.exit_code;
-	record_result_release(&res);
-	guard_opts_release(&g);
-	return rc;
-}

@@ -1,4 +1,4 @@
-/* guard.h -- the memory guard: options, admission and stop decisions, cmd_guard
+/* guard.h -- the memory guard: options, admission and stop decisions
  *
  * The guard starts a command only when the machine has room for it and stops
  * the command's whole tree when it runs the machine out of memory. It is the
@@ -94,13 +94,6 @@ struct guard_opts {
  * after an error naming the option and value (a usage error). */
 int guard_parse_option(struct guard_opts *g, int opt, const char *arg);
 void guard_opts_release(struct guard_opts *g); /* NULL ok */
-
-/* The message for an option getopt_long refused in `stagebench CMD` (call it
- * from the `default:` case with getopt's return value, its optstring, optopt
- * and the argument at optind - 1): an unknown short or long option, or one
- * missing its value. Returns SB_EXIT_USAGE. */
-int guard_bad_option(const char *cmd, int opt, const char *shortopts, int optopt_,
-		     const char *arg);
 
 /* What the guard reads each poll. */
 struct guard_readings {

@@ -1,7 +1,6 @@
-/* record.c -- the record engine (record, guard, compare) and cmd_record */
+/* record.c -- the record engine (record, guard, compare) */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cli/commands.h"
 #include "../common/parse.h"
 #include "../common/util.h"
 #include "../meter/meter.h"
@@ -1019,118 +1017,4 @@ void record_result_release(struct record_result *res)
 		return;
 	free(res->reason);
 	res->reason = NULL;
-}
-
-/* ---- the command ---------------------------------------------------------- */
-
-static const char record_usage[] =
-	"usage: stagebench record [-o TRACE] [--mode NAME] [--interval DUR] [--label KEY=VALUE]...\n"
-	"                         [--latents DIR] [GUARD OPTIONS] [-q|-v] -- COMMAND [ARG...]\n\n"
-	"Record a memory trace of COMMAND and its whole process tree.\n\n"
-	"  -o, --output TRACE    trace file (default stagebench-DATE-TIME.trace.jsonl.zst)\n"
-	"      --mode NAME       the run's mode (STAGEBENCH_MODE for the probe)\n"
-	"      --interval DUR    sample interval, 1ms or more (500ms)\n"
-	"      --label KEY=VALUE free-form metadata for the start record (repeatable)\n"
-	"      --latents DIR     where the probe copies latents (STAGEBENCH_LATENTS)\n"
-	"  -q, --quiet           no status line, no summary\n"
-	"  -v, --verbose         more progress messages\n"
-	"  -h, --help            this text\n\n"
-	"With GUARD OPTIONS the run is guarded (see 'stagebench guard --help').\n";
-
-enum { OPT_MODE = 0x5201, OPT_INTERVAL, OPT_LABEL, OPT_LATENTS };
-
-int cmd_record(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "label", required_argument, NULL, OPT_LABEL },
-		{ "latents", required_argument, NULL, OPT_LATENTS },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		GUARD_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct record_opts ro = RECORD_OPTS_INIT;
-	struct guard_opts g = GUARD_OPTS_INIT;
-	struct trace_label *labels = NULL;
-	size_t nlabels = 0, labels_alloc = 0;
-	char *default_out = NULL;
-	int opt, rc = SB_EXIT_USAGE;
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+o:qvh", longopts, NULL)) != -1) {
-		int gr = guard_parse_option(&g, opt, optarg);
-		if (gr < 0)
-			goto out;
-		if (gr > 0)
-			continue;
-		switch (opt) {
-		case 'o':
-			ro.trace_path = optarg;
-			break;
-		case OPT_MODE:
-			ro.mode = optarg;
-			break;
-		case OPT_INTERVAL:
-			if (parse_duration(optarg, &ro.interval_ns) || ro.interval_ns < NS_PER_MS) {
-				error("option '--interval': invalid duration '%s' (1ms or more)", optarg);
-				goto out;
-			}
-			break;
-		case OPT_LABEL: {
-			const char *eq = strchr(optarg, '=');
-			if (!eq || eq == optarg) {
-				error("option '--label': expected KEY=VALUE, got '%s'", optarg);
-				goto out;
-			}
-			ALLOC_GROW(labels, nlabels + 1, labels_alloc);
-			labels[nlabels].key = xstrndup(optarg, (size_t)(eq - optarg));
-			labels[nlabels].value = xstrdup(eq + 1);
-			nlabels++;
-			break;
-		}
-		case OPT_LATENTS:
-			ro.latents_dir = optarg;
-			break;
-		case 'q':
-			sb_verbosity = 0;
-			break;
-		case 'v':
-			sb_verbosity = 2;
-			break;
-		case 'h':
-			fputs(record_usage, stdout);
-			rc = SB_EXIT_OK;
-			goto out;
-		default:
-			rc = guard_bad_option("record", opt, "+o:qvh", optopt, argv[optind - 1]);
-			goto out;
-		}
-	}
-	if (optind >= argc) {
-		error("no command given (usage: stagebench record [OPTIONS] -- COMMAND)");
-		goto out;
-	}
-	if (!ro.trace_path)
-		ro.trace_path = default_out = record_default_trace_name();
-	ro.labels = labels;
-	ro.nlabels = nlabels;
-	ro.guard = &g;
-	ro.guarded = g.given;
-	ro.name = "record";
-	struct record_result res = RECORD_RESULT_INIT;
-	rc = record_run(&ro, argv + optind, &res) ? SB_EXIT_FAILURE : res.exit_code;
-	record_result_release(&res);
-out:
-	for (size_t i = 0; i < nlabels; i++) {
-		free(labels[i].key);
-		free(labels[i].value);
-	}
-	free(labels);
-	free(default_out);
-	guard_opts_release(&g);
-	return rc;
 }

@@ -1,36 +1,20 @@
-/* cmd_analyze.c -- `stagebench analyze`: per-run, per-stage memory figures */
-#include <getopt.h>
+/* report.c -- one run's analysis as text and as JSON (what `stagebench analyze` prints) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/commands.h"
 #include "../common/jsonw.h"
 #include "../common/parse.h"
 #include "../common/util.h"
 #include "analysis.h"
-
-static const char usage_text[] =
-	"usage: stagebench analyze [--json] TRACE...\n"
-	"\n"
-	"Per run: mode, the stage it ran to, how it ended, peak footprint overall and\n"
-	"per stage (window rule: a stage's window starts when the releases that\n"
-	"entering it triggered have completed), kernel peaks, swap, lowest available\n"
-	"memory, wall time, loads and releases. A runs.json beside a trace says how\n"
-	"that run ended.\n"
-	"\n"
-	"  --json      machine-readable output, bytes and seconds\n"
-	"  -h, --help  this text\n"
-	"\n"
-	"exit: 0 ok, 2 usage, 3 a trace could not be read (file:line on stderr)\n";
 
 static void gb(uint64_t bytes, char out[32])
 {
 	format_gb(bytes, out);
 }
 
-static void text_block(struct strbuf *o, const struct analysis *a)
+void analysis_render_text(struct strbuf *o, const struct analysis *a)
 {
 	char b1[32], b2[32], b3[32], how[64];
 	strbuf_addf(o, "%s%s\n", a->path, a->damaged ? " (damaged: read up to the fault)" : "");
@@ -111,7 +95,7 @@ static void text_block(struct strbuf *o, const struct analysis *a)
 	}
 }
 
-static void json_run(struct jsonw *w, const struct analysis *a)
+void analysis_render_json(struct jsonw *w, const struct analysis *a)
 {
 	char how[64];
 	static const char *const outcome_keys[] = { "completed", "guard", "signal", "exit", "recorder_died" };
@@ -232,7 +216,7 @@ static void json_run(struct jsonw *w, const struct analysis *a)
 	jw_object_end(w);
 }
 
-static void warn_spikes(const struct analysis *a)
+void analysis_warn_spikes(const struct analysis *a)
 {
 	for (size_t i = 0; i < a->nstages; i++)
 		for (int m = 0; m < KPEAK_NMETRICS; m++) {
@@ -246,71 +230,4 @@ static void warn_spikes(const struct analysis *a)
 				"the sampler missed a spike (record with a shorter --interval)",
 				a->path, a->stages[i].name, kernel_peak_metric_names[m], b1, b2);
 		}
-}
-
-int cmd_analyze(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool json = false;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return SB_EXIT_OK;
-		default:
-			fprintf(stderr, "stagebench analyze: unknown option '%s'\n%s", argv[optind - 1], usage_text);
-			return SB_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "stagebench analyze: no trace given\n%s", usage_text);
-		return SB_EXIT_USAGE;
-	}
-
-	size_t n = (size_t)(argc - optind);
-	struct analysis *runs = xcalloc(n, sizeof(*runs));
-	int rc = SB_EXIT_OK;
-	for (size_t i = 0; i < n; i++)
-		if (analysis_open(argv[optind + (int)i], &runs[i]) < 0) {
-			rc = SB_EXIT_FAILURE;
-			goto out;
-		}
-
-	struct strbuf o = STRBUF_INIT;
-	if (json) {
-		struct jsonw w = JSONW_INIT(&o);
-		jw_object_begin(&w);
-		jw_key(&w, "runs");
-		jw_array_begin(&w);
-		for (size_t i = 0; i < n; i++)
-			json_run(&w, &runs[i]);
-		jw_array_end(&w);
-		jw_object_end(&w);
-		strbuf_addch(&o, '\n');
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				strbuf_addch(&o, '\n');
-			text_block(&o, &runs[i]);
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		warn_spikes(&runs[i]);
-	fwrite(o.buf, 1, o.len, stdout);
-	strbuf_release(&o);
-out:
-	for (size_t i = 0; i < n; i++)
-		analysis_release(&runs[i]);
-	free(runs);
-	return rc;
 }

@@ -1,13 +1,13 @@
-/* cmd_check.c -- `stagebench check`: regressions of a run directory against a baseline, per mode and stage */
+/* check.c -- `stagebench check`: regressions of a run directory against a baseline, per mode and stage */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../cli/commands.h"
+#include "commands.h"
+#include "opt.h"
 #include "../common/parse.h"
 #include "../common/util.h"
-#include "check.h"
+#include "../analyze/check.h"
 
 static const char usage_text[] =
 	"usage: stagebench check --baseline DIR [--max-growth 5%|SIZE] [--max-time-growth 10%|DUR]\n"
@@ -44,18 +44,6 @@ static const char usage_text[] =
 	"exit: 0 no regression, 1 a regression, 2 usage, 3 unreadable input\n"
 	"(a missing directory, one without traces, a trace or .npy that cannot be read).\n";
 
-static int usage_error(const char *fmt, ...) SB_GNUC_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "stagebench check: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n%s", usage_text);
-	va_end(ap);
-	return SB_EXIT_USAGE;
-}
-
 int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -84,8 +72,8 @@ int cmd_check(int argc, char **argv)
 			double pct = 0;
 			int is_pct = 0;
 			if (parse_size_or_percent(optarg, &bytes, &pct, &is_pct) < 0)
-				return usage_error("--max-growth takes a percentage (5%%) or a size "
-						   "(512M), not '%s'", optarg);
+				return opt_usage_error("check", "option '--max-growth': invalid value "
+						       "'%s' (a percentage like 5%% or a size like 512M)", optarg);
 			c.opt.growth_is_pct = is_pct;
 			c.opt.growth_pct = pct;
 			c.opt.growth_bytes = bytes;
@@ -96,16 +84,16 @@ int cmd_check(int argc, char **argv)
 			double pct;
 			if (strchr(optarg, '%')) {
 				if (parse_percent(optarg, &pct) < 0)
-					return usage_error("--max-time-growth: bad percentage '%s'",
-							   optarg);
+					return opt_bad_value("check", "max-time-growth", optarg,
+							     "percentage");
 				c.opt.time_is_pct = true;
 				c.opt.time_pct = pct;
 			} else if (parse_duration(optarg, &ns) == 0) {
 				c.opt.time_is_pct = false;
 				c.opt.time_s = (double)ns / 1e9;
 			} else {
-				return usage_error("--max-time-growth takes a percentage (10%%) or a "
-						   "duration (2s), not '%s'", optarg);
+				return opt_usage_error("check", "option '--max-time-growth': invalid value "
+						       "'%s' (a percentage like 10%% or a duration like 2s)", optarg);
 			}
 			break;
 		}
@@ -118,24 +106,22 @@ int cmd_check(int argc, char **argv)
 			else if (!strcmp(optarg, "md"))
 				json = false;
 			else
-				return usage_error("--format must be md or json, not '%s'", optarg);
+				return opt_usage_error("check", "option '--format': invalid value '%s' (md or json)", optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return SB_EXIT_OK;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return opt_refused("check", opt, "+:h", optopt, argv[optind - 1]);
 		}
 	}
 	if (!baseline)
-		return usage_error("--baseline DIR is required");
+		return opt_usage_error("check", "--baseline DIR is required");
 	if (optind >= argc)
-		return usage_error("no RUN_DIR given");
+		return opt_usage_error("check", "no RUN_DIR given");
 	if (optind + 1 < argc)
-		return usage_error("one RUN_DIR only, got '%s' and '%s'", argv[optind],
-				   argv[optind + 1]);
+		return opt_usage_error("check", "one RUN_DIR only, got '%s' and '%s'", argv[optind],
+				       argv[optind + 1]);
 
 	int rc = SB_EXIT_FAILURE;
 	if (check_add_dir(&c, CHECK_BASELINE, baseline) < 0 ||

@@ -1,11 +1,12 @@
-/* cmd_latents.c -- `stagebench latents RUN_DIR...`: latent copies compared across runs */
+/* latents.c -- `stagebench latents RUN_DIR...`: latent copies compared across runs */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../cli/commands.h"
+#include "commands.h"
+#include "opt.h"
 #include "../common/util.h"
-#include "latents.h"
+#include "../analyze/latents.h"
 
 static const char usage_text[] =
 	"usage: stagebench latents [--baseline MODE] [--format md|json] RUN_DIR...\n"
@@ -51,8 +52,8 @@ int cmd_latents(int argc, char **argv)
 			if (!strcmp(optarg, "json"))
 				json = true;
 			else if (strcmp(optarg, "md"))
-				die(SB_EXIT_USAGE, "latents: unknown --format '%s' (md or json)\n\n%s",
-				    optarg, usage_text);
+				return opt_usage_error("latents", "option '--format': invalid value '%s' "
+						       "(md or json)", optarg);
 			break;
 		case 'q':
 			sb_verbosity = 0;
@@ -61,12 +62,11 @@ int cmd_latents(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return SB_EXIT_OK;
 		default:
-			die(SB_EXIT_USAGE, "latents: unknown option '%s'\n\n%s", argv[optind - 1],
-			    usage_text);
+			return opt_refused("latents", c, "+qh", optopt, argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		die(SB_EXIT_USAGE, "latents: no RUN_DIR given\n\n%s", usage_text);
+		return opt_usage_error("latents", "no RUN_DIR given");
 
 	struct latent_set set = LATENT_SET_INIT;
 	for (int i = optind; i < argc; i++) {
@@ -86,7 +86,8 @@ int cmd_latents(int argc, char **argv)
 			found = !strcmp(set.runs[i].mode, baseline);
 		if (!found) {
 			latent_set_release(&set);
-			die(SB_EXIT_USAGE, "latents: no runs of baseline mode '%s'", baseline);
+			return opt_usage_error("latents", "option '--baseline': no runs of mode '%s'",
+					       baseline);
 		}
 	}
 	if (latent_compare(&set, baseline)) {

@@ -1,13 +1,13 @@
-/* cmd_table.c -- `stagebench table`: the per-stage peak table by mode, in md, csv or json */
+/* table.c -- `stagebench table`: the per-stage peak table by mode, in md, csv or json */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/commands.h"
+#include "commands.h"
+#include "opt.h"
 #include "../common/util.h"
-#include "table.h"
+#include "../analyze/table.h"
 
 static const char usage_text[] =
 	"usage: stagebench table [--stages LIST] [--supplement TRACE]... [--format md|csv|json] TRACE...\n"
@@ -27,18 +27,6 @@ static const char usage_text[] =
 	"  -h, --help           this text\n"
 	"\n"
 	"exit: 0 ok, 2 usage, 3 a trace could not be read (file:line on stderr)\n";
-
-static int usage_error(const char *fmt, ...) SB_GNUC_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "stagebench table: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n%s", usage_text);
-	va_end(ap);
-	return SB_EXIT_USAGE;
-}
 
 /* Split "a,b,c" into *names (pointers into the string, which is modified). */
 static int split_stages(char *list, const char ***names, size_t *n)
@@ -97,29 +85,26 @@ int cmd_table(int argc, char **argv)
 			free(supplements);
 			fputs(usage_text, stdout);
 			return SB_EXIT_OK;
-		case ':':
-			free(supplements);
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			free(supplements);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return opt_refused("table", c, "+h", optopt, argv[optind - 1]);
 		}
 	}
 	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json")) {
 		free(supplements);
-		return usage_error("--format must be md, csv or json, not '%s'", format);
+		return opt_usage_error("table", "option '--format': invalid value '%s' (md, csv or json)", format);
 	}
 	if (optind >= argc) {
 		free(supplements);
-		return usage_error("no trace given");
+		return opt_usage_error("table", "no trace given");
 	}
 	char *list_copy = xstrdup(stage_list);
 	if (list_copy && split_stages(list_copy, &stages, &nstages) < 0) {
 		free(list_copy);
 		free(stages);
 		free(supplements);
-		return usage_error("--stages must be distinct non-empty names separated by commas: '%s'",
-				   stage_list);
+		return opt_usage_error("table", "option '--stages': invalid value '%s' (distinct non-empty names separated by commas)",
+				       stage_list);
 	}
 
 	size_t nmain = (size_t)(argc - optind), n = nmain + nsup;
