@@ -59,6 +59,103 @@ static void rtrim(struct strbuf *sb)
 		sb->buf[--sb->len] = '\0';
 }
 
+/* Start `exe` with stdin from in[0], stdout and stderr into err[1]; SIGPIPE
+ * default in the child. Returns the pid, or -1 after error(). */
+static pid_t spawn_gnuplot(const char *name, const char *exe, const int in[2], const int err[2])
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	pid_t pid = -1;
+	if (posix_spawn_file_actions_init(&fa)) {
+		error("cannot set up gnuplot's process: %s", strerror(errno));
+		return -1;
+	}
+	if (posix_spawnattr_init(&attr)) {
+		error("cannot set up gnuplot's process: %s", strerror(errno));
+		posix_spawn_file_actions_destroy(&fa);
+		return -1;
+	}
+	sigset_t dflt;
+	sigemptyset(&dflt);
+	sigaddset(&dflt, SIGPIPE);
+	char *argv[] = { (char *)name, NULL };
+	int serr;
+	if (posix_spawn_file_actions_adddup2(&fa, in[0], 0) ||
+	    posix_spawn_file_actions_adddup2(&fa, err[1], 1) ||
+	    posix_spawn_file_actions_adddup2(&fa, err[1], 2) ||
+	    posix_spawnattr_setsigdefault(&attr, &dflt) ||
+	    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF))
+		error("cannot set up gnuplot's process: %s", strerror(errno));
+	else if ((serr = posix_spawn(&pid, exe, &fa, &attr, argv, environ)) != 0) {
+		pid = -1;
+		if (serr == ENOENT)
+			error(PLOT_GNUPLOT_MISSING);
+		else
+			error("cannot start '%s': %s", exe, strerror(serr));
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	return pid;
+}
+
+/* Write the script to *in_fd while collecting what gnuplot says from *err_fd,
+ * until both are closed. Returns 0, or -1 after error(). */
+static int pump(int *in_fd, int *err_fd, const char *script, size_t len, struct strbuf *msg)
+{
+	fcntl(*in_fd, F_SETFL, fcntl(*in_fd, F_GETFL) | O_NONBLOCK);
+	size_t off = 0;
+	if (len == 0)
+		close_fd(in_fd);
+	while (*in_fd >= 0 || *err_fd >= 0) {
+		struct pollfd p[2] = { { .fd = *in_fd, .events = POLLOUT },
+				       { .fd = *err_fd, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return error("cannot wait for gnuplot: %s", strerror(errno));
+		}
+		if (*in_fd >= 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t w = write(*in_fd, script + off, len - off);
+			if (w > 0)
+				off += (size_t)w;
+			else if (w < 0 && errno != EAGAIN && errno != EINTR)
+				off = len; /* gnuplot stopped reading: its stderr says why */
+			if (off == len)
+				close_fd(in_fd);
+		}
+		if (*err_fd >= 0 && (p[1].revents & (POLLIN | POLLERR | POLLHUP))) {
+			char buf[4096];
+			ssize_t r = read(*err_fd, buf, sizeof(buf));
+			if (r > 0)
+				strbuf_add(msg, buf, (size_t)r);
+			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+				close_fd(err_fd);
+		}
+	}
+	return 0;
+}
+
+/* Reap gnuplot and judge how it ended. Returns 0, or -1 after error(). */
+static int reap(pid_t pid, struct strbuf *msg)
+{
+	int status;
+	pid_t w;
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	rtrim(msg);
+	if (w < 0)
+		return error("cannot wait for gnuplot: %s", strerror(errno));
+	if (WIFSIGNALED(status))
+		return error("gnuplot was killed by signal %d%s%s", WTERMSIG(status),
+			     msg->len ? ": " : "", strbuf_str(msg));
+	if (WEXITSTATUS(status) != 0)
+		return error("gnuplot failed (exit %d): %s", WEXITSTATUS(status),
+			     msg->len ? strbuf_str(msg) : "no message");
+	if (msg->len)
+		warning("gnuplot said: %s", strbuf_str(msg));
+	return 0;
+}
+
 int plot_run_gnuplot(const char *program, const char *script, size_t len)
 {
 	const char *name = program ? program : "gnuplot";
@@ -70,9 +167,6 @@ int plot_run_gnuplot(const char *program, const char *script, size_t len)
 	int rc = -1;
 	pid_t pid = -1;
 	struct strbuf msg = STRBUF_INIT;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	bool fa_ok = false, attr_ok = false;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
 	bool pipe_saved = false;
 
@@ -80,92 +174,19 @@ int plot_run_gnuplot(const char *program, const char *script, size_t len)
 		error("cannot create a pipe for gnuplot: %s", strerror(errno));
 		goto out;
 	}
-	if (posix_spawn_file_actions_init(&fa))
-		goto spawn_fail;
-	fa_ok = true;
-	if (posix_spawn_file_actions_adddup2(&fa, in[0], 0) ||
-	    posix_spawn_file_actions_adddup2(&fa, err[1], 1) ||
-	    posix_spawn_file_actions_adddup2(&fa, err[1], 2))
-		goto spawn_fail;
-	if (posix_spawnattr_init(&attr))
-		goto spawn_fail;
-	attr_ok = true;
-	sigset_t dflt;
-	sigemptyset(&dflt);
-	sigaddset(&dflt, SIGPIPE);
-	if (posix_spawnattr_setsigdefault(&attr, &dflt) ||
-	    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF))
-		goto spawn_fail;
-	char *argv[] = { (char *)name, NULL };
-	int serr = posix_spawn(&pid, exe, &fa, &attr, argv, environ);
-	if (serr) {
-		pid = -1;
-		if (serr == ENOENT)
-			error(PLOT_GNUPLOT_MISSING);
-		else
-			error("cannot start '%s': %s", exe, strerror(serr));
+	pid = spawn_gnuplot(name, exe, in, err);
+	if (pid < 0)
 		goto out;
-	}
 	close_fd(&in[0]);
 	close_fd(&err[1]);
 
 	/* A gnuplot that dies early must not take us down with SIGPIPE. */
 	if (!sigaction(SIGPIPE, &ign, &old_pipe))
 		pipe_saved = true;
-	fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
-	size_t off = 0;
-	if (len == 0)
-		close_fd(&in[1]);
-	while (in[1] >= 0 || err[0] >= 0) {
-		struct pollfd p[2] = { { .fd = in[1], .events = POLLOUT },
-				       { .fd = err[0], .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			error("cannot wait for gnuplot: %s", strerror(errno));
-			goto out;
-		}
-		if (in[1] >= 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t w = write(in[1], script + off, len - off);
-			if (w > 0)
-				off += (size_t)w;
-			else if (w < 0 && errno != EAGAIN && errno != EINTR)
-				off = len; /* gnuplot stopped reading: its stderr says why */
-			if (off == len)
-				close_fd(&in[1]);
-		}
-		if (err[0] >= 0 && (p[1].revents & (POLLIN | POLLERR | POLLHUP))) {
-			char buf[4096];
-			ssize_t r = read(err[0], buf, sizeof(buf));
-			if (r > 0)
-				strbuf_add(&msg, buf, (size_t)r);
-			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
-				close_fd(&err[0]);
-		}
-	}
-	int status;
-	pid_t w;
-	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-		;
+	if (pump(&in[1], &err[0], script, len, &msg))
+		goto out;
+	rc = reap(pid, &msg);
 	pid = -1;
-	rtrim(&msg);
-	if (w < 0) {
-		error("cannot wait for gnuplot: %s", strerror(errno));
-	} else if (WIFSIGNALED(status)) {
-		error("gnuplot was killed by signal %d%s%s", WTERMSIG(status),
-		      msg.len ? ": " : "", strbuf_str(&msg));
-	} else if (WEXITSTATUS(status) != 0) {
-		error("gnuplot failed (exit %d): %s", WEXITSTATUS(status),
-		      msg.len ? strbuf_str(&msg) : "no message");
-	} else {
-		if (msg.len)
-			warning("gnuplot said: %s", strbuf_str(&msg));
-		rc = 0;
-	}
-	goto out;
-
-spawn_fail:
-	error("cannot set up gnuplot's process: %s", strerror(errno));
 out:
 	if (pipe_saved)
 		sigaction(SIGPIPE, &old_pipe, NULL);
@@ -176,10 +197,6 @@ out:
 	if (pid > 0)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
-	if (fa_ok)
-		posix_spawn_file_actions_destroy(&fa);
-	if (attr_ok)
-		posix_spawnattr_destroy(&attr);
 	strbuf_release(&msg);
 	free(exe);
 	return rc;

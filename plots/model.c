@@ -89,67 +89,77 @@ static enum plot_outcome outcome_of(const struct analysis *a)
 	return PLOT_FAILED;
 }
 
-static int fill_run(const struct trace *tr, const struct run_entry *entry, int ordinal,
-		    uint64_t ram_override, struct plot_run *r)
+/* Bands: from each stage event to the next, the last one to the last sample. */
+static void bands_of(const struct trace *tr, const struct analysis *a, struct plot_run *r)
 {
-	struct analysis a = ANALYSIS_INIT;
-	if (analysis_run(tr, entry, &a)) {
-		analysis_release(&a);
-		return -1;
-	}
-	r->mode = xstrdup(a.mode ? a.mode : entry && entry->mode ? entry->mode : "run");
-	r->run = entry && entry->run > 0 ? entry->run : 0;
-	if (!r->run && tr->path)
-		r->run = run_number_from_name(tr->path, r->mode);
-	if (!r->run)
-		r->run = ordinal;
-	samples_to_series(tr, r);
-	r->peak_gb = a.has_footprint ? plot_gb(a.peak_footprint) : 0;
-	r->ram_bytes = ram_override ? ram_override : tr->has_start ? tr->start.host_memory : 0;
-	r->outcome = outcome_of(&a);
-	if (r->outcome != PLOT_COMPLETED) {
-		char buf[96];
-		r->outcome_text = xstrdup(analysis_outcome_str(&a, buf, sizeof(buf)));
-		if (a.nstages && a.ran_to < a.nstages)
-			r->ended_in = xstrdup(a.stages[a.ran_to].name);
-	}
-
-	/* Bands: from each stage event to the next, the last one to the last sample. */
-	r->bands = xcalloc(a.nwindows ? a.nwindows : 1, sizeof(*r->bands));
-	for (size_t i = 0; i < a.nwindows; i++) {
-		const struct stage_window *w = &a.windows[i];
+	r->bands = xcalloc(a->nwindows ? a->nwindows : 1, sizeof(*r->bands));
+	for (size_t i = 0; i < a->nwindows; i++) {
+		const struct stage_window *w = &a->windows[i];
 		double t0 = isfinite(w->stage_t) ? w->stage_t : 0;
-		double t1 = i + 1 < a.nwindows ? a.windows[i + 1].stage_t : r->t_last;
+		double t1 = i + 1 < a->nwindows ? a->windows[i + 1].stage_t : r->t_last;
 		if (i == 0 && t0 > 0 && tr->nsamples && tr->samples[0].t <= t0)
 			t0 = tr->samples[0].t;
 		if (t1 < t0)
 			t1 = t0;
 		r->bands[r->nbands].t0 = t0;
 		r->bands[r->nbands].t1 = t1;
-		r->bands[r->nbands].name = xstrdup(a.stages[w->stage].name);
+		r->bands[r->nbands].name = xstrdup(a->stages[w->stage].name);
 		r->nbands++;
 	}
+}
 
-	r->peaks = xcalloc(a.nstages ? a.nstages : 1, sizeof(*r->peaks));
-	for (size_t i = 0; i < a.nstages; i++) {
-		const struct stage_stats *s = &a.stages[i];
-		struct plot_peak *p = &r->peaks[r->npeaks++];
-		p->stage = xstrdup(s->name);
-		p->has_value = s->nsamples > 0;
-		p->gb = p->has_value ? plot_gb(s->peak_footprint) : 0;
-		p->ended = s->ended_here;
+/* Analyse one trace into *a and describe it in *r. The analysis takes the
+ * plotted mode name, so that the table groups runs as the panels name them. */
+static int fill_run(const struct trace *tr, const struct run_entry *entry, int ordinal,
+		    uint64_t ram_override, struct plot_run *r, struct analysis *a)
+{
+	if (analysis_run(tr, entry, a))
+		return -1;
+	r->mode = xstrdup(a->mode ? a->mode : entry && entry->mode ? entry->mode : "run");
+	if (!a->mode)
+		a->mode = xstrdup(r->mode);
+	r->run = entry && entry->run > 0 ? entry->run : 0;
+	if (!r->run && tr->path)
+		r->run = run_number_from_name(tr->path, r->mode);
+	if (!r->run)
+		r->run = ordinal;
+	samples_to_series(tr, r);
+	r->peak_gb = a->has_footprint ? plot_gb(a->peak_footprint) : 0;
+	r->ram_bytes = ram_override ? ram_override : tr->has_start ? tr->start.host_memory : 0;
+	r->outcome = outcome_of(a);
+	if (r->outcome != PLOT_COMPLETED) {
+		char buf[96];
+		r->outcome_text = xstrdup(analysis_outcome_str(a, buf, sizeof(buf)));
+		if (a->nstages && a->ran_to < a->nstages)
+			r->ended_in = xstrdup(a->stages[a->ran_to].name);
 	}
-	analysis_release(&a);
+	bands_of(tr, a, r);
 	return 0;
 }
 
-int plot_model_build(const struct trace *traces, const struct run_entry *const *runs,
-		     size_t n, uint64_t ram_override, struct plot_run **out)
+/* Two traces claiming the same run of a mode (a retry in another directory):
+ * number that mode's runs in the order given instead. */
+static void renumber_duplicates(struct plot_run *r, size_t n)
 {
-	*out = NULL;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(r[i].mode, r[j].mode) && r[i].run == r[j].run) {
+				int k = 0;
+				for (size_t q = 0; q < n; q++)
+					if (!strcmp(r[q].mode, r[i].mode))
+						r[q].run = ++k;
+			}
+}
+
+int plot_model_build(const struct plot_opts *opts, const struct trace *traces,
+		     const struct run_entry *const *runs, size_t n, struct plot_model *out)
+{
+	memset(out, 0, sizeof(*out));
 	if (!n)
 		return error("no trace to plot");
-	struct plot_run *r = xcalloc(n, sizeof(*r));
+	out->runs = xcalloc(n, sizeof(*out->runs));
+	out->analyses = xcalloc(n, sizeof(*out->analyses));
+	struct plot_run *r = out->runs;
 	bool any = false;
 	for (size_t i = 0; i < n; i++) {
 		/* ordinal within the mode, for traces that carry no run number */
@@ -159,38 +169,34 @@ int plot_model_build(const struct trace *traces, const struct run_entry *const *
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(r[j].mode, mode))
 				ordinal++;
-		if (fill_run(&traces[i], runs ? runs[i] : NULL, ordinal, ram_override, &r[i])) {
-			plot_model_release(r, n);
-			return -1;
-		}
+		out->nruns = out->nanalyses = i + 1;
+		if (fill_run(&traces[i], runs ? runs[i] : NULL, ordinal, opts->ram_bytes, &r[i],
+			     &out->analyses[i].a))
+			goto fail;
 		if (r[i].footprint.n)
 			any = true;
 	}
-	/* two traces claiming the same run of a mode (a retry in another
-	 * directory): number that mode's runs in the order given instead */
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < i; j++)
-			if (!strcmp(r[i].mode, r[j].mode) && r[i].run == r[j].run) {
-				int k = 0;
-				for (size_t q = 0; q < n; q++)
-					if (!strcmp(r[q].mode, r[i].mode))
-						r[q].run = ++k;
-			}
+	renumber_duplicates(r, n);
 	if (!any) {
-		plot_model_release(r, n);
-		return error("no footprint sample in %s%s", traces[0].path ? traces[0].path : "the traces",
-			     n > 1 ? " or the other traces" : "");
+		error("no footprint sample in %s%s", traces[0].path ? traces[0].path : "the traces",
+		      n > 1 ? " or the other traces" : "");
+		goto fail;
 	}
-	*out = r;
+	if (table_build(&out->table, out->analyses, out->nanalyses, NULL, 0))
+		goto fail;
 	return 0;
+fail:
+	plot_model_release(out);
+	return -1;
 }
 
-void plot_model_release(struct plot_run *runs, size_t n)
+void plot_model_release(struct plot_model *m)
 {
-	if (!runs)
+	if (!m)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		struct plot_run *r = &runs[i];
+	table_release(&m->table);
+	for (size_t i = 0; i < m->nruns; i++) {
+		struct plot_run *r = &m->runs[i];
 		free(r->mode);
 		series_release(&r->footprint);
 		series_release(&r->gpu);
@@ -200,9 +206,10 @@ void plot_model_release(struct plot_run *runs, size_t n)
 		free(r->bands);
 		free(r->outcome_text);
 		free(r->ended_in);
-		for (size_t j = 0; j < r->npeaks; j++)
-			free(r->peaks[j].stage);
-		free(r->peaks);
 	}
-	free(runs);
+	free(m->runs);
+	for (size_t i = 0; i < m->nanalyses; i++)
+		analysis_release(&m->analyses[i].a);
+	free(m->analyses);
+	memset(m, 0, sizeof(*m));
 }

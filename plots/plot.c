@@ -8,17 +8,20 @@
 #include "../traces/trace.h"
 #include "plot.h"
 
-static int draw(const struct plot_opts *o, const char *name, const struct plot_run *runs,
-		size_t n, bool memory)
+const struct plot_chart plot_charts[] = {
+	{ "memory", plot_memory_script },
+	{ "stages", plot_stages_script },
+};
+const size_t plot_ncharts = sizeof(plot_charts) / sizeof(plot_charts[0]);
+
+static int draw(const struct plot_opts *o, const struct plot_chart *chart,
+		const struct plot_model *m)
 {
 	const char *ext = o->format == PLOT_SVG ? "svg" : "png";
 	const char *dir = o->out_dir && *o->out_dir ? o->out_dir : ".";
-	char *path = xasprintf("%s/%s.%s", dir, name, ext);
+	char *path = xasprintf("%s/%s.%s", dir, chart->name, ext);
 	struct strbuf sb = STRBUF_INIT;
-	if (memory)
-		plot_memory_script(&sb, runs, n, o->format, path);
-	else
-		plot_stages_script(&sb, runs, n, o->format, path);
+	chart->script(&sb, m, o, path);
 	int rc = plot_run_gnuplot(o->gnuplot, sb.buf, sb.len);
 	if (rc)
 		error("cannot draw '%s'", path);
@@ -32,17 +35,17 @@ static int draw(const struct plot_opts *o, const char *name, const struct plot_r
 int plot_runs(const struct plot_opts *opts, const struct trace *traces,
 	      const struct run_entry *const *runs, size_t n)
 {
-	struct plot_run *model = NULL;
+	struct plot_model model = PLOT_MODEL_INIT;
 	const char *dir = opts->out_dir && *opts->out_dir ? opts->out_dir : ".";
 	if (!plot_have_gnuplot(opts->gnuplot))
 		return error(PLOT_GNUPLOT_MISSING);
 	if (mkdir_p(dir))
 		return -1;
-	if (plot_model_build(traces, runs, n, opts->ram_bytes, &model))
+	if (plot_model_build(opts, traces, runs, n, &model))
 		return -1;
-	int rc = draw(opts, "memory", model, n, true);
-	if (!rc)
-		rc = draw(opts, "stages", model, n, false);
-	plot_model_release(model, n);
+	int rc = 0;
+	for (size_t i = 0; i < plot_ncharts && !rc; i++)
+		rc = draw(opts, &plot_charts[i], &model);
+	plot_model_release(&model);
 	return rc;
 }

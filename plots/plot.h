@@ -21,9 +21,9 @@
  *   struct plot_opts o = PLOT_OPTS_INIT;  (set out_dir, format, ram_bytes)
  *   plot_runs(&o, traces, runs, n)        (prints each path written on stdout)
  *
- * The lower layer (struct plot_run, plot_*_script) is public for tests: a
+ * The lower layer (struct plot_model, plot_charts[]) is public for tests: a
  * model of what is drawn, built from traces by plot_model_build(), turned into
- * a gnuplot script by the two script generators.
+ * a gnuplot script by each chart's script generator.
  */
 #ifndef SB_PLOT_H
 #define SB_PLOT_H
@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../analyze/table.h"
 #include "../common/util.h"
 
 struct trace;
@@ -47,17 +48,17 @@ struct plot_opts {
 	const char *gnuplot;     /* program, looked up on PATH; default "gnuplot" */
 	bool quiet_paths;        /* do not print the paths written */
 };
-#define PLOT_OPTS_INIT { ".", PLOT_PNG, 0, NULL, false }
+#define PLOT_OPTS_INIT { .out_dir = ".", .format = PLOT_PNG }
 
 #define PLOT_GNUPLOT_MISSING "gnuplot not found: install the Debian package gnuplot-nox"
 
 /*
- * Draw both charts for n runs. traces[i] must have been read (trace_read);
- * runs is NULL or holds n pointers, each the run's runs.json entry or NULL
- * (stageload's "exit 3 = stopped by the guard" comes from there).
- * Writes OUT_DIR/memory.EXT and OUT_DIR/stages.EXT and prints each path on
- * stdout. Returns 0, or -1 after error(): no gnuplot (PLOT_GNUPLOT_MISSING),
- * gnuplot failed (its own message quoted), no run with samples, an unwritable
+ * Draw every chart of plot_charts[] for n runs. traces[i] must have been read
+ * (trace_read); runs is NULL or holds n pointers, each the run's runs.json
+ * entry or NULL (stageload's "exit 3 = stopped by the guard" comes from there).
+ * Writes OUT_DIR/NAME.EXT for each chart and prints each path on stdout.
+ * Returns 0, or -1 after error(): no gnuplot (PLOT_GNUPLOT_MISSING), gnuplot
+ * failed (its own message quoted), no run with samples, an unwritable
  * directory.
  */
 int plot_runs(const struct plot_opts *opts, const struct trace *traces,
@@ -83,13 +84,6 @@ enum plot_outcome {
 	PLOT_FAILED,        /* exited non-zero on its own */
 };
 
-struct plot_peak {
-	char *stage;
-	bool has_value; /* false: the stage's window held no sample */
-	double gb;      /* peak footprint in the stage's windows (the window rule) */
-	bool ended;     /* the run ended here without completing (see outcome) */
-};
-
 struct plot_run {
 	char *mode;      /* "eager", "staged"; "run" when the trace names none */
 	int run;         /* 1-based within its mode */
@@ -103,32 +97,52 @@ struct plot_run {
 	enum plot_outcome outcome;
 	char *outcome_text; /* "stopped by the guard", ...; NULL when completed */
 	char *ended_in;  /* the stage it ended in when not completed */
-	struct plot_peak *peaks; /* stages the run entered, in order of first entry */
-	size_t npeaks;
 };
 
+/* What is drawn: the runs over time, and the per-stage table of their peaks. */
+struct plot_model {
+	struct plot_run *runs;     /* one per trace, in the order given */
+	size_t nruns;
+	struct table_run *analyses; /* the same runs analysed (table rows point into them) */
+	size_t nanalyses;
+	struct table table;        /* per-stage peaks by mode (analyze/table.h) */
+};
+#define PLOT_MODEL_INIT { 0 }
+
 /*
- * Build the model of n traces (runs as for plot_runs). Returns 0 and
- * *out (n entries, release with plot_model_release), or -1 after error()
- * when no trace has a sample.
+ * Build the model of n traces (runs as for plot_runs; opts->ram_bytes
+ * overrides the traces' host memory). Returns 0 and *out (release with
+ * plot_model_release), or -1 after error() when no trace has a sample.
  */
-int plot_model_build(const struct trace *traces, const struct run_entry *const *runs,
-		     size_t n, uint64_t ram_override, struct plot_run **out);
-void plot_model_release(struct plot_run *runs, size_t n); /* NULL ok */
+int plot_model_build(const struct plot_opts *opts, const struct trace *traces,
+		     const struct run_entry *const *runs, size_t n, struct plot_model *out);
+void plot_model_release(struct plot_model *m); /* NULL ok; leaves PLOT_MODEL_INIT */
 
 /* GB (2^30 bytes) as a double. */
 double plot_gb(uint64_t bytes);
 
 /*
- * The gnuplot scripts. `term` is the terminal block (plot_terminal()), `out`
- * the output path; both are embedded verbatim (the path quoted). The script
- * is appended to *sb. The result depends only on the arguments.
+ * The charts: a table with one row per chart kind. Each row's script
+ * generator appends a whole gnuplot script to *sb that writes `out_path` (its
+ * format from opts->format); the script depends only on its arguments.
+ * Adding a chart is one row here and one file in plots/.
  */
+struct plot_chart {
+	const char *name; /* file name without the extension: "memory", "stages" */
+	void (*script)(struct strbuf *sb, const struct plot_model *m, const struct plot_opts *opts,
+		       const char *out_path);
+};
+extern const struct plot_chart plot_charts[];
+extern const size_t plot_ncharts;
+
+/* The terminal block of a script: svg, or pngcairo with libgd's png as a fallback. */
 void plot_terminal(struct strbuf *sb, enum plot_format fmt, int width, int height);
-void plot_memory_script(struct strbuf *sb, const struct plot_run *runs, size_t n,
-			enum plot_format fmt, const char *out_path);
-void plot_stages_script(struct strbuf *sb, const struct plot_run *runs, size_t n,
-			enum plot_format fmt, const char *out_path);
+/* memory over time, one panel per run (plots/memory.c) */
+void plot_memory_script(struct strbuf *sb, const struct plot_model *m, const struct plot_opts *opts,
+			const char *out_path);
+/* per-stage peaks by mode, from m->table (plots/stages.c) */
+void plot_stages_script(struct strbuf *sb, const struct plot_model *m, const struct plot_opts *opts,
+			const char *out_path);
 
 /*
  * Run gnuplot (looked up on PATH; `program` NULL = "gnuplot") with `script`

@@ -36,25 +36,53 @@ static void read_mem(const char *name, const char *text, struct trace *tr)
 	cr_assert_eq(trace_read_mem(name, text, strlen(text), tr), 0, "reading %s", name);
 }
 
-static struct plot_run *model_of(struct trace *trs, size_t n)
+/* The model of n traces with options o (NULL: the defaults); free with model_free. */
+static struct plot_model *model_with(const struct plot_opts *o, struct trace *trs,
+				     const struct run_entry *const *entries, size_t n)
 {
-	struct plot_run *m = NULL;
-	cr_assert_eq(plot_model_build(trs, NULL, n, 0, &m), 0);
+	struct plot_opts dflt = PLOT_OPTS_INIT;
+	struct plot_model *m = xcalloc(1, sizeof(*m));
+	cr_assert_eq(plot_model_build(o ? o : &dflt, trs, entries, n, m), 0);
 	return m;
 }
 
-static char *memory_script(const struct plot_run *m, size_t n, enum plot_format fmt)
+static struct plot_model *model_of(struct trace *trs, size_t n)
 {
-	struct strbuf sb = STRBUF_INIT;
-	plot_memory_script(&sb, m, n, fmt, "/out/memory.svg");
-	return strbuf_detach(&sb);
+	return model_with(NULL, trs, NULL, n);
 }
 
-static char *stages_script(const struct plot_run *m, size_t n, enum plot_format fmt)
+static void model_free(struct plot_model *m)
+{
+	plot_model_release(m);
+	free(m);
+}
+
+static char *script_with(const struct plot_model *m, const struct plot_opts *o, const char *chart)
 {
 	struct strbuf sb = STRBUF_INIT;
-	plot_stages_script(&sb, m, n, fmt, "/out/stages.svg");
-	return strbuf_detach(&sb);
+	for (size_t i = 0; i < plot_ncharts; i++)
+		if (!strcmp(plot_charts[i].name, chart)) {
+			char *path = xasprintf("/out/%s.svg", chart);
+			plot_charts[i].script(&sb, m, o, path);
+			free(path);
+			return strbuf_detach(&sb);
+		}
+	cr_assert_fail("no chart named %s", chart);
+	return NULL;
+}
+
+static char *memory_script(const struct plot_model *m, enum plot_format fmt)
+{
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.format = fmt;
+	return script_with(m, &o, "memory");
+}
+
+static char *stages_script(const struct plot_model *m, enum plot_format fmt)
+{
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.format = fmt;
+	return script_with(m, &o, "stages");
 }
 
 Test(plot, gb_is_two_to_the_thirty_bytes)
@@ -68,20 +96,20 @@ Test(plot, series_are_in_gb_and_swap_is_growth_since_start)
 {
 	struct trace tr = TRACE_INIT;
 	read_mem("done", completed_trace, &tr);
-	struct plot_run *m = model_of(&tr, 1);
-	cr_assert_eq(m[0].footprint.n, 4);
-	cr_assert_float_eq(m[0].footprint.gb[1], 3.0, 1e-12);
-	cr_assert_eq(m[0].swap.n, 4);
-	cr_assert_float_eq(m[0].swap.gb[0], 0.0, 1e-12);
-	cr_assert_float_eq(m[0].swap.gb[3], 1.0, 1e-12);
-	cr_assert_eq(m[0].gpu.n, 0, "no GPU field in the samples, no GPU line");
+	struct plot_model *m = model_of(&tr, 1);
+	cr_assert_eq(m->runs[0].footprint.n, 4);
+	cr_assert_float_eq(m->runs[0].footprint.gb[1], 3.0, 1e-12);
+	cr_assert_eq(m->runs[0].swap.n, 4);
+	cr_assert_float_eq(m->runs[0].swap.gb[0], 0.0, 1e-12);
+	cr_assert_float_eq(m->runs[0].swap.gb[3], 1.0, 1e-12);
+	cr_assert_eq(m->runs[0].gpu.n, 0, "no GPU field in the samples, no GPU line");
 	/* the data are inline with fixed formatting: t with 3 decimals, GB with 4 */
-	char *s = memory_script(m, 1, PLOT_SVG);
+	char *s = memory_script(m, PLOT_SVG);
 	cr_assert(strstr(s, "$fp0 << EOD\n0.000 1.0000\n1.500 3.0000\n"), "script:\n%s", s);
 	cr_assert(strstr(s, "$swap0 << EOD\n0.000 0.0000\n"), "script:\n%s", s);
 	cr_assert_null(strstr(s, "$gpu0"));
 	free(s);
-	plot_model_release(m, 1);
+	model_free(m);
 	trace_release(&tr);
 }
 
@@ -90,10 +118,10 @@ Test(plot, the_same_runs_give_the_same_script_bytes)
 	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
 	read_mem("a", stopped_trace, &trs[0]);
 	read_mem("b", completed_trace, &trs[1]);
-	struct plot_run *m1 = model_of(trs, 2), *m2 = model_of(trs, 2);
-	char *a = memory_script(m1, 2, PLOT_SVG), *b = memory_script(m2, 2, PLOT_SVG);
+	struct plot_model *m1 = model_of(trs, 2), *m2 = model_of(trs, 2);
+	char *a = memory_script(m1, PLOT_SVG), *b = memory_script(m2, PLOT_SVG);
 	cr_assert_str_eq(a, b);
-	char *c = stages_script(m1, 2, PLOT_SVG), *d = stages_script(m2, 2, PLOT_SVG);
+	char *c = stages_script(m1, PLOT_SVG), *d = stages_script(m2, PLOT_SVG);
 	cr_assert_str_eq(c, d);
 	/* fixed size and font, no clock anywhere */
 	cr_assert(strstr(a, "set terminal svg size 900,"), "%s", a);
@@ -105,8 +133,8 @@ Test(plot, the_same_runs_give_the_same_script_bytes)
 	free(b);
 	free(c);
 	free(d);
-	plot_model_release(m1, 2);
-	plot_model_release(m2, 2);
+	model_free(m1);
+	model_free(m2);
 	trace_release(&trs[0]);
 	trace_release(&trs[1]);
 }
@@ -116,8 +144,8 @@ Test(plot, one_run_is_sized_for_a_readme_and_more_runs_are_taller)
 	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
 	read_mem("a", completed_trace, &trs[0]);
 	read_mem("b", completed_trace, &trs[1]);
-	struct plot_run *m = model_of(trs, 2);
-	char *one = memory_script(m, 1, PLOT_SVG), *two = memory_script(m, 2, PLOT_SVG);
+	struct plot_model *m1 = model_of(trs, 1), *m = model_of(trs, 2);
+	char *one = memory_script(m1, PLOT_SVG), *two = memory_script(m, PLOT_SVG);
 	cr_assert(strstr(one, "set terminal svg size 900,500 "), "%s", one);
 	int w, h;
 	const char *p = strstr(two, "svg size ");
@@ -127,7 +155,8 @@ Test(plot, one_run_is_sized_for_a_readme_and_more_runs_are_taller)
 	cr_assert_gt(h, 500);
 	free(one);
 	free(two);
-	plot_model_release(m, 2);
+	model_free(m1);
+	model_free(m);
 	trace_release(&trs[0]);
 	trace_release(&trs[1]);
 }
@@ -142,16 +171,16 @@ Test(plot, gpu_memory_is_drawn_where_the_samples_have_it)
 		"{\"type\":\"end\",\"exit\":0}\n";
 	struct trace tr = TRACE_INIT;
 	read_mem("gpu", gpu_trace, &tr);
-	struct plot_run *m = model_of(&tr, 1);
-	cr_assert_eq(m[0].gpu.n, 2);
-	cr_assert_eq(m[0].ram_bytes, 8ull << 30, "host.memory from the start record");
-	char *s = memory_script(m, 1, PLOT_SVG);
+	struct plot_model *m = model_of(&tr, 1);
+	cr_assert_eq(m->runs[0].gpu.n, 2);
+	cr_assert_eq(m->runs[0].ram_bytes, 8ull << 30, "host.memory from the start record");
+	char *s = memory_script(m, PLOT_SVG);
 	cr_assert(strstr(s, "$gpu0 << EOD\n0.000 2.0000\n1.000 4.0000\nEOD\n"), "%s", s);
 	cr_assert(strstr(s, "set label 'GPU memory'"), "in the legend: %s", s);
 	cr_assert(strstr(s, "$gpu0 lc rgb"), "plotted: %s", s);
 	cr_assert(strstr(s, "set label 'RAM 8.0 GB' "), "%s", s);
 	free(s);
-	plot_model_release(m, 1);
+	model_free(m);
 	trace_release(&tr);
 }
 
@@ -159,16 +188,16 @@ Test(plot, a_stopped_run_is_marked_at_its_last_sample)
 {
 	struct trace tr = TRACE_INIT;
 	read_mem("stopped", stopped_trace, &tr);
-	struct plot_run *m = model_of(&tr, 1);
-	cr_assert_eq(m[0].outcome, PLOT_STOPPED);
-	cr_assert_str_eq(m[0].ended_in, "encode");
-	char *s = memory_script(m, 1, PLOT_SVG);
+	struct plot_model *m = model_of(&tr, 1);
+	cr_assert_eq(m->runs[0].outcome, PLOT_STOPPED);
+	cr_assert_str_eq(m->runs[0].ended_in, "encode");
+	char *s = memory_script(m, PLOT_SVG);
 	cr_assert(strstr(s, "set label 'stopped by the guard' at 1.500, graph 1"), "%s", s);
 	cr_assert(strstr(s, "set arrow from 1.500, graph 0 to 1.500, graph 1 nohead"), "%s", s);
 	cr_assert(strstr(s, "set object circle at 1.500, 10.0000 "), "%s", s);
 	cr_assert(strstr(s, "stopped by the guard in encode"), "the panel title says where: %s", s);
 	free(s);
-	plot_model_release(m, 1);
+	model_free(m);
 	trace_release(&tr);
 }
 
@@ -176,13 +205,13 @@ Test(plot, a_completed_run_has_no_stop_marker)
 {
 	struct trace tr = TRACE_INIT;
 	read_mem("done", completed_trace, &tr);
-	struct plot_run *m = model_of(&tr, 1);
-	cr_assert_eq(m[0].outcome, PLOT_COMPLETED);
-	char *s = memory_script(m, 1, PLOT_SVG);
+	struct plot_model *m = model_of(&tr, 1);
+	cr_assert_eq(m->runs[0].outcome, PLOT_COMPLETED);
+	char *s = memory_script(m, PLOT_SVG);
 	cr_assert_null(strstr(s, "stopped"), "%s", s);
 	cr_assert_null(strstr(s, "ended early"), "%s", s);
 	free(s);
-	plot_model_release(m, 1);
+	model_free(m);
 	trace_release(&tr);
 }
 
@@ -192,11 +221,10 @@ Test(plot, runs_json_exit_3_marks_a_run_with_an_end_record_as_stopped)
 	read_mem("staged-1.trace.jsonl", completed_trace, &tr);
 	struct run_entry e = { .mode = "staged", .run = 1, .has_exit = true, .exit = 3 };
 	const struct run_entry *entries[1] = { &e };
-	struct plot_run *m = NULL;
-	cr_assert_eq(plot_model_build(&tr, entries, 1, 0, &m), 0);
-	cr_assert_eq(m[0].outcome, PLOT_STOPPED);
-	cr_assert_str_eq(m[0].ended_in, "decode");
-	plot_model_release(m, 1);
+	struct plot_model *m = model_with(NULL, &tr, entries, 1);
+	cr_assert_eq(m->runs[0].outcome, PLOT_STOPPED);
+	cr_assert_str_eq(m->runs[0].ended_in, "decode");
+	model_free(m);
 	trace_release(&tr);
 }
 
@@ -204,14 +232,14 @@ Test(plot, stage_bands_are_shaded_alternately_and_labelled)
 {
 	struct trace tr = TRACE_INIT;
 	read_mem("done", completed_trace, &tr);
-	struct plot_run *m = model_of(&tr, 1);
-	cr_assert_eq(m[0].nbands, 3);
-	cr_assert_str_eq(m[0].bands[0].name, "setup");
-	cr_assert_str_eq(m[0].bands[1].name, "encode");
-	cr_assert_float_eq(m[0].bands[1].t0, 1.0, 1e-9);
-	cr_assert_float_eq(m[0].bands[1].t1, 2.0, 1e-9);
-	cr_assert_float_eq(m[0].bands[2].t1, 3.0, 1e-9);
-	char *s = memory_script(m, 1, PLOT_SVG);
+	struct plot_model *m = model_of(&tr, 1);
+	cr_assert_eq(m->runs[0].nbands, 3);
+	cr_assert_str_eq(m->runs[0].bands[0].name, "setup");
+	cr_assert_str_eq(m->runs[0].bands[1].name, "encode");
+	cr_assert_float_eq(m->runs[0].bands[1].t0, 1.0, 1e-9);
+	cr_assert_float_eq(m->runs[0].bands[1].t1, 2.0, 1e-9);
+	cr_assert_float_eq(m->runs[0].bands[2].t1, 3.0, 1e-9);
+	char *s = memory_script(m, PLOT_SVG);
 	cr_assert(strstr(s, "set object rect from 0.000, graph 0 to 1.000, graph 1"), "%s", s);
 	cr_assert_null(strstr(s, "set object rect from 1.000, graph 0"), "encode is not shaded");
 	cr_assert(strstr(s, "set object rect from 2.000, graph 0 to 3.000, graph 1"), "%s", s);
@@ -219,7 +247,7 @@ Test(plot, stage_bands_are_shaded_alternately_and_labelled)
 	cr_assert(strstr(s, "set label 'encode' at "), "%s", s);
 	cr_assert(strstr(s, "set label 'decode' at "), "%s", s);
 	free(s);
-	plot_model_release(m, 1);
+	model_free(m);
 	trace_release(&tr);
 }
 
@@ -227,26 +255,29 @@ Test(plot, ram_line_only_when_known)
 {
 	struct trace tr = TRACE_INIT;
 	read_mem("done", completed_trace, &tr);
-	struct plot_run *m = model_of(&tr, 1);
-	char *s = memory_script(m, 1, PLOT_SVG);
+	struct plot_model *m = model_of(&tr, 1);
+	char *s = memory_script(m, PLOT_SVG);
 	cr_assert_null(strstr(s, "RAM"), "stageload traces carry no host memory: %s", s);
 	free(s);
-	plot_model_release(m, 1);
-	cr_assert_eq(plot_model_build(&tr, NULL, 1, 8ull << 30, &m), 0);
-	s = memory_script(m, 1, PLOT_SVG);
+	model_free(m);
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.ram_bytes = 8ull << 30;
+	m = model_with(&o, &tr, NULL, 1);
+	s = memory_script(m, PLOT_SVG);
 	cr_assert(strstr(s, "set label 'RAM 8.0 GB'"), "%s", s);
 	cr_assert(strstr(s, "first 8.0000 to graph 1, first 8.0000"), "%s", s);
 	cr_assert(strstr(s, "set yrange [0.000:10.000]"), "RAM is on the scale: %s", s);
 	free(s);
-	plot_model_release(m, 1);
+	model_free(m);
 	/* more than 4x the data: named, not drawn, so the data are not flattened */
-	cr_assert_eq(plot_model_build(&tr, NULL, 1, 48ull << 30, &m), 0);
-	s = memory_script(m, 1, PLOT_SVG);
+	o.ram_bytes = 48ull << 30;
+	m = model_with(&o, &tr, NULL, 1);
+	s = memory_script(m, PLOT_SVG);
 	cr_assert(strstr(s, "set label 'RAM 48.0 GB (off the scale)'"), "%s", s);
 	cr_assert_null(strstr(s, "first 48.0000"), "%s", s);
 	cr_assert(strstr(s, "set yrange [0.000:4.000]"), "%s", s);
 	free(s);
-	plot_model_release(m, 1);
+	model_free(m);
 	trace_release(&tr);
 }
 
@@ -256,8 +287,8 @@ Test(plot, stage_bars_show_peaks_stopped_and_not_reached)
 	read_mem("eager", stopped_trace, &trs[0]);
 	read_mem("staged1", completed_trace, &trs[1]);
 	read_mem("staged2", completed_trace, &trs[2]);
-	struct plot_run *m = model_of(trs, 3);
-	char *s = stages_script(m, 3, PLOT_SVG);
+	struct plot_model *m = model_of(trs, 3);
+	char *s = stages_script(m, PLOT_SVG);
 	/* eager stopped in encode at 10 GB, never reached decode */
 	cr_assert(strstr(s, "set label \"10.0\\nstopped\""), "%s", s);
 	cr_assert(strstr(s, "set label \"not\\nreached\""), "%s", s);
@@ -270,7 +301,7 @@ Test(plot, stage_bars_show_peaks_stopped_and_not_reached)
 	cr_assert(strstr(s, "title 'staged'"), "%s", s);
 	cr_assert(strstr(s, "bar = the highest run"), "the title says what a bar is: %s", s);
 	free(s);
-	plot_model_release(m, 3);
+	model_free(m);
 	for (int i = 0; i < 3; i++)
 		trace_release(&trs[i]);
 }
@@ -285,8 +316,8 @@ Test(plot, long_series_keep_their_peak_and_stay_small)
 	strbuf_addstr(&t, "{\"type\":\"end\"}\n");
 	struct trace tr = TRACE_INIT;
 	read_mem("long", t.buf, &tr);
-	struct plot_run *m = model_of(&tr, 1);
-	char *s = memory_script(m, 1, PLOT_SVG);
+	struct plot_model *m = model_of(&tr, 1);
+	char *s = memory_script(m, PLOT_SVG);
 	const char *blk = strstr(s, "$fp0 << EOD\n");
 	cr_assert_not_null(blk);
 	blk = strchr(blk, '\n') + 1;
@@ -299,7 +330,7 @@ Test(plot, long_series_keep_their_peak_and_stay_small)
 	cr_assert_geq(lines, 800);
 	cr_assert(strstr(blk, "123.450 7.0000\n"), "the spike survives the reduction");
 	free(s);
-	plot_model_release(m, 1);
+	model_free(m);
 	trace_release(&tr);
 	strbuf_release(&t);
 }
@@ -314,13 +345,15 @@ Test(plot, paths_and_labels_are_quoted_for_gnuplot)
 		"{\"type\":\"end\"}\n";
 	struct trace tr = TRACE_INIT;
 	read_mem("q", quoted, &tr);
-	struct plot_run *m = model_of(&tr, 1);
+	struct plot_model *m = model_of(&tr, 1);
 	struct strbuf sb = STRBUF_INIT;
-	plot_memory_script(&sb, m, 1, PLOT_SVG, "/tmp/o'k/memory.svg");
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.format = PLOT_SVG;
+	plot_memory_script(&sb, m, &o, "/tmp/o'k/memory.svg");
 	cr_assert(strstr(sb.buf, "set output '/tmp/o''k/memory.svg'"), "%s", sb.buf);
 	cr_assert(strstr(sb.buf, "set label 'a''b' at"), "%s", sb.buf);
 	strbuf_release(&sb);
-	plot_model_release(m, 1);
+	model_free(m);
 	trace_release(&tr);
 }
 
@@ -339,9 +372,13 @@ Test(plot, a_trace_without_samples_is_refused)
 	static const char empty[] = "{\"type\":\"start\",\"mode\":\"eager\"}\n{\"type\":\"end\"}\n";
 	struct trace tr = TRACE_INIT;
 	read_mem("empty", empty, &tr);
-	struct plot_run *m = (struct plot_run *)&tr; /* must be reset to NULL */
-	cr_assert_eq(plot_model_build(&tr, NULL, 1, 0, &m), -1);
-	cr_assert_null(m);
+	struct plot_opts o = PLOT_OPTS_INIT;
+	struct plot_model m;
+	memset(&m, 0xff, sizeof(m)); /* must be reset */
+	cr_assert_eq(plot_model_build(&o, &tr, NULL, 1, &m), -1);
+	cr_assert_null(m.runs);
+	cr_assert_eq(m.nruns, 0);
+	plot_model_release(&m);
 	trace_release(&tr);
 }
 

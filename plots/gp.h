@@ -1,0 +1,42 @@
+/* gp.h -- what the chart scripts share: geometry, colours, gnuplot strings, axes (private to plots/)
+ *
+ * Every chart is placed from the fixed numbers below so that label collisions
+ * are worked out here rather than left to gnuplot, and the same model gives
+ * the same script bytes.
+ */
+#ifndef SB_PLOTS_GP_H
+#define SB_PLOTS_GP_H
+
+#include "../common/util.h"
+#include "plot.h"
+
+#define FIG_W 900
+#define FONT "DejaVu Sans,10"
+#define SMALL_FONT "DejaVu Sans,9"
+#define CHAR_PX 6.6       /* average advance of the 9 pt label font, generous */
+#define LEFT_PX 70.0      /* left edge of every plot area */
+#define RIGHT_PX 880.0    /* right edge */
+
+#define COLOR_FOOTPRINT "#1f4e9c"
+#define COLOR_GPU "#2ca02c"
+#define COLOR_SWAP "#d62728"
+#define COLOR_RAM "#555555"
+#define COLOR_STOP "#b00000"
+#define COLOR_BAND "#eceff4"
+#define COLOR_NOTE "#444444"
+
+/* The colour of the m-th mode (bars, lines), cycling. */
+const char *gp_mode_color(size_t m);
+
+/* A gnuplot single-quoted string: no escapes but '' for a quote. */
+void gp_quote(struct strbuf *sb, const char *s);
+/* A gnuplot double-quoted string: newlines become \n, \ and " are escaped. */
+void gp_dquote(struct strbuf *sb, const char *s);
+
+/* Axis maximum: a multiple of a nice tick step (about five ticks) >= x. */
+double gp_axis_max(double x);
+
+/* "# generated ...", reset, the terminal, the quoted output path, encoding. */
+void gp_header(struct strbuf *sb, enum plot_format fmt, int w, int h, const char *out_path);
+
+#endif
