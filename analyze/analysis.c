@@ -10,6 +10,7 @@
 #include "../common/util.h"
 #include "../traces/runs.h"
 #include "../traces/trace.h"
+#include "../traces/window.h"
 
 const char *const kernel_peak_metric_names[KPEAK_NMETRICS] = { "rss", "footprint" };
 
@@ -84,53 +85,41 @@ static bool sampled_max(const struct trace *tr, int metric, double from, double 
 	return any;
 }
 
+/* The windows, by the rule of traces/window.h. */
 static void build_windows(const struct trace *tr, struct analysis *a)
 {
-	size_t first_stage = tr->nevents;
-	for (size_t i = 0; i < tr->nevents; i++)
-		if (tr->events[i].kind == EV_STAGE) {
-			first_stage = i;
-			break;
-		}
-	bool merged_setup = first_stage < tr->nevents &&
-			    !strcmp(stage_name_of(&tr->events[first_stage]), "setup");
-	if (!merged_setup) {
-		struct stage_window *w = add_window(a, "setup", 0);
-		w->start_t = -INFINITY;
-	}
-
-	/* Stage events open windows; releases of the current stage move its start. */
-	struct stage_window *cur = NULL;
+	struct window_state ws = WINDOW_STATE_INIT;
+	struct stage_window *cur = add_window(a, "setup", 0);
+	cur->start_t = -INFINITY;
 	for (size_t i = 0; i < tr->nevents; i++) {
 		const struct trace_event *ev = &tr->events[i];
-		if (ev->kind == EV_STAGE) {
-			if (a->nwindows)
-				a->windows[a->nwindows - 1].end_t = ev->t;
-			cur = add_window(a, stage_name_of(ev), ev->t);
-			if (i == first_stage && merged_setup) {
-				cur->start_t = -INFINITY;
-				cur->stage_t = 0;
-			}
-		} else if (ev->kind == EV_RELEASE) {
+		if (ev->kind == EV_RELEASE) {
 			if (ev->has_nbytes)
 				a->release_bytes += ev->nbytes;
 			a->nreleases++;
-			if (cur && ev->stage && !strcmp(ev->stage, a->stages[cur->stage].name) &&
-			    ev->t >= cur->stage_t) {
-				cur->nreleases++;
-				if (ev->has_nbytes)
-					cur->release_bytes += ev->nbytes;
-				cur->releases_done_t = ev->t;
-			}
+		}
+		switch (window_step(&ws, ev)) {
+		case WINDOW_OPEN:
+			cur->end_t = ev->t;
+			cur = add_window(a, stage_name_of(ev), ev->t);
+			break;
+		case WINDOW_MOVE:
+			cur->start_t = ws.start_t;
+			/* fall through */
+		case WINDOW_RELEASE:
+			cur->nreleases++;
+			if (ev->has_nbytes)
+				cur->release_bytes += ev->nbytes;
+			cur->releases_done_t = ev->t;
+			break;
+		case WINDOW_SETUP:
+		case WINDOW_NONE:
+			break;
 		}
 	}
-	for (size_t i = 0; i < a->nwindows; i++) {
-		struct stage_window *w = &a->windows[i];
-		if (w->nreleases && w->start_t != -INFINITY)
-			w->start_t = w->releases_done_t;
-	}
-	a->windows[a->nwindows - 1].last = true;
-	a->ran_to = a->windows[a->nwindows - 1].stage;
+	window_state_release(&ws);
+	cur->last = true;
+	a->ran_to = cur->stage;
 }
 
 /* One pass over the samples: overall figures and each window's peak. */
@@ -163,7 +152,7 @@ static void scan_samples(const struct trace *tr, struct analysis *a)
 		while (wi + 1 < a->nwindows && s->t >= a->windows[wi].end_t)
 			wi++;
 		struct stage_window *w = &a->windows[wi];
-		if (s->t < w->start_t || (!w->last && s->t >= w->end_t))
+		if (!window_holds(w->start_t, w->end_t, w->last, s->t))
 			continue;
 		if (s->fields & SF_SWAP_USED) {
 			if (!w->has_swap)

@@ -11,27 +11,15 @@
  *   ... read the fields ...
  *   analysis_release(&a);                 always, even after a failure; NULL ok
  *
- * The window rule, exactly
- * ------------------------
- * Records are sorted by t (the reader does it). Each stage event opens a
- * window; the time before the first stage event belongs to "setup".
- *   - Stage S's window starts at the last `release` event whose stage is S
- *     that follows S's stage event and comes before the next stage event
- *     (the moment the releases triggered by entering S have completed), or
- *     at the stage event itself when there is no such release.
- *   - It ends at the next stage event, or, for the last window, at the last
- *     sample.
- *   - Boundaries: a window includes a sample at its start (t >= start) and
- *     excludes one at its end (t < end); the last window includes the last
- *     sample. A sample between a stage event and the end of that stage's
- *     releases belongs to no window (it counts for the run's overall peak
- *     only): it is the previous stage's weights still being freed.
- *   - "setup" runs from the start of the trace to the first stage event.
- *     When the first stage event is itself named "setup" (stageload's
- *     Pixal3D traces), the implicit period and that stage are one window
- *     "setup", from the start of the trace to the next stage event.
- *   - A stage entered several times has one window per stage event; its row
- *     (struct stage_stats) aggregates them (maximum of the peaks).
+ * The window rule
+ * ---------------
+ * Stage windows follow the trace's rule, traces/FORMAT.md "Stage windows",
+ * implemented once in traces/window.c (the recorder applies the same code).
+ * Here: records are sorted by t (the reader does it); the implicit period
+ * before the first stage event is the window "setup"; the last window ends
+ * at the last sample; a stage entered several times has one window per stage
+ * event, and its row (struct stage_stats) aggregates them (maximum of the
+ * peaks).
  *
  * How a run ended (enum run_outcome), in order of precedence:
  *   - a runs.json entry (stagebench's or stageload's, beside the trace):

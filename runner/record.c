@@ -16,6 +16,7 @@
 #include "../common/util.h"
 #include "../meter/meter.h"
 #include "../traces/trace.h"
+#include "../traces/window.h"
 #include "git.h"
 #include "guard.h"
 #include "loop.h"
@@ -117,7 +118,7 @@ struct run {
 	struct strbuf probe_buf;
 	bool probe_warned;
 	/* stage window for exact peaks */
-	char *stage;            /* current stage (for the status line) */
+	struct window_state win; /* the window rule: the stage in force, its start */
 	bool window_open;
 	double window_from;
 	bool window_has_peak;
@@ -201,7 +202,7 @@ static void status_update(struct run *r, int64_t now)
 	const struct trace_sample *s = &r->last_sample;
 	char el[32], fp[32], sw[32];
 	format_duration(now - r->spawn_ns, el);
-	fprintf(stderr, "\r\033[K%s  stage %s", el, r->stage ? r->stage : "-");
+	fprintf(stderr, "\r\033[K%s  stage %s", el, r->win.stage ? r->win.stage : "-");
 	if (s->fields & SF_FOOTPRINT) {
 		format_gb(s->footprint, fp);
 		fprintf(stderr, "  footprint %s", fp);
@@ -255,7 +256,7 @@ static void window_close(struct run *r, double t)
 		ev.kind = EV_PEAK;
 		ev.kind_name = (char *)"peak";
 		ev.ndim = -1;
-		ev.stage = r->stage;
+		ev.stage = r->win.stage;
 		ev.metric = (char *)r->mi->peak_metric;
 		ev.has_bytes = true;
 		ev.bytes = r->window_peak;
@@ -310,19 +311,18 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		trace_event_release(&ev);
 		return;
 	}
+	/* the window rule (traces/window.h): a stage event opens a window, a
+	 * release of the stage in force moves its start */
 	if (ev.kind == EV_STAGE) {
-		window_close(r, ev.t);
-		free(r->stage);
-		r->stage = xstrdup(ev.stage);
+		window_close(r, ev.t); /* the peak of the stage that ends here */
+		window_step(&r->win, &ev);
 		write_event(r, &ev);
 		window_open_at(r, ev.t);
 		window_sample(r, ev.t);
 	} else {
 		write_event(r, &ev);
-		/* the window rule: a stage's window starts after its releases */
-		if (ev.kind == EV_RELEASE && r->window_open && ev.stage && r->stage &&
-		    !strcmp(ev.stage, r->stage)) {
-			window_open_at(r, ev.t);
+		if (window_step(&r->win, &ev) == WINDOW_MOVE && r->window_open) {
+			window_open_at(r, r->win.start_t);
 			window_sample(r, ev.t);
 		}
 	}
@@ -970,7 +970,7 @@ static int run_close(struct run *r, int ret)
 	free(r->trace_abs);
 	free(r->st.utc);
 	free(r->st.commit);
-	free(r->stage);
+	window_state_release(&r->win);
 	strbuf_release(&r->probe_buf);
 	spawn_release(&r->sp);
 	meter_free(r->m);
@@ -983,6 +983,7 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 	struct run r;
 
 	memset(&r, 0, sizeof(r));
+	r.win = (struct window_state)WINDOW_STATE_INIT;
 	r.ss.pipe[0] = r.ss.pipe[1] = -1;
 	r.probe[0] = r.probe[1] = r.psi_fd = r.probe_fd = -1;
 	*res = (struct record_result)RECORD_RESULT_INIT;
