@@ -8,6 +8,7 @@ PY=/usr/bin/python3
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
+. "$(dirname "$0")/handshake.inc"
 ok() { echo "  ok   $1"; }
 bad() { echo "  FAIL $1"; fail=1; }
 
@@ -24,9 +25,14 @@ print(eval(sys.argv[1]))' "$2"
 }
 
 # 1. a command holding 300 MiB: peak footprint within 5% of 300 MiB above the idle baseline
-"$SB" record -q -o "$T/hold.zst" --interval 50ms -- "$E" sleep=200ms alloc=300M sleep=400ms
+# (the sample taken at the stage event "idle", before the allocation)
+"$SB" record -q -o "$T/hold.zst" --interval 50ms -- "$E" stage=idle wait="$T/idle.go" \
+	alloc=300M stage=held wait="$T/held.go" &
+rec=$!
+drive "$T/hold.zst" "$T" idle held
+wait "$rec"
 rc=$?
-r=$(q "$T/hold.zst" '(max(s["footprint"] for s in samples) - samples[0]["footprint"]) / (300 * 2**20)')
+r=$(q "$T/hold.zst" '(max(s["footprint"] for s in samples) - [s["footprint"] for s in samples if s["t"] >= [e["t"] for e in events if e["kind"] == "stage"][0]][0]) / (300 * 2**20)')
 if [ "$rc" = 0 ] && $PY -c "import sys; sys.exit(not (0.95 <= $r <= 1.05))"; then
 	ok "300 MiB held: peak above baseline is $r of 300 MiB"
 else
@@ -34,31 +40,59 @@ else
 fi
 
 # 2. a 200 MiB spike held 50 ms inside a stage shows in that stage's peak at --interval 1s
-"$SB" record -q -o "$T/spike.zst" --interval 1s -- "$E" stage=calm sleep=100ms stage=burst \
-	spike=200M/50ms sleep=100ms stage=done
+# (the spike waits until the recorder has opened the window: its event is in the trace)
+mkdir "$T/2"
+"$SB" record -q -o "$T/spike.zst" --interval 1s -- "$E" stage=calm stage=burst \
+	wait="$T/2/burst.go" spike=200M/50ms stage=done &
+rec=$!
+drive "$T/spike.zst" "$T/2" burst
+wait "$rec"
 r=$(q "$T/spike.zst" '[e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "burst"][0] >= 200 * 2**20 and [e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "calm"][0] < 50 * 2**20')
 [ "$r" = True ] && ok "spike shows in the stage's exact peak" || bad "spike missing from peak: $r"
 
 # 2b. a 200 MiB spike right before the command exits, in its last stage, shows in
 # that stage's peak at --interval 1s (the root's ru_maxrss from wait4: a
 # zombie has no VmHWM); so does one of an orphan, reaped by the recorder, that
-# exits while the command still runs (a sample at t = 1 s sees it alive)
-"$SB" record -q -o "$T/xspike.zst" --interval 1s -- "$E" stage=a sleep=200ms stage=b \
-	spike=200M/50ms exit=0
-r=$(q "$T/xspike.zst" '[(e["stage"], e["bytes"] >= 200 * 2**20) for e in events if e["kind"] == "peak"]')
+# exits while the command still runs. Every stage window has a peak event; one
+# with nothing measured has "bytes": null (None here) and a "why".
+peaks='[(e["stage"], (e["bytes"] or 0) >= 200 * 2**20) for e in events if e["kind"] == "peak"]'
+mkdir "$T/2b"
+"$SB" record -q -o "$T/xspike.zst" --interval 1s -- "$E" stage=a stage=b wait="$T/2b/b.go" \
+	spike=200M/50ms exit=0 &
+rec=$!
+drive "$T/xspike.zst" "$T/2b" b
+wait "$rec"
+r=$(q "$T/xspike.zst" "$peaks")
 [ "$r" = "[('a', False), ('b', True)]" ] && ok "spike at exit shows in the last stage's peak" ||
 	bad "spike at exit missing from the last stage's peak: $r"
-"$SB" record -q -o "$T/ospike.zst" --interval 1s -- sh -c \
-	'"$1" stage=a orphan sleep=1200ms spike=200M/50ms exit=0; sleep 1.6; "$1" stage=b' sh "$E"
-r=$(q "$T/ospike.zst" '[(e["stage"], e["bytes"] >= 200 * 2**20) for e in events if e["kind"] == "peak"]')
-[ "$r" = "[('a', True), ('b', False)]" ] && ok "an orphan's spike at its exit shows in the stage's peak" ||
-	bad "an orphan's spike at its exit is missing: $r"
+# The orphan is seen alive by the sample the recorder takes at its release event (in the
+# trace: the orphan may spike); the command enters stage b once the orphan is reaped.
+mkdir "$T/os"
+"$SB" record -q -o "$T/ospike.zst" --interval 1s -- sh -c '
+	"$1" stage=a orphan alloc=1M release=w/1M ready="$2/o.pid" wait="$2/o.go" \
+		spike=200M/50ms exit=0
+	until [ -s "$2/o.pid" ]; do sleep 0.01; done
+	while kill -0 "$(cat "$2/o.pid")" 2>/dev/null; do sleep 0.01; done
+	"$1" stage=b' sh "$E" "$T/os" &
+rec=$!
+wait_for trace_has "$T/ospike.zst" '"kind":"release"' && : >"$T/os/o.go"
+wait "$rec"
+r=$(q "$T/ospike.zst" "$peaks")
+n=$(q "$T/ospike.zst" 'all(("bytes" in e) and (e["bytes"] is not None or e.get("why")) for e in events if e["kind"] == "peak")')
+[ "$r" = "[('a', True), ('b', False)]" ] && [ "$n" = True ] &&
+	ok "an orphan's spike at its exit shows in the stage's peak; every window has a peak" ||
+	bad "an orphan's spike at its exit is missing: $r (bytes or why in every peak: $n)"
 
 # 2c. a 50 ms stage between longer ones gets a sample at --interval 1s (one is
-# taken at each stage event), as does every other stage: analyze finds them
-"$SB" record -q -o "$T/short.zst" --interval 1s -- "$E" stage=long1 alloc=50M sleep=600ms \
-	stage=short alloc=100M sleep=50ms free stage=long2 sleep=600ms free=all stage=last \
-	alloc=150M free
+# taken at each stage event), as does every other stage: analyze finds them. Each
+# stage goes on once its event is in the trace (read, and its sample taken).
+mkdir "$T/2c"
+"$SB" record -q -o "$T/short.zst" --interval 1s -- "$E" stage=long1 alloc=50M \
+	wait="$T/2c/long1.go" stage=short alloc=100M wait="$T/2c/short.go" sleep=50ms free \
+	stage=long2 wait="$T/2c/long2.go" free=all stage=last alloc=150M free &
+rec=$!
+drive "$T/short.zst" "$T/2c" long1 short long2
+wait "$rec"
 "$SB" analyze --json "$T/short.zst" >"$T/short.json" 2>"$T/short.err"
 r=$($PY -c '
 import json, sys
@@ -67,15 +101,20 @@ print([(s["name"], s["samples"] >= 1) for s in st if s["name"] != "setup"])' "$T
 [ "$r" = "[('long1', True), ('short', True), ('long2', True), ('last', True)]" ] &&
 	ok "a 50 ms stage has a sample in its window" || bad "stage windows without a sample: $r"
 
-# 3. a grandchild's memory is in the footprint
-"$SB" record -q -o "$T/gc.zst" --interval 50ms -- "$E" fork fork sleep=100ms alloc=300M sleep=300ms
+# 3. a grandchild's memory is in the footprint (the sample at its stage event sees it)
+mkdir "$T/3"
+"$SB" record -q -o "$T/gc.zst" --interval 50ms -- "$E" fork fork alloc=300M stage=held \
+	wait="$T/3/held.go" &
+rec=$!
+drive "$T/gc.zst" "$T/3" held
+wait "$rec"
 r=$(q "$T/gc.zst" 'max(s["footprint"] for s in samples) >= 290 * 2**20 and max(s.get("procs", 0) for s in samples) >= 3')
 [ "$r" = True ] && ok "grandchild counted in the footprint" || bad "grandchild not counted: $r"
 
 # 4. kill -9 of the recorder mid-run leaves a readable trace
 "$SB" record -q -o "$T/k9.zst" --interval 20ms -- "$E" ready="$T/k9.pid" stage=s1 alloc=20M sleep=10s &
 rec=$!
-sleep 1.5
+wait_for at_least 10 trace_count "$T/k9.zst" '"type":"sample"'
 kill -9 "$rec"
 wait "$rec" 2>/dev/null
 [ -s "$T/k9.pid" ] && kill -9 "$(cat "$T/k9.pid")" 2>/dev/null
@@ -89,8 +128,7 @@ fi
 # 5. SIGINT to stagebench: the command is stopped and end is written
 "$SB" record -q -o "$T/int.zst" --interval 50ms --grace 1s -- "$E" ready="$T/int.pid" sleep=20s &
 rec=$!
-i=0; while [ ! -s "$T/int.pid" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-sleep 0.2
+wait_for test -s "$T/int.pid"
 kill -INT "$rec"
 wait "$rec"
 rc=$?
