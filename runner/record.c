@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/jsonw.h"
 #include "../common/parse.h"
 #include "../common/util.h"
 #include "../meter/meter.h"
@@ -123,6 +124,7 @@ struct run {
 	double window_from;
 	bool window_has_peak;
 	uint64_t window_peak;
+	bool window_late;       /* opened after the command's root was reaped */
 	unsigned exit_peaks;    /* times on_reaped() raised a window's peak */
 	/* guard */
 	struct guard_state gs;
@@ -217,12 +219,23 @@ static void status_update(struct run *r, int64_t now)
 	r->status_shown = true;
 }
 
-/* ---- exact per-stage peaks ------------------------------------------------ */
+/* ---- per-stage peaks ------------------------------------------------------ */
+
+/* Every stage window ends in one `peak` event: the kernel high-water mark
+ * (reset at the window's start) when the meter has one and the reset is on,
+ * else the largest sampled footprint of the window; "bytes": null with a
+ * "why" when nothing was measured. */
+#define SAMPLED_PEAK_METRIC "sampled_footprint"
+
+static bool kernel_peaks(const struct run *r)
+{
+	return r->mi->peak_metric && !r->o->no_peak_reset;
+}
 
 static void window_poll_peak(struct run *r)
 {
 	uint64_t b;
-	if (!r->window_open || !r->mi->peak_metric)
+	if (!r->window_open || !kernel_peaks(r))
 		return;
 	/* 0 means only zombies answered (they lose their Vm fields): no reading */
 	if (!meter_peak_read(r->m, &b) && b) {
@@ -230,6 +243,28 @@ static void window_poll_peak(struct run *r)
 			r->window_peak = b;
 		r->window_has_peak = true;
 	}
+}
+
+/* A sample's footprint counts for the window it falls in (t >= its start). */
+static void window_sampled(struct run *r, const struct trace_sample *s)
+{
+	if (!r->window_open || kernel_peaks(r) || !(s->fields & SF_FOOTPRINT) ||
+	    s->t < r->window_from)
+		return;
+	if (!r->window_has_peak || s->footprint > r->window_peak)
+		r->window_peak = s->footprint;
+	r->window_has_peak = true;
+}
+
+static const char *window_why(const struct run *r)
+{
+	if (r->window_late)
+		return "the command had exited before its stage event was read: no process "
+		       "was left to measure";
+	if (kernel_peaks(r))
+		return "no process of the command could be read in this window (each had "
+		       "exited, or was exiting, when it was looked at)";
+	return "no sample fell in this window";
 }
 
 static void window_close(struct run *r, double t)
@@ -249,32 +284,38 @@ static void window_close(struct run *r, double t)
 		if (r->exit_peaks != raised)
 			window_poll_peak(r);
 	}
-	if (r->window_has_peak) {
-		struct trace_event ev;
-		memset(&ev, 0, sizeof(ev));
-		ev.t = t;
-		ev.kind = EV_PEAK;
-		ev.kind_name = (char *)"peak";
-		ev.ndim = -1;
-		ev.stage = r->win.stage;
-		ev.metric = (char *)r->mi->peak_metric;
-		ev.has_bytes = true;
-		ev.bytes = r->window_peak;
-		ev.has_from = true;
-		ev.from = r->window_from;
-		write_event(r, &ev);
+	struct trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.t = t < r->window_from ? r->window_from : t;
+	ev.kind = EV_PEAK;
+	ev.kind_name = (char *)"peak";
+	ev.ndim = -1;
+	ev.stage = r->win.stage;
+	ev.metric = (char *)(kernel_peaks(r) ? r->mi->peak_metric : SAMPLED_PEAK_METRIC);
+	ev.has_bytes = r->window_has_peak;
+	ev.bytes = r->window_peak;
+	ev.has_from = true;
+	ev.from = r->window_from;
+	struct strbuf why = STRBUF_INIT;
+	if (!r->window_has_peak) {
+		strbuf_addstr(&why, "\"bytes\":null,\"why\":");
+		json_escape(&why, window_why(r));
+		ev.extra_json = why.buf;
 	}
+	write_event(r, &ev);
+	strbuf_release(&why);
 	r->window_open = false;
 }
 
 static void window_open_at(struct run *r, double t)
 {
-	if (!r->mi->peak_metric)
-		return;
 	r->window_open = true;
 	r->window_from = t;
 	r->window_has_peak = false;
 	r->window_peak = 0;
+	r->window_late = r->sp.reaped;
+	if (!kernel_peaks(r))
+		return;
 	if (meter_peak_reset(r->m))
 		return; /* the tree may be between processes: the next read tells */
 	window_poll_peak(r);
@@ -426,6 +467,7 @@ static void take_sample(struct run *r, int64_t now, double t_min)
 	if ((s.fields & SF_FOOTPRINT) && s.footprint > r->res->peak_footprint)
 		r->res->peak_footprint = s.footprint;
 	r->res->nsamples++;
+	window_sampled(r, &s);
 	r->last_sample = s;
 	r->have_sample = true;
 	r->last_sample_ns = now;
@@ -589,6 +631,8 @@ static bool root_exited(struct run *r, bool *chld)
 /* The main loop while the command runs. */
 /* ---- the loop's handlers (loop.h) ----------------------------------------- */
 
+static void on_probe_pipe(struct loop *l, int fd, short revents, void *arg);
+
 /* Check, every turn: the command's root ended (only asked after a SIGCHLD),
  * or another tree process did (orphans are ours: reap it now, while its
  * window is open, on_reaped()). */
@@ -598,6 +642,11 @@ static void on_turn(struct loop *l, int64_t now, void *arg)
 	bool got_chld = r->chld;
 	if (r->stopping)
 		return; /* on_stop_tick() watches the tree */
+	/* Lines written before a process exited are applied before it is
+	 * reaped: a stage boundary counts at the event's own time, and the
+	 * ru_maxrss of a process that ends goes to the window it ended in. */
+	if (got_chld && r->probe_fd >= 0)
+		on_probe_pipe(l, r->probe_fd, POLLIN, r);
 	if (root_exited(r, &r->chld)) {
 		/* Last look at the tree before the leader is reaped (the
 		 * leader itself is a zombie: its memory is gone already). */
@@ -783,6 +832,9 @@ static void fill_start(struct run *r, struct trace_start *st, struct host_info *
 	st->host_swap = h->swap;
 	st->meter_backend = (char *)r->mi->backend;
 	st->meter_footprint = (char *)r->mi->footprint;
+	st->extra_json = xstrdup(kernel_peaks(r) ? "\"peak_reset\":true,\"peaks\":\"kernel\""
+				 : r->o->no_peak_reset ? "\"peak_reset\":false,\"peaks\":\"samples\""
+				 : "\"peaks\":\"samples\"");
 	st->labels = (struct trace_label *)r->o->labels;
 	st->nlabels = r->o->nlabels;
 	const char *dir = getenv("STAGEBENCH_COMMIT_DIR");
@@ -893,6 +945,7 @@ static int run_command(struct run *r)
 		/* whatever the command wrote before it ended; orphans may hold the pipe */
 		probe_read(r);
 	}
+	window_close(r, t_of(r, r->exit_ns)); /* one a late stage event opened */
 	res->wall_s = (double)(r->exit_ns - r->spawn_ns) / 1e9;
 	res->cpu_s = rusage_children_s() - cpu0;
 	if (res->cpu_s < 0)
@@ -970,6 +1023,7 @@ static int run_close(struct run *r, int ret)
 	free(r->trace_abs);
 	free(r->st.utc);
 	free(r->st.commit);
+	free(r->st.extra_json);
 	window_state_release(&r->win);
 	strbuf_release(&r->probe_buf);
 	spawn_release(&r->sp);

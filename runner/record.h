@@ -53,10 +53,11 @@ struct record_opts {
 	const char *name;         /* "record" / "guard": the message prefix */
 	bool status_line;         /* live status on stderr when it is a TTY */
 	bool summary;             /* one-line summary on stderr at the end */
+	bool no_peak_reset;       /* no kernel high-water-mark resets: peaks from samples */
 };
 #define RECORD_OPTS_INIT                                                       \
 	{ NULL, NULL, 500LL * 1000000LL, NULL, 0, NULL, false, NULL, NULL,     \
-	  NULL, NULL, "record", true, true }
+	  NULL, NULL, "record", true, true, false }
 
 struct record_result {
 	int exit_code;            /* see above */
