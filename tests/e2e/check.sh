@@ -45,7 +45,8 @@ rec "$tmp/broken" 1 alloc=100M sleep=300ms free stage=save sleep=300ms
 rec "$tmp/broken" 2 alloc=100M sleep=300ms exit=1
 
 "$SB" check --baseline "$tmp/base" "$tmp/rerun" >"$tmp/rerun.md" 2>"$tmp/err"
-check "a rerun is clean (exit $?: $(cat "$tmp/rerun.md" "$tmp/err"))" [ $? -eq 0 ]
+rc=$? # taken at once: a $(...) in check's arguments would set $? under bash
+check "a rerun is clean (exit $rc: $(cat "$tmp/rerun.md" "$tmp/err"))" [ $rc -eq 0 ]
 check "a rerun reports no regression" grep -q '^check: 0 regressions' "$tmp/rerun.md"
 
 "$SB" check --baseline "$tmp/base" "$tmp/heavy" >"$tmp/heavy.md" 2>"$tmp/err"

@@ -29,7 +29,8 @@ fi
 for d in a b; do
 	"$SB" plot --format svg -o "$tmp/$d" "$QWEN"/eager-1.trace.jsonl "$QWEN"/staged-1.trace.jsonl \
 		"$QWEN"/staged-2.trace.jsonl >"$tmp/$d.out" 2>"$tmp/$d.err"
-	check "qwen-image run $d exits 0 ($(cat "$tmp/$d.err"))" [ $? -eq 0 ]
+	rc=$? # taken at once: a $(...) in check's arguments would set $? under bash
+	check "qwen-image run $d exits 0 (exit $rc: $(cat "$tmp/$d.err"))" [ $rc -eq 0 ]
 done
 check "stdout names the files written" \
 	[ "$(cat "$tmp/a.out")" = "$(printf '%s\n%s' "$tmp/a/memory.svg" "$tmp/a/stages.svg")" ]
@@ -49,7 +50,8 @@ check "stages.svg has both modes" grep -q '>staged<' "$tmp/a/stages.svg"
 # A stagebench-less Pixal3D run (the reload trace), png by default, in the current directory.
 mkdir -p "$tmp/moss"
 (cd "$tmp/moss" && "$SB" plot "$MOSS" >out 2>err)
-check "moss_native exits 0 ($(cat "$tmp/moss/err"))" [ $? -eq 0 ]
+rc=$?
+check "moss_native exits 0 (exit $rc: $(cat "$tmp/moss/err"))" [ $rc -eq 0 ]
 check "png default: ./memory.png printed" [ "$(cat "$tmp/moss/out")" = "$(printf './memory.png\n./stages.png')" ]
 for f in memory stages; do
 	check "$f.png is a PNG" [ "$(head -c 4 "$tmp/moss/$f.png" | tail -c 3)" = PNG ]

@@ -209,10 +209,19 @@ Test(npy, random_bytes_after_the_magic_are_refused_without_crashing)
 			b[i] = (uint8_t)(rand() % 4 ? "{}'():, <f4TrueFalsedescrshape"[rand() % 30] : rand());
 		struct npy_array a = NPY_ARRAY_INIT;
 		FILE *saved = stderr;
-		stderr = fopen("/dev/null", "w");
-		(void)npy_parse("r.npy", b, len, &a);
+		char msg[512] = "";
+		stderr = tmpfile();
+		cr_assert_not_null(stderr);
+		int rc = npy_parse("r.npy", b, len, &a);
+		rewind(stderr);
+		size_t got = fread(msg, 1, sizeof(msg) - 1, stderr);
+		msg[got] = '\0';
 		fclose(stderr);
 		stderr = saved;
+		/* a random header is never a valid one: refused, with its reason */
+		cr_assert_eq(rc, -1, "round %d: random bytes accepted", round);
+		cr_assert(!strncmp(msg, "stagebench: error: r.npy: ", 26) && strchr(msg, '\n'),
+			  "round %d: no message naming the file: '%s'", round, msg);
 		npy_release(&a);
 		free(b);
 	}
