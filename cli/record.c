@@ -22,12 +22,20 @@ static const char record_usage[] =
 	"      --interval DUR    sample interval, 1ms or more (500ms)\n"
 	"      --label KEY=VALUE free-form metadata for the start record (repeatable)\n"
 	"      --latents DIR     where the probe copies latents (STAGEBENCH_LATENTS)\n"
+	"      --no-peak-reset   leave the kernel high-water mark alone: stage peaks from samples\n"
 	"  -q, --quiet           no status line, no summary\n"
 	"  -v, --verbose         more progress messages\n"
 	"  -h, --help            this text\n\n"
-	"With GUARD OPTIONS the run is guarded (see 'stagebench guard --help').\n";
+	"With GUARD OPTIONS the run is guarded (see 'stagebench guard --help').\n\n"
+	"Exact stage peaks: at each stage window's start the kernel high-water mark of\n"
+	"every process of COMMAND is reset (Linux clear_refs). The pipeline's own view of\n"
+	"its peak goes with it: getrusage()'s ru_maxrss, its own max-RSS logging and\n"
+	"/usr/bin/time -v see only the peak since the last window start. With\n"
+	"--no-peak-reset they see the whole run; each stage's peak event is then the\n"
+	"largest sampled footprint (a spike between two samples is missed) and the\n"
+	"trace's start record says \"peaks\":\"samples\".\n";
 
-enum { OPT_MODE = 0x5201, OPT_INTERVAL, OPT_LABEL, OPT_LATENTS };
+enum { OPT_MODE = 0x5201, OPT_INTERVAL, OPT_LABEL, OPT_LATENTS, OPT_NO_PEAK_RESET };
 
 int cmd_record(int argc, char **argv)
 {
@@ -37,6 +45,7 @@ int cmd_record(int argc, char **argv)
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "latents", required_argument, NULL, OPT_LATENTS },
+		{ "no-peak-reset", no_argument, NULL, OPT_NO_PEAK_RESET },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -84,6 +93,9 @@ int cmd_record(int argc, char **argv)
 		}
 		case OPT_LATENTS:
 			ro.latents_dir = optarg;
+			break;
+		case OPT_NO_PEAK_RESET:
+			ro.no_peak_reset = true;
 			break;
 		case 'q':
 			sb_verbosity = 0;

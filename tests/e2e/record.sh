@@ -161,4 +161,35 @@ else
 	bad "environment: $(cat "$T/env.out")"
 fi
 
+# 8. the peak reset and the command's own ru_maxrss: with the reset (the default) the command
+# sees only the peak since its last stage started; with --no-peak-reset the whole run's, and
+# the start record says where the stage peaks came from
+cat >"$T/maxrss.py" <<'PY'
+import os, resource, sys, time
+def stage(s):
+    os.write(3, ('{"kind":"stage","stage":"%s","mono":%.6f}\n' % (s, time.monotonic())).encode())
+stage("big")
+b = b"\1" * (200 << 20)   # every page written
+del b
+stage("small")
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+PY
+for how in reset no-reset; do
+	mkdir "$T/$how"
+	opt=; [ "$how" = no-reset ] && opt=--no-peak-reset
+	"$SB" record -q $opt -o "$T/$how.zst" --interval 50ms -- $PY "$T/maxrss.py" "$T/$how/small.go" \
+		>"$T/$how.out" &
+	rec=$!
+	drive "$T/$how.zst" "$T/$how" small
+	wait "$rec"
+done
+r=$(q "$T/no-reset.zst" 'recs[0].get("peaks") == "samples" and recs[0].get("peak_reset") is False and [e["metric"] for e in events if e["kind"] == "peak"][0] == "sampled_footprint"')
+if [ "$(cat "$T/reset.out")" -lt 150 ] && [ "$(cat "$T/no-reset.out")" -ge 200 ] && [ "$r" = True ]; then
+	ok "ru_maxrss sees the last window with the reset, the whole run with --no-peak-reset"
+else
+	bad "ru_maxrss: with the reset $(cat "$T/reset.out") MiB, without $(cat "$T/no-reset.out") MiB, start record/metric: $r"
+fi
+
 exit $fail
