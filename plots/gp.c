@@ -14,34 +14,44 @@ const char *gp_mode_color(size_t m)
 
 void gp_quote(struct strbuf *sb, const char *s)
 {
-	strbuf_addch(sb, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			strbuf_addch(sb, '\'');
-		if (*s == '\n' || *s == '\r')
-			strbuf_addch(sb, ' ');
-		else
-			strbuf_addch(sb, *s);
-	}
-	strbuf_addch(sb, '\'');
-}
-
-void gp_dquote(struct strbuf *sb, const char *s)
-{
 	strbuf_addch(sb, '"');
 	for (; *s; s++) {
-		if (*s == '\n')
+		unsigned char c = (unsigned char)*s;
+		if (c == '\n')
 			strbuf_addstr(sb, "\\n");
-		else if (*s == '\r')
-			strbuf_addch(sb, ' ');
-		else if (*s == '"' || *s == '\\') {
+		else if (c == '"' || c == '\\') {
 			strbuf_addch(sb, '\\');
-			strbuf_addch(sb, *s);
+			strbuf_addch(sb, c);
+		} else if (c == '`' || c < 0x20 || c == 0x7f) {
+			/* octal: no backquote reaches the line gnuplot scans for `command` */
+			strbuf_addf(sb, "\\%03o", c);
 		} else {
-			strbuf_addch(sb, *s);
+			strbuf_addch(sb, c);
 		}
 	}
 	strbuf_addch(sb, '"');
+}
+
+struct gp_num gp_num(double v, int prec)
+{
+	struct gp_num n;
+	if (!isfinite(v))
+		snprintf(n.s, sizeof(n.s), "NaN");
+	else if (fabs(v) >= 1e12)
+		snprintf(n.s, sizeof(n.s), "%.*e", prec, v);
+	else
+		snprintf(n.s, sizeof(n.s), "%.*f", prec, v);
+	return n;
+}
+
+struct gp_num gp_bound(double v)
+{
+	struct gp_num n;
+	if (v != 0 && fabs(v) < 0.1)
+		snprintf(n.s, sizeof(n.s), "%.3e", v);
+	else
+		n = gp_num(v, 3);
+	return n;
 }
 
 /* The smallest "nice" number (1, 2, 2.5, 5 times a power of ten) >= x. */

@@ -28,10 +28,22 @@
 /* The colour of the m-th mode (bars, lines), cycling. */
 const char *gp_mode_color(size_t m);
 
-/* A gnuplot single-quoted string: no escapes but '' for a quote. */
+/* Any text as a gnuplot double-quoted string, exactly: \, " and newlines
+ * escaped, backquotes and other control characters as octal escapes (gnuplot
+ * runs `...` as a shell command anywhere on a line, and cannot parse a
+ * single-quoted string that starts with a quote). */
 void gp_quote(struct strbuf *sb, const char *s);
-/* A gnuplot double-quoted string: newlines become \n, \ and " are escaped. */
-void gp_dquote(struct strbuf *sb, const char *s);
+
+/* A number as gnuplot reads it: "%.PRECf", or "%.PRECe" from 1e12 on (a time
+ * of 1e300 s is not written as 300 digits); NaN when not finite. Use the
+ * member at once: gp_num(t, 3).s */
+struct gp_num {
+	char s[48];
+};
+struct gp_num gp_num(double v, int prec);
+/* An axis bound: like gp_num(v, 3), in "%.3e" below 0.1 so that a range of a
+ * few KiB in GB does not print as [0.000:0.000]. */
+struct gp_num gp_bound(double v);
 
 /* Axis maximum: a multiple of a nice tick step (about five ticks) >= x. */
 double gp_axis_max(double x);

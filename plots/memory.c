@@ -40,7 +40,7 @@ static void add_series_block(struct strbuf *sb, const char *name, const struct p
 	strbuf_addf(sb, "$%s << EOD\n", name);
 	if (s->n <= MAX_POINTS) {
 		for (size_t i = 0; i < s->n; i++)
-			strbuf_addf(sb, "%.3f %.4f\n", s->t[i], s->gb[i]);
+			strbuf_addf(sb, "%s %.4f\n", gp_num(s->t[i], 3).s, s->gb[i]);
 	} else {
 		size_t buckets = MAX_POINTS / 2;
 		for (size_t b = 0; b < buckets; b++) {
@@ -55,9 +55,9 @@ static void add_series_block(struct strbuf *sb, const char *name, const struct p
 					imax = i;
 			}
 			size_t first = imin < imax ? imin : imax, second = imin < imax ? imax : imin;
-			strbuf_addf(sb, "%.3f %.4f\n", s->t[first], s->gb[first]);
+			strbuf_addf(sb, "%s %.4f\n", gp_num(s->t[first], 3).s, s->gb[first]);
 			if (second != first)
-				strbuf_addf(sb, "%.3f %.4f\n", s->t[second], s->gb[second]);
+				strbuf_addf(sb, "%s %.4f\n", gp_num(s->t[second], 3).s, s->gb[second]);
 		}
 	}
 	strbuf_addstr(sb, "EOD\n");
@@ -312,14 +312,15 @@ static void axes(struct strbuf *sb, const struct layout *L)
 {
 	strbuf_addf(sb, "set multiplot\n"
 			"set style data lines\n"
-			"set xrange [0:%.3f]\nset yrange [%.3f:%.3f]\n"
+			"set xrange [0:%s]\nset yrange [%s:%s]\n"
 			"set ylabel 'GB (2^30 bytes)' offset 1,0\n"
 			"set ytics nomirror\nset xtics nomirror\nset tics out scale 0.5\n"
 			"set border 3 lc rgb '#888888'\n"
 			"set grid ytics lc rgb '#dddddd' lt 1\n"
 			"set style textbox opaque noborder margins 2,1\n"
 			"set lmargin at screen %.4f\nset rmargin at screen %.4f\n",
-		    L->xmax, L->ymin, L->yrange_max, LEFT_PX / FIG_W, RIGHT_PX / FIG_W);
+		    gp_num(L->xmax, 3).s, gp_bound(L->ymin).s, gp_bound(L->yrange_max).s,
+		    LEFT_PX / FIG_W, RIGHT_PX / FIG_W);
 }
 
 /* Stage bands, alternately shaded, names on rows at the top. */
@@ -328,17 +329,18 @@ static void panel_bands(struct strbuf *sb, const struct plot_run *r, const struc
 	for (size_t b = 0; b < r->nbands; b++) {
 		const struct plot_band *bd = &r->bands[b];
 		if (b % 2 == 0)
-			strbuf_addf(sb, "set object rect from %.3f, graph 0 to %.3f, graph 1 "
+			strbuf_addf(sb, "set object rect from %s, graph 0 to %s, graph 1 "
 					"behind fc rgb '%s' fs solid 1.0 noborder\n",
-				    bd->t0, bd->t1, COLOR_BAND);
+				    gp_num(bd->t0, 3).s, gp_num(bd->t1, 3).s, COLOR_BAND);
 		if (b > 0)
-			strbuf_addf(sb, "set arrow from %.3f, graph 0 to %.3f, graph 1 nohead "
-					"lc rgb '#c8ccd4' lw 1 back\n", bd->t0, bd->t0);
+			strbuf_addf(sb, "set arrow from %s, graph 0 to %s, graph 1 nohead "
+					"lc rgb '#c8ccd4' lw 1 back\n", gp_num(bd->t0, 3).s,
+				    gp_num(bd->t0, 3).s);
 		double xfirst = (L->xs[b] - LEFT_PX) / (RIGHT_PX - LEFT_PX) * L->xmax;
 		strbuf_addstr(sb, "set label ");
 		gp_quote(sb, bd->name);
-		strbuf_addf(sb, " at %.3f, graph 1 center offset 0,%.2f font '%s' tc rgb '%s' front\n",
-			    xfirst, -(0.9 + 1.25 * L->rows[b]), SMALL_FONT, COLOR_NOTE);
+		strbuf_addf(sb, " at %s, graph 1 center offset 0,%.2f font '%s' tc rgb '%s' front\n",
+			    gp_num(xfirst, 3).s, -(0.9 + 1.25 * L->rows[b]), SMALL_FONT, COLOR_NOTE);
 	}
 }
 
@@ -370,17 +372,17 @@ static void panel_stops(struct strbuf *sb, const struct plot_run *runs, const st
 		if (q->outcome == PLOT_COMPLETED || !q->footprint.n)
 			continue;
 		double t = q->t_last, y = q->footprint.gb[q->footprint.n - 1];
-		strbuf_addf(sb, "set arrow from %.3f, graph 0 to %.3f, graph 1 nohead "
-				"lc rgb '%s' lw 1.5 dt 3 front\n", t, t, COLOR_STOP);
-		strbuf_addf(sb, "set object circle at %.3f, %.4f size char 0.4 front "
-				"fc rgb '%s' fs solid 1.0 noborder\n", t, y, COLOR_STOP);
+		strbuf_addf(sb, "set arrow from %s, graph 0 to %s, graph 1 nohead "
+				"lc rgb '%s' lw 1.5 dt 3 front\n", gp_num(t, 3).s, gp_num(t, 3).s, COLOR_STOP);
+		strbuf_addf(sb, "set object circle at %s, %.4f size char 0.4 front "
+				"fc rgb '%s' fs solid 1.0 noborder\n", gp_num(t, 3).s, y, COLOR_STOP);
 		strbuf_addstr(sb, "set label ");
 		gp_quote(sb, q->outcome_text ? q->outcome_text : "did not complete");
 		/* beside the line (left of it unless it is near the left edge),
 		 * under the stage names, on a white box */
 		bool left = t > L->xmax * 0.3;
-		strbuf_addf(sb, " at %.3f, graph 1 %s offset %s,%.2f font '%s' tc rgb '%s' "
-				"boxed bs 1 front\n", t, left ? "right" : "left",
+		strbuf_addf(sb, " at %s, graph 1 %s offset %s,%.2f font '%s' tc rgb '%s' "
+				"boxed bs 1 front\n", gp_num(t, 3).s, left ? "right" : "left",
 			    left ? "-0.8" : "0.8", -(0.9 + 1.25 * L->rows_used + 1.3 * (double)k + 0.3),
 			    SMALL_FONT, COLOR_STOP);
 	}

@@ -171,7 +171,7 @@ static void note_labels(struct strbuf *sb, const struct bars *B)
 				strbuf_addstr(&note, B->rotate_notes ? ", " : "\n");
 			}
 			strbuf_addstr(sb, "set label ");
-			gp_dquote(sb, strbuf_str(&note));
+			gp_quote(sb, strbuf_str(&note));
 			strbuf_release(&note);
 			const char *color = !c->reached ? "#777777" : c->ended ? COLOR_STOP : COLOR_NOTE;
 			if (B->rotate_notes)
@@ -218,8 +218,8 @@ static void axes(struct strbuf *sb, const struct bars *B)
 			"set lmargin at screen %.4f\nset rmargin at screen %.4f\n",
 		    1 - B->top_px / B->height, B->bottom_px / B->height, LEFT_PX / B->width,
 		    RIGHT_PX / B->width);
-	strbuf_addf(sb, "set xrange [-0.5:%.1f]\nset yrange [0:%.3f]\n", (double)B->ns - 0.5,
-		    B->yrange_max);
+	strbuf_addf(sb, "set xrange [-0.5:%.1f]\nset yrange [0:%s]\n", (double)B->ns - 0.5,
+		    gp_bound(B->yrange_max).s);
 	strbuf_addstr(sb, "set ylabel 'peak footprint (GB)' offset 1,0\n"
 			  "set ytics nomirror\nset tics out scale 0.5\n"
 			  "set border 3 lc rgb '#888888'\n"

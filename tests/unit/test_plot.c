@@ -176,7 +176,7 @@ Test(plot, gpu_memory_is_drawn_where_the_samples_have_it)
 	cr_assert_eq(m->runs[0].ram_bytes, 8ull << 30, "host.memory from the start record");
 	char *s = memory_script(m, PLOT_SVG);
 	cr_assert(strstr(s, "$gpu0 << EOD\n0.000 2.0000\n1.000 4.0000\nEOD\n"), "%s", s);
-	cr_assert(strstr(s, "set label 'GPU memory'"), "in the legend: %s", s);
+	cr_assert(strstr(s, "set label \"GPU memory\""), "in the legend: %s", s);
 	cr_assert(strstr(s, "$gpu0 lc rgb"), "plotted: %s", s);
 	cr_assert(strstr(s, "set label 'RAM 8.0 GB' "), "%s", s);
 	free(s);
@@ -192,7 +192,7 @@ Test(plot, a_stopped_run_is_marked_at_its_last_sample)
 	cr_assert_eq(m->runs[0].outcome, PLOT_STOPPED);
 	cr_assert_str_eq(m->runs[0].ended_in, "encode");
 	char *s = memory_script(m, PLOT_SVG);
-	cr_assert(strstr(s, "set label 'stopped by the guard' at 1.500, graph 1"), "%s", s);
+	cr_assert(strstr(s, "set label \"stopped by the guard\" at 1.500, graph 1"), "%s", s);
 	cr_assert(strstr(s, "set arrow from 1.500, graph 0 to 1.500, graph 1 nohead"), "%s", s);
 	cr_assert(strstr(s, "set object circle at 1.500, 10.0000 "), "%s", s);
 	cr_assert(strstr(s, "stopped by the guard in encode"), "the panel title says where: %s", s);
@@ -243,9 +243,9 @@ Test(plot, stage_bands_are_shaded_alternately_and_labelled)
 	cr_assert(strstr(s, "set object rect from 0.000, graph 0 to 1.000, graph 1"), "%s", s);
 	cr_assert_null(strstr(s, "set object rect from 1.000, graph 0"), "encode is not shaded");
 	cr_assert(strstr(s, "set object rect from 2.000, graph 0 to 3.000, graph 1"), "%s", s);
-	cr_assert(strstr(s, "set label 'setup' at "), "%s", s);
-	cr_assert(strstr(s, "set label 'encode' at "), "%s", s);
-	cr_assert(strstr(s, "set label 'decode' at "), "%s", s);
+	cr_assert(strstr(s, "set label \"setup\" at "), "%s", s);
+	cr_assert(strstr(s, "set label \"encode\" at "), "%s", s);
+	cr_assert(strstr(s, "set label \"decode\" at "), "%s", s);
 	free(s);
 	model_free(m);
 	trace_release(&tr);
@@ -296,9 +296,9 @@ Test(plot, stage_bars_show_peaks_stopped_and_not_reached)
 	cr_assert(strstr(s, "set label \"3.0\" "), "%s", s);
 	cr_assert(strstr(s, "set label \"2.0\" "), "%s", s);
 	/* stage order and one bar series per mode, titled by mode */
-	cr_assert(strstr(s, "set xtics nomirror scale 0 ('setup' 0, 'encode' 1, 'decode' 2)"), "%s", s);
-	cr_assert(strstr(s, "title 'eager'"), "%s", s);
-	cr_assert(strstr(s, "title 'staged'"), "%s", s);
+	cr_assert(strstr(s, "set xtics nomirror scale 0 (\"setup\" 0, \"encode\" 1, \"decode\" 2)"), "%s", s);
+	cr_assert(strstr(s, "title \"eager\""), "%s", s);
+	cr_assert(strstr(s, "title \"staged\""), "%s", s);
 	cr_assert(strstr(s, "bar = the highest run"), "the title says what a bar is: %s", s);
 	free(s);
 	model_free(m);
@@ -350,8 +350,8 @@ Test(plot, paths_and_labels_are_quoted_for_gnuplot)
 	struct plot_opts o = PLOT_OPTS_INIT;
 	o.format = PLOT_SVG;
 	plot_memory_script(&sb, m, &o, "/tmp/o'k/memory.svg");
-	cr_assert(strstr(sb.buf, "set output '/tmp/o''k/memory.svg'"), "%s", sb.buf);
-	cr_assert(strstr(sb.buf, "set label 'a''b' at"), "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "set output \"/tmp/o'k/memory.svg\""), "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "set label \"a'b\" at"), "%s", sb.buf);
 	strbuf_release(&sb);
 	model_free(m);
 	trace_release(&tr);
@@ -448,4 +448,143 @@ Test(plot, plot_runs_writes_both_svgs_the_same_each_time, .timeout = 60)
 	free(sub[1]);
 	trace_release(&trs[0]);
 	trace_release(&trs[1]);
+}
+
+/* plot_runs into `dir` (created, then removed with what it holds); each
+ * chart's SVG text into svg[] (freed by the caller). Returns plot_runs()'s result. */
+static int draw_svgs(const struct plot_opts *base, struct trace *trs, size_t n, const char *dir,
+		     char *svg[2])
+{
+	struct plot_opts o = *base;
+	o.format = PLOT_SVG;
+	o.quiet_paths = true;
+	o.out_dir = dir;
+	int rc = plot_runs(&o, trs, NULL, n);
+	for (size_t f = 0; f < 2; f++) {
+		char *p = xasprintf("%s/%s.svg", dir, plot_charts[f].name);
+		size_t len;
+		svg[f] = NULL;
+		if (!rc)
+			cr_assert_eq(read_file(p, &svg[f], &len), 0, "%s", p);
+		unlink(p);
+		free(p);
+	}
+	rmdir(dir);
+	return rc;
+}
+
+static char *scratch_dir(void)
+{
+	char tmpl[] = "/tmp/test_plot.XXXXXX";
+	cr_assert_not_null(mkdtemp(tmpl));
+	return xstrdup(tmpl);
+}
+
+Test(plot, a_run_under_a_megabyte_still_draws, .timeout = 60)
+{
+	if (!plot_have_gnuplot(NULL))
+		cr_skip_test("gnuplot is not installed");
+	static const char tiny[] =
+		"{\"type\":\"start\",\"mode\":\"eager\"}\n"
+		"{\"type\":\"sample\",\"t\":0.0,\"footprint\":102400}\n"
+		"{\"type\":\"sample\",\"t\":0.5,\"footprint\":204800}\n"
+		"{\"type\":\"end\"}\n";
+	struct trace tr = TRACE_INIT;
+	read_mem("tiny", tiny, &tr);
+	struct plot_model *m = model_of(&tr, 1);
+	char *s = memory_script(m, PLOT_SVG);
+	double lo, hi;
+	const char *y = strstr(s, "set yrange [");
+	cr_assert_not_null(y, "%s", s);
+	cr_assert_eq(sscanf(y, "set yrange [%lf:%lf]", &lo, &hi), 2, "%s", y);
+	cr_assert_gt(hi, 204800.0 / (1 << 30), "the range holds the peak: %s", y);
+	free(s);
+	s = stages_script(m, PLOT_SVG);
+	y = strstr(s, "set yrange [");
+	cr_assert_eq(sscanf(y, "set yrange [%lf:%lf]", &lo, &hi), 2, "%s", y);
+	cr_assert_gt(hi, 204800.0 / (1 << 30), "the range holds the peak: %s", y);
+	free(s);
+	model_free(m);
+
+	struct plot_opts o = PLOT_OPTS_INIT;
+	char *dir = scratch_dir(), *svg[2];
+	cr_assert_eq(draw_svgs(&o, &tr, 1, dir, svg), 0, "gnuplot draws a 200 KiB run");
+	free(svg[0]);
+	free(svg[1]);
+	free(dir);
+	trace_release(&tr);
+}
+
+Test(plot, names_starting_with_a_quote_or_holding_backquotes_draw_as_they_are, .timeout = 60)
+{
+	if (!plot_have_gnuplot(NULL))
+		cr_skip_test("gnuplot is not installed");
+	/* gnuplot cannot parse '''x' and runs `...` in double quotes as a command */
+	static const char names[] =
+		"{\"type\":\"start\",\"mode\":\"'quoted\"}\n"
+		"{\"type\":\"sample\",\"t\":0.0,\"footprint\":" GiB "}\n"
+		"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"'enc\\\"ode\",\"t\":1.0}\n"
+		"{\"type\":\"sample\",\"t\":1.5,\"footprint\":" GiB "}\n"
+		"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"`echo INJECTED`\\\\n\",\"t\":2.0}\n"
+		"{\"type\":\"sample\",\"t\":2.5,\"footprint\":" GiB "}\n"
+		"{\"type\":\"end\"}\n";
+	struct trace tr = TRACE_INIT;
+	read_mem("names", names, &tr);
+	struct plot_opts o = PLOT_OPTS_INIT;
+	char *dir = scratch_dir(), *svg[2];
+	cr_assert_eq(draw_svgs(&o, &tr, 1, dir, svg), 0);
+	for (int f = 0; f < 2; f++) {
+		cr_assert(strstr(svg[f], "&#39;quoted") || strstr(svg[f], "'quoted"), "%s", svg[f]);
+		cr_assert(strstr(svg[f], "`echo INJECTED`\\n"), "the name as it is: %s", svg[f]);
+		cr_assert_null(strstr(svg[f], ">INJECTED"), "nothing was run: %s", svg[f]);
+	}
+	cr_assert(strstr(svg[0], "&#39;enc&quot;ode") || strstr(svg[0], "'enc\"ode") ||
+		  strstr(svg[0], "'enc&quot;ode"), "%s", svg[0]);
+	free(svg[0]);
+	free(svg[1]);
+	free(dir);
+	trace_release(&tr);
+}
+
+Test(plot, an_output_directory_with_a_newline_is_written_where_named, .timeout = 60)
+{
+	if (!plot_have_gnuplot(NULL))
+		cr_skip_test("gnuplot is not installed");
+	struct trace tr = TRACE_INIT;
+	read_mem("done", completed_trace, &tr);
+	char *top = scratch_dir();
+	char *dir = xasprintf("%s/new\nline 'q\"", top);
+	struct plot_opts o = PLOT_OPTS_INIT;
+	char *svg[2];
+	cr_assert_eq(draw_svgs(&o, &tr, 1, dir, svg), 0);
+	cr_assert(strstr(svg[0], "<svg") && strstr(svg[1], "<svg"));
+	free(svg[0]);
+	free(svg[1]);
+	cr_assert_eq(rmdir(top), 0, "nothing was written beside the named directory");
+	free(dir);
+	free(top);
+	trace_release(&tr);
+}
+
+Test(plot, huge_times_are_written_as_short_numbers)
+{
+	static const char huge[] =
+		"{\"type\":\"start\",\"mode\":\"eager\"}\n"
+		"{\"type\":\"sample\",\"t\":0.0,\"footprint\":" GiB "}\n"
+		"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"late\",\"t\":1e299}\n"
+		"{\"type\":\"sample\",\"t\":1e300,\"footprint\":" GiB "}\n"
+		"{\"type\":\"end\"}\n";
+	struct trace tr = TRACE_INIT;
+	read_mem("huge", huge, &tr);
+	struct plot_model *m = model_of(&tr, 1);
+	char *s = memory_script(m, PLOT_SVG);
+	size_t run = 0;
+	for (const char *p = s; *p; p++) {
+		run = (*p >= '0' && *p <= '9') ? run + 1 : 0;
+		cr_assert_lt(run, 24, "a number of %zu digits in:\n%.2000s", run, s);
+	}
+	cr_assert(strstr(s, "1.000e+300"), "%s", s);
+	free(s);
+	model_free(m);
+	trace_release(&tr);
 }
