@@ -70,7 +70,8 @@ check "missing gnuplot writes nothing" [ ! -e "$tmp/none/memory.png" ]
 printf '%s\n' '{"type":"start","mode":"eager"}' '{"type":"sample","t":0.0,"footprint":102400}' \
 	'{"type":"sample","t":0.5,"footprint":204800}' '{"type":"end"}' >"$tmp/tiny.trace.jsonl"
 "$SB" plot -o "$tmp/tiny" "$tmp/tiny.trace.jsonl" >/dev/null 2>"$tmp/tiny.err"
-check "a 200 KiB run draws ($(cat "$tmp/tiny.err"))" [ $? -eq 0 ]
+rc=$?
+check "a 200 KiB run draws (exit $rc: $(cat "$tmp/tiny.err"))" [ $rc -eq 0 ]
 
 # A stage named with a leading quote draws; an output directory with a newline
 # gets the charts, and stdout holds only the paths.
@@ -78,7 +79,8 @@ sed 's/"stage":"encode"/"stage":"'"'"'encode"/' "$QWEN"/staged-1.trace.jsonl >"$
 nl="$tmp/new
 line"
 "$SB" plot -o "$nl" "$tmp/quote.trace.jsonl" >"$tmp/nl.out" 2>"$tmp/nl.err"
-check "a quoted stage name and a newline in -o draw ($(cat "$tmp/nl.err"))" [ $? -eq 0 ]
+rc=$?
+check "a quoted stage name and a newline in -o draw (exit $rc: $(cat "$tmp/nl.err"))" [ $rc -eq 0 ]
 check "the PNG is where -o named" [ -s "$nl/stages.png" ]
 check "stdout names the paths only" [ "$(wc -c <"$tmp/nl.out")" -lt 200 ]
 
