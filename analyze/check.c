@@ -1,4 +1,5 @@
-/* check.c -- regressions and improvements of a run set against a baseline, noise-aware (see check.h) */
+/* check.c -- regressions and improvements of a run set against a baseline, noise-aware (see check.h);
+ * the model only: check_md.c and check_json.c render it */
 #include "check.h"
 
 #include <math.h>
@@ -6,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/jsonw.h"
 #include "../traces/runs.h"
 #include "../traces/trace.h"
 #include "rundir.h"
@@ -27,12 +27,12 @@ const char *check_metric_name(enum check_metric m)
 	return metric_names[m];
 }
 
-static bool metric_is_time(enum check_metric m)
+bool check_metric_is_time(enum check_metric m)
 {
 	return m == CM_TIME || m == CM_LOAD;
 }
 
-static const char *const side_names[2] = { "baseline", "candidate" };
+const char *const check_side_names[2] = { "baseline", "candidate" };
 
 /* ---- adding runs ----------------------------------------------------------- */
 
@@ -59,7 +59,7 @@ int check_add_trace(struct check *c, enum check_side_id side, const char *id,
 		return -1;
 	}
 	if (!sd->label)
-		sd->label = xstrdup(side_names[side]);
+		sd->label = xstrdup(check_side_names[side]);
 	r.id = xstrdup(id);
 	if (tr->start.mode)
 		r.mode = xstrdup(tr->start.mode);
@@ -78,8 +78,8 @@ int check_add_trace(struct check *c, enum check_side_id side, const char *id,
 	}
 
 	size_t m = mode_index(c, r.mode);
-	char *lid = xasprintf("%s/%s", side_names[side], id);
-	latent_set_add_trace(&c->latents[m], lid, side_names[side], sd->label, tr);
+	char *lid = xasprintf("%s/%s", check_side_names[side], id);
+	latent_set_add_trace(&c->latents[m], lid, check_side_names[side], sd->label, tr);
 	free(lid);
 
 	ALLOC_GROW(sd->runs, sd->n + 1, sd->alloc);
@@ -170,7 +170,7 @@ static size_t mode_runs(const struct check_side *sd, const char *mode)
 
 static double threshold(const struct check_options *o, enum check_metric m, double base_max)
 {
-	if (metric_is_time(m))
+	if (check_metric_is_time(m))
 		return o->time_is_pct ? base_max * o->time_pct / 100.0 : o->time_s;
 	return o->growth_is_pct ? base_max * o->growth_pct / 100.0 : (double)o->growth_bytes;
 }
@@ -250,7 +250,7 @@ static void judge_metric(struct check *c, const char *mode, const char *stage, e
 	range(cv, nc, &clo, &chi);
 	double spread = bhi - blo;
 	double allowed = threshold(&c->opt, m, bhi);
-	double floor = metric_is_time(m) ? CHECK_TIME_FLOOR_S : (double)CHECK_MEM_FLOOR_BYTES;
+	double floor = check_metric_is_time(m) ? CHECK_TIME_FLOOR_S : (double)CHECK_MEM_FLOOR_BYTES;
 	if (spread > allowed)
 		allowed = spread;
 	if (floor > allowed)
@@ -549,298 +549,6 @@ const struct check_finding *check_find(const struct check *c, enum check_kind ki
 			return f;
 	}
 	return NULL;
-}
-
-/* ---- output ---------------------------------------------------------------- */
-
-static void add_value(struct strbuf *sb, enum check_metric m, double v, bool sign)
-{
-	const char *plus = sign && v > 0 ? "+" : "";
-	if (metric_is_time(m)) {
-		strbuf_addf(sb, fabs(v) < 10 ? "%s%.2f s" : "%s%.1f s", plus, v);
-		return;
-	}
-	double gb = v / (double)(1ull << 30);
-	strbuf_addf(sb, fabs(gb) < 10 ? "%s%.2f GB" : "%s%.1f GB", plus, gb);
-}
-
-static void add_range(struct strbuf *sb, enum check_metric m, double lo, double hi, size_t n)
-{
-	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
-	add_value(&a, m, lo, false);
-	add_value(&b, m, hi, false);
-	strbuf_addstr(sb, a.buf);
-	if (strcmp(a.buf, b.buf)) /* the same when rounded: one figure */
-		strbuf_addf(sb, " to %s", b.buf);
-	strbuf_release(&a);
-	strbuf_release(&b);
-	strbuf_addf(sb, " (%zu run%s)", n, n == 1 ? "" : "s");
-}
-
-/* Markdown table cells must not hold a bare '|'. */
-static void add_cell(struct strbuf *sb, const char *s)
-{
-	strbuf_addstr(sb, " ");
-	for (; s && *s; s++) {
-		if (*s == '|')
-			strbuf_addch(sb, '\\');
-		strbuf_addch(sb, *s);
-	}
-	strbuf_addstr(sb, " |");
-}
-
-static void md_row(const struct check_finding *f, struct strbuf *out)
-{
-	struct strbuf cell = STRBUF_INIT;
-	strbuf_addstr(out, "|");
-	add_cell(out, f->mode);
-	add_cell(out, f->stage ? f->stage : "-");
-	if (f->metric == CM_LATENT) {
-		strbuf_addf(&cell, "latent %s", f->latent);
-		add_cell(out, cell.buf);
-		strbuf_reset(&cell);
-	} else {
-		add_cell(out, check_metric_name(f->metric));
-	}
-	if (f->metric < CM_NNUMERIC) {
-		add_range(&cell, f->metric, f->base_min, f->base_max, f->nbase);
-		add_cell(out, cell.buf);
-		strbuf_reset(&cell);
-		add_range(&cell, f->metric, f->cand_min, f->cand_max, f->ncand);
-		add_cell(out, cell.buf);
-		strbuf_reset(&cell);
-		add_value(&cell, f->metric, f->change, true);
-		double ref = f->kind == CK_REGRESSION ? f->base_max : f->base_min;
-		if (ref > 0)
-			strbuf_addf(&cell, " (%+.0f%%)", 100.0 * f->change / ref);
-		add_cell(out, cell.buf);
-		strbuf_reset(&cell);
-		strbuf_addstr(&cell, "spread ");
-		add_value(&cell, f->metric, f->spread, false);
-		strbuf_addstr(&cell, ", allowed ");
-		add_value(&cell, f->metric, f->allowed, false);
-		add_cell(out, cell.buf);
-	} else {
-		add_cell(out, f->base_text);
-		add_cell(out, f->now_text);
-		add_cell(out, f->detail);
-		add_cell(out, "-");
-	}
-	strbuf_addch(out, '\n');
-	strbuf_release(&cell);
-}
-
-static void md_section(const struct check *c, enum check_kind kind, const char *title,
-		       struct strbuf *out)
-{
-	if (!check_count(c, kind))
-		return;
-	strbuf_addf(out, "\n## %s\n\n", title);
-	if (kind == CK_NOT_JUDGED) {
-		strbuf_addstr(out, "| mode | stage | metrics | why |\n|---|---|---|---|\n");
-	} else if (kind == CK_NOTE) {
-		strbuf_addstr(out, "| mode | stage | note |\n|---|---|---|\n");
-	} else {
-		strbuf_addstr(out, "| mode | stage | metric | baseline | now | change | noise |\n"
-				   "|---|---|---|---|---|---|---|\n");
-	}
-	for (size_t i = 0; i < c->nfindings; i++) {
-		const struct check_finding *f = &c->findings[i];
-		if (f->kind != kind)
-			continue;
-		if (kind == CK_REGRESSION || kind == CK_IMPROVEMENT) {
-			md_row(f, out);
-			continue;
-		}
-		strbuf_addstr(out, "|");
-		add_cell(out, f->mode);
-		add_cell(out, f->stage ? f->stage : "-");
-		if (kind == CK_NOT_JUDGED) {
-			if (f->metric == CM_LATENT) {
-				char *t = xasprintf("latent %s", f->latent);
-				add_cell(out, t);
-				free(t);
-			} else {
-				add_cell(out, f->now_text);
-			}
-			add_cell(out, f->detail);
-		} else if (f->metric == CM_LATENT) {
-			char *t = xasprintf("latent %s: %s; baseline %s, now %s", f->latent,
-					    f->detail, f->base_text, f->now_text);
-			add_cell(out, t);
-			free(t);
-		} else {
-			add_cell(out, f->detail);
-		}
-		strbuf_addch(out, '\n');
-	}
-}
-
-static const char *plural(size_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
-
-void check_format_md(const struct check *c, struct strbuf *out)
-{
-	size_t nr = check_count(c, CK_REGRESSION), ni = check_count(c, CK_IMPROVEMENT);
-	strbuf_addf(out, "check: %zu %s, %zu %s (baseline %s: %zu %s; candidate %s: %zu %s)\n", nr,
-		    plural(nr, "regression", "regressions"), ni,
-		    plural(ni, "improvement", "improvements"),
-		    c->side[0].label ? c->side[0].label : "-", c->side[0].n,
-		    plural(c->side[0].n, "run", "runs"), c->side[1].label ? c->side[1].label : "-",
-		    c->side[1].n, plural(c->side[1].n, "run", "runs"));
-	md_section(c, CK_REGRESSION, "Regressions", out);
-	md_section(c, CK_IMPROVEMENT, "Improvements", out);
-	md_section(c, CK_NOT_JUDGED, "Not judged", out);
-	md_section(c, CK_NOTE, "Notes", out);
-	strbuf_addf(out, "\nrule: worse than every baseline run by more than max(threshold, "
-			 "baseline spread, floor); memory threshold ");
-	if (c->opt.growth_is_pct)
-		strbuf_addf(out, "%g%%", c->opt.growth_pct);
-	else
-		add_value(out, CM_PEAK, (double)c->opt.growth_bytes, false);
-	strbuf_addstr(out, ", floor ");
-	add_value(out, CM_PEAK, (double)CHECK_MEM_FLOOR_BYTES, false);
-	strbuf_addstr(out, "; time threshold ");
-	if (c->opt.time_is_pct)
-		strbuf_addf(out, "%g%%", c->opt.time_pct);
-	else
-		add_value(out, CM_TIME, c->opt.time_s, false);
-	strbuf_addstr(out, ", floor ");
-	add_value(out, CM_TIME, CHECK_TIME_FLOOR_S, false);
-	strbuf_addstr(out, "\n");
-}
-
-static const char *const kind_keys[] = { "regressions", "improvements", "not_judged", "notes" };
-
-static void json_value(struct jsonw *w, enum check_metric m, double v)
-{
-	if (metric_is_time(m))
-		jw_double(w, v);
-	else if (v < 0)
-		jw_i64(w, -(int64_t)llround(-v));
-	else
-		jw_u64(w, (uint64_t)llround(v));
-}
-
-static void json_values(struct jsonw *w, enum check_metric m, const double *v, size_t n)
-{
-	jw_array_begin(w);
-	for (size_t i = 0; i < n; i++)
-		json_value(w, m, v[i]);
-	jw_array_end(w);
-}
-
-void check_format_json(const struct check *c, struct strbuf *out)
-{
-	struct jsonw w = JSONW_INIT(out);
-	jw_object_begin(&w);
-	for (int s = 0; s < 2; s++) {
-		jw_key(&w, side_names[s]);
-		jw_object_begin(&w);
-		jw_key(&w, "dir");
-		jw_string(&w, c->side[s].label);
-		jw_key(&w, "runs");
-		jw_array_begin(&w);
-		for (size_t i = 0; i < c->side[s].n; i++) {
-			const struct check_run *r = &c->side[s].runs[i];
-			char buf[64];
-			jw_object_begin(&w);
-			jw_key(&w, "id");
-			jw_string(&w, r->id);
-			jw_key(&w, "mode");
-			jw_string(&w, r->mode);
-			jw_key(&w, "ended");
-			jw_string(&w, analysis_outcome_str(&r->a, buf, sizeof(buf)));
-			jw_object_end(&w);
-		}
-		jw_array_end(&w);
-		jw_object_end(&w);
-	}
-	jw_key(&w, "thresholds");
-	jw_object_begin(&w);
-	jw_key(&w, "max_growth");
-	if (c->opt.growth_is_pct) {
-		jw_object_begin(&w);
-		jw_key(&w, "percent");
-		jw_double(&w, c->opt.growth_pct);
-		jw_object_end(&w);
-	} else {
-		jw_object_begin(&w);
-		jw_key(&w, "bytes");
-		jw_u64(&w, c->opt.growth_bytes);
-		jw_object_end(&w);
-	}
-	jw_key(&w, "max_time_growth");
-	jw_object_begin(&w);
-	jw_key(&w, c->opt.time_is_pct ? "percent" : "seconds");
-	jw_double(&w, c->opt.time_is_pct ? c->opt.time_pct : c->opt.time_s);
-	jw_object_end(&w);
-	jw_key(&w, "memory_floor_bytes");
-	jw_u64(&w, CHECK_MEM_FLOOR_BYTES);
-	jw_key(&w, "time_floor_seconds");
-	jw_double(&w, CHECK_TIME_FLOOR_S);
-	jw_key(&w, "allow_latent_change");
-	jw_bool(&w, c->opt.allow_latent_change);
-	jw_object_end(&w);
-	jw_key(&w, "clean");
-	jw_bool(&w, check_regressions(c) == 0);
-
-	for (int k = CK_REGRESSION; k <= CK_NOTE; k++) {
-		jw_key(&w, kind_keys[k]);
-		jw_array_begin(&w);
-		for (size_t i = 0; i < c->nfindings; i++) {
-			const struct check_finding *f = &c->findings[i];
-			if ((int)f->kind != k)
-				continue;
-			jw_object_begin(&w);
-			jw_key(&w, "mode");
-			jw_string(&w, f->mode);
-			jw_key(&w, "stage");
-			jw_string(&w, f->stage);
-			if (f->kind != CK_NOT_JUDGED || f->metric == CM_LATENT) {
-				jw_key(&w, "metric");
-				jw_string(&w, check_metric_name(f->metric));
-			}
-			if (f->metric == CM_LATENT) {
-				jw_key(&w, "latent");
-				jw_string(&w, f->latent);
-			}
-			if (f->metric < CM_NNUMERIC && (f->kind == CK_REGRESSION ||
-							f->kind == CK_IMPROVEMENT)) {
-				jw_key(&w, "unit");
-				jw_string(&w, metric_is_time(f->metric) ? "seconds" : "bytes");
-				jw_key(&w, "baseline");
-				json_values(&w, f->metric, f->base, f->nbase);
-				jw_key(&w, "now");
-				json_values(&w, f->metric, f->cand, f->ncand);
-				jw_key(&w, "change");
-				json_value(&w, f->metric, f->change);
-				jw_key(&w, "spread");
-				json_value(&w, f->metric, f->spread);
-				jw_key(&w, "allowed");
-				json_value(&w, f->metric, f->allowed);
-			} else {
-				if (f->base_text) {
-					jw_key(&w, "baseline");
-					jw_string(&w, f->base_text);
-				}
-				if (f->now_text) {
-					jw_key(&w, f->kind == CK_NOT_JUDGED && f->metric != CM_LATENT
-							   ? "metrics" : "now");
-					jw_string(&w, f->now_text);
-				}
-				jw_key(&w, f->kind == CK_REGRESSION || f->kind == CK_IMPROVEMENT
-						   ? "change" : "why");
-				jw_string(&w, f->detail);
-			}
-			jw_object_end(&w);
-		}
-		jw_array_end(&w);
-	}
-	jw_object_end(&w);
-	strbuf_addch(out, '\n');
 }
 
 void check_release(struct check *c)

@@ -209,6 +209,8 @@ const struct check_finding *check_find(const struct check *c, enum check_kind ki
 
 /* "peak footprint", "kernel peak (rss)", ..., "outcome", "latent" */
 const char *check_metric_name(enum check_metric m);
+bool check_metric_is_time(enum check_metric m); /* stage and load time: seconds */
+extern const char *const check_side_names[2];   /* "baseline", "candidate" */
 
 /*
  * Markdown: the line "check: N regressions, M improvements (baseline DIR: X

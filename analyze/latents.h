@@ -229,6 +229,8 @@ const char *latent_result_name(enum latent_result r); /* "identical", "shape dif
 const char *latent_noise_name(enum latent_noise n);   /* NULL, "within", "beyond", "unknown" */
 /* "structure" or "structure#2" (occurrence > 1); caller frees. */
 char *latent_label(const struct latent *l);
+/* "[1, 8, 16, 16]" */
+void latent_format_shape(struct strbuf *sb, int ndim, const int64_t *shape);
 
 /*
  * Render the compared set. Markdown: a heading per latent (stage, dtype and

@@ -163,19 +163,3 @@ int parse_size_or_percent(const char *s, uint64_t *bytes, double *pct, int *is_p
 	*is_pct = 0;
 	return parse_size(s, bytes);
 }
-
-void format_gb(uint64_t bytes, char out[32])
-{
-	snprintf(out, 32, "%.1f GB", (double)bytes / 1073741824.0);
-}
-
-void format_duration(int64_t ns, char out[32])
-{
-	double s = (double)ns / 1e9;
-	if (s < 1)
-		snprintf(out, 32, "%.0f ms", s * 1e3);
-	else if (s < 120)
-		snprintf(out, 32, "%.1f s", s);
-	else
-		snprintf(out, 32, "%d min %02d s", (int)(s / 60), (int)s % 60);
-}

@@ -27,9 +27,7 @@ int parse_i64(const char *s, int64_t *out);
 int parse_int(const char *s, int *out);
 int parse_double(const char *s, double *out); /* finite only */
 
-/* Human output: bytes as "20.4 GB" (GB = 2^30, one decimal). */
-void format_gb(uint64_t bytes, char out[32]);
-/* Durations for humans: "1.2 s", "350 ms", "2 min 05 s". */
-void format_duration(int64_t ns, char out[32]);
+/* Sizes and durations for humans (format_gb, format_duration) live in units.h. */
+#include "units.h"
 
 #endif

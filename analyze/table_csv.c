@@ -1,0 +1,89 @@
+/* table_csv.c -- the per-stage peak table as CSV: three blocks, figures unrounded */
+#include <stdio.h>
+#include <string.h>
+
+#include "render.h"
+#include "table.h"
+
+void table_render_csv(const struct table *t, struct strbuf *out)
+{
+	strbuf_addstr(out, "stage,mode,how,code,runs,sampled_runs,from_supplement,peak_min_bytes,peak_max_bytes\n");
+	for (size_t s = 0; s < t->nstages; s++)
+		for (size_t m = 0; m < t->nmodes; m++) {
+			const struct table_cell *c = table_cell(t, s, m);
+			const char *sup = c->from_supplement ? "true" : "false";
+			if (!c->nentered || c->ncompleted || !c->nendings) {
+				render_csv_str(out, t->stages[s]);
+				strbuf_addch(out, ',');
+				render_csv_str(out, t->modes[m].name);
+				if (!c->nentered)
+					strbuf_addf(out, ",not_reached,,0,0,%s,,\n", sup);
+				else if (!c->ncompleted)
+					strbuf_addf(out, ",no_sample,,%zu,0,%s,,\n", c->nentered, sup);
+				else
+					strbuf_addf(out, ",completed,,%zu,%zu,%s,%llu,%llu\n", c->ncompleted,
+						    c->ncompleted, sup, (unsigned long long)c->min_bytes,
+						    (unsigned long long)c->max_bytes);
+			}
+			for (size_t k = 0; k < c->nendings; k++) {
+				const struct table_ending *e = &c->endings[k];
+				render_csv_str(out, t->stages[s]);
+				strbuf_addch(out, ',');
+				render_csv_str(out, t->modes[m].name);
+				strbuf_addf(out, ",%s,", render_outcome_key(e->outcome));
+				if (e->outcome == RUN_SIGNAL || e->outcome == RUN_EXIT)
+					strbuf_addf(out, "%d", e->code);
+				strbuf_addf(out, ",%zu,%zu,%s,", e->nruns, e->nsampled, sup);
+				if (e->nsampled)
+					strbuf_addf(out, "%llu,%llu", (unsigned long long)e->min_bytes,
+						    (unsigned long long)e->max_bytes);
+				else
+					strbuf_addch(out, ',');
+				strbuf_addch(out, '\n');
+			}
+		}
+
+	strbuf_addstr(out, "\nmode,against,stage,min_less_bytes,max_less_bytes\n");
+	for (size_t i = 0; i < t->ncomparisons; i++) {
+		const struct table_comparison *c = &t->comparisons[i];
+		for (size_t k = 0; k < c->nstages; k++) {
+			render_csv_str(out, t->modes[c->mode].name);
+			strbuf_addch(out, ',');
+			render_csv_str(out, t->modes[c->against].name);
+			strbuf_addch(out, ',');
+			render_csv_str(out, t->stages[c->stages[k].stage]);
+			strbuf_addf(out, ",%lld,%lld\n", (long long)c->stages[k].min_less,
+				    (long long)c->stages[k].max_less);
+		}
+	}
+
+	strbuf_addstr(out, "\nmode,run,path,ran_to,how,code,peak_bytes,swap_rise_bytes,wall_s,"
+			   "loads,load_bytes,load_s\n");
+	for (size_t m = 0; m < t->nmodes; m++) {
+		const struct table_mode *tm = &t->modes[m];
+		for (size_t k = 0; k < tm->nruns; k++) {
+			const struct analysis *a = &t->runs[tm->runs[k]].a;
+			render_csv_str(out, tm->name);
+			strbuf_addf(out, ",%zu,", k + 1);
+			render_csv_str(out, a->path);
+			strbuf_addch(out, ',');
+			render_csv_str(out, a->stages[a->ran_to].name);
+			strbuf_addf(out, ",%s,", render_outcome_key(a->outcome));
+			if (a->outcome == RUN_SIGNAL)
+				strbuf_addf(out, "%d", a->signal);
+			else if (a->outcome == RUN_EXIT)
+				strbuf_addf(out, "%d", a->exit_code);
+			strbuf_addch(out, ',');
+			if (a->has_footprint)
+				strbuf_addf(out, "%llu", (unsigned long long)a->peak_footprint);
+			strbuf_addch(out, ',');
+			if (a->has_swap)
+				strbuf_addf(out, "%llu", (unsigned long long)a->swap_rise);
+			strbuf_addch(out, ',');
+			render_csv_double(out, a->wall_s);
+			strbuf_addf(out, ",%zu,%llu,", a->nloads, (unsigned long long)a->load_bytes);
+			render_csv_double(out, a->load_seconds);
+			strbuf_addch(out, '\n');
+		}
+	}
+}

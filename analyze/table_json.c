@@ -1,0 +1,110 @@
+/* table_json.c -- the per-stage peak table as JSON, bytes and seconds */
+#include "../common/jsonw.h"
+#include "render.h"
+#include "table.h"
+
+static void json_range(struct jsonw *w, const char *lo_key, const char *hi_key, bool has, uint64_t lo, uint64_t hi)
+{
+	jw_key(w, lo_key);
+	if (has) jw_u64(w, lo); else jw_null(w);
+	jw_key(w, hi_key);
+	if (has) jw_u64(w, hi); else jw_null(w);
+}
+
+void table_render_json(const struct table *t, struct strbuf *out)
+{
+	struct jsonw w = JSONW_INIT(out);
+	jw_object_begin(&w);
+	jw_key(&w, "modes");
+	jw_array_begin(&w);
+	for (size_t m = 0; m < t->nmodes; m++) {
+		const struct table_mode *tm = &t->modes[m];
+		jw_object_begin(&w);
+		jw_key(&w, "mode"); jw_string(&w, tm->name);
+		jw_key(&w, "runs");
+		jw_array_begin(&w);
+		for (size_t k = 0; k < tm->nruns; k++) {
+			const struct analysis *a = &t->runs[tm->runs[k]].a;
+			jw_object_begin(&w);
+			jw_key(&w, "path"); jw_string(&w, a->path);
+			jw_key(&w, "ran_to"); jw_string(&w, a->stages[a->ran_to].name);
+			jw_key(&w, "outcome"); jw_string(&w, render_outcome_key(a->outcome));
+			jw_key(&w, "code");
+			if (a->outcome == RUN_SIGNAL) jw_i64(&w, a->signal);
+			else if (a->outcome == RUN_EXIT) jw_i64(&w, a->exit_code);
+			else jw_null(&w);
+			jw_key(&w, "peak_footprint_bytes");
+			if (a->has_footprint) jw_u64(&w, a->peak_footprint); else jw_null(&w);
+			jw_key(&w, "swap_rise_bytes");
+			if (a->has_swap) jw_u64(&w, a->swap_rise); else jw_null(&w);
+			jw_key(&w, "wall_s"); jw_double(&w, a->wall_s);
+			jw_key(&w, "loads"); jw_u64(&w, a->nloads);
+			jw_key(&w, "load_bytes"); jw_u64(&w, a->load_bytes);
+			jw_key(&w, "load_s"); jw_double(&w, a->load_seconds);
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+
+	jw_key(&w, "stages");
+	jw_array_begin(&w);
+	for (size_t s = 0; s < t->nstages; s++) {
+		jw_object_begin(&w);
+		jw_key(&w, "stage"); jw_string(&w, t->stages[s]);
+		jw_key(&w, "cells");
+		jw_array_begin(&w);
+		for (size_t m = 0; m < t->nmodes; m++) {
+			const struct table_cell *c = table_cell(t, s, m);
+			jw_object_begin(&w);
+			jw_key(&w, "mode"); jw_string(&w, t->modes[m].name);
+			jw_key(&w, "runs_entered"); jw_u64(&w, c->nentered);
+			jw_key(&w, "from_supplement"); jw_bool(&w, c->from_supplement);
+			jw_key(&w, "runs_completed"); jw_u64(&w, c->ncompleted);
+			json_range(&w, "peak_min_bytes", "peak_max_bytes", c->ncompleted > 0, c->min_bytes, c->max_bytes);
+			jw_key(&w, "ended");
+			jw_array_begin(&w);
+			for (size_t k = 0; k < c->nendings; k++) {
+				const struct table_ending *e = &c->endings[k];
+				jw_object_begin(&w);
+				jw_key(&w, "how"); jw_string(&w, render_outcome_key(e->outcome));
+				jw_key(&w, "code");
+				if (e->outcome == RUN_SIGNAL || e->outcome == RUN_EXIT) jw_i64(&w, e->code);
+				else jw_null(&w);
+				jw_key(&w, "runs"); jw_u64(&w, e->nruns);
+				jw_key(&w, "sampled_runs"); jw_u64(&w, e->nsampled);
+				json_range(&w, "peak_min_bytes", "peak_max_bytes", e->nsampled > 0, e->min_bytes, e->max_bytes);
+				jw_object_end(&w);
+			}
+			jw_array_end(&w);
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+
+	jw_key(&w, "comparisons");
+	jw_array_begin(&w);
+	for (size_t i = 0; i < t->ncomparisons; i++) {
+		const struct table_comparison *c = &t->comparisons[i];
+		jw_object_begin(&w);
+		jw_key(&w, "mode"); jw_string(&w, t->modes[c->mode].name);
+		jw_key(&w, "against"); jw_string(&w, t->modes[c->against].name);
+		jw_key(&w, "stages");
+		jw_array_begin(&w);
+		for (size_t k = 0; k < c->nstages; k++) {
+			jw_object_begin(&w);
+			jw_key(&w, "stage"); jw_string(&w, t->stages[c->stages[k].stage]);
+			jw_key(&w, "min_less_bytes"); jw_i64(&w, c->stages[k].min_less);
+			jw_key(&w, "max_less_bytes"); jw_i64(&w, c->stages[k].max_less);
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_object_end(&w);
+	strbuf_addch(out, '\n');
+}

@@ -1,0 +1,95 @@
+/* units.c -- sizes and durations in words, one rule (see units.h) */
+#include "units.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+#define MB 1048576.0
+#define GB 1073741824.0
+
+/* The figure without its unit, and the unit. */
+#define NUM_BUF 40
+
+static const char *size_parts(double bytes, enum units_style style, bool sign, char num[NUM_BUF])
+{
+	double mag = fabs(bytes);
+	const char *plus = sign && bytes > 0 ? "+" : bytes < 0 ? "-" : "";
+	int digits = style == UNITS_FINE && mag < 10 * GB ? 2 : 1;
+	snprintf(num, NUM_BUF, "%s%.*f", plus, digits, mag / GB);
+	return "GB";
+}
+
+const char *units_size(double bytes, enum units_style style, bool sign, char out[UNITS_BUF])
+{
+	char num[NUM_BUF];
+	const char *unit = size_parts(bytes, style, sign, num);
+	snprintf(out, UNITS_BUF, "%s %s", num, unit);
+	return out;
+}
+
+void units_add_size(struct strbuf *sb, double bytes, enum units_style style, bool sign)
+{
+	char buf[UNITS_BUF];
+	strbuf_addstr(sb, units_size(bytes, style, sign, buf));
+}
+
+void units_add_size_range(struct strbuf *sb, double lo, double hi, enum units_style style)
+{
+	char a[NUM_BUF], b[NUM_BUF];
+	const char *ua = size_parts(lo, style, false, a), *ub = size_parts(hi, style, false, b);
+	if (!strcmp(a, b) && !strcmp(ua, ub))
+		strbuf_addf(sb, "%s %s", a, ua);
+	else if (!strcmp(ua, ub))
+		strbuf_addf(sb, "%s to %s %s", a, b, ua);
+	else
+		strbuf_addf(sb, "%s %s to %s %s", a, ua, b, ub);
+}
+
+const char *units_seconds(double s, enum units_style style, bool sign, char out[UNITS_BUF])
+{
+	int digits = style == UNITS_FINE && fabs(s) < 10 ? 2 : 1;
+	snprintf(out, UNITS_BUF, "%s%.*f s", sign && s > 0 ? "+" : "", digits, s);
+	return out;
+}
+
+void units_add_seconds(struct strbuf *sb, double s, enum units_style style, bool sign)
+{
+	char buf[UNITS_BUF];
+	strbuf_addstr(sb, units_seconds(s, style, sign, buf));
+}
+
+void units_add_seconds_range(struct strbuf *sb, double lo, double hi, enum units_style style)
+{
+	char a[UNITS_BUF], b[UNITS_BUF];
+	units_seconds(lo, style, false, a);
+	units_seconds(hi, style, false, b);
+	if (!strcmp(a, b)) {
+		strbuf_addstr(sb, a);
+		return;
+	}
+	a[strlen(a) - 2] = '\0'; /* drop " s" */
+	strbuf_addf(sb, "%s to %s", a, b);
+}
+
+void format_gb(uint64_t bytes, char out[32])
+{
+	char buf[UNITS_BUF];
+	units_size((double)bytes, UNITS_COARSE, false, buf);
+	size_t n = strnlen(buf, 31);
+	memcpy(out, buf, n);
+	out[n] = '\0';
+}
+
+void format_duration(int64_t ns, char out[32])
+{
+	double s = (double)ns / 1e9;
+	if (s < 1)
+		snprintf(out, 32, "%.0f ms", s * 1e3);
+	else if (s < 120)
+		snprintf(out, 32, "%.1f s", s);
+	else
+		snprintf(out, 32, "%d min %02d s", (int)(s / 60), (int)s % 60);
+}

@@ -1,0 +1,54 @@
+/* units.h -- every size and duration stagebench prints, formatted by one rule
+ *
+ * Sizes (GB = 2^30 bytes, MB = 2^20 bytes):
+ *   exactly 0          "0.0 GB"
+ *   under 1 MB         "0.4 MB" (one decimal; never "0.0" for a non-zero value
+ *                      that rounds there: "<0.1 MB")
+ *   1 MB to 1 GB       "410 MB" (whole MB)
+ *   1 GB and above     UNITS_COARSE: one decimal, "20.4 GB" (tables, summaries,
+ *                      analyze, chart labels);
+ *                      UNITS_FINE: two decimals under 10 GB, "2.13 GB", one
+ *                      above (check, whose changes are often a few percent)
+ * So a size or a difference of 64 MB or more never prints as "0.0 GB", and a
+ * size under 1 GB keeps its figure (0.4 vs 0.5 GB reads "410 MB" vs "512 MB").
+ * Every size of 1 GB or more prints exactly as it did before this module, so
+ * the published tables come out cell for cell.
+ *
+ * Differences are the same rule on the magnitude, with a sign when asked
+ * ("+307 MB", "-1.25 GB").
+ *
+ * Ranges: "X to Y GB" with one unit when both ends have it, "410 MB to 1.2 GB"
+ * otherwise, and one figure when both ends print the same.
+ *
+ * Durations (seconds): UNITS_COARSE one decimal "12.6 s"; UNITS_FINE two
+ * decimals under 10 s, one above. format_duration() is the progress-line form
+ * ("350 ms", "1.2 s", "2 min 05 s").
+ */
+#ifndef SB_UNITS_H
+#define SB_UNITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct strbuf;
+
+#define UNITS_BUF 64
+
+enum units_style { UNITS_COARSE = 0, UNITS_FINE = 1 };
+
+/* One size (bytes, may be negative for a difference) into out. */
+const char *units_size(double bytes, enum units_style style, bool sign, char out[UNITS_BUF]);
+void units_add_size(struct strbuf *sb, double bytes, enum units_style style, bool sign);
+void units_add_size_range(struct strbuf *sb, double lo, double hi, enum units_style style);
+
+/* One duration in seconds. */
+const char *units_seconds(double s, enum units_style style, bool sign, char out[UNITS_BUF]);
+void units_add_seconds(struct strbuf *sb, double s, enum units_style style, bool sign);
+void units_add_seconds_range(struct strbuf *sb, double lo, double hi, enum units_style style);
+
+/* Bytes as a size, coarse style ("20.4 GB", "410 MB", "0.0 GB"). */
+void format_gb(uint64_t bytes, char out[32]);
+/* Progress lines: "350 ms", "1.2 s", "2 min 05 s". */
+void format_duration(int64_t ns, char out[32]);
+
+#endif
