@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/units.h"
 #include "../common/util.h"
 #include "../traces/runs.h"
 #include "../traces/trace.h"
@@ -452,4 +453,20 @@ bool stage_missed_spike(const struct stage_stats *s)
 		if (s->kpeak[m].present && s->kpeak[m].missed_spike)
 			return true;
 	return false;
+}
+
+void analysis_warn_spikes(const struct analysis *a)
+{
+	for (size_t i = 0; i < a->nstages; i++)
+		for (int m = 0; m < KPEAK_NMETRICS; m++) {
+			const struct kernel_peak *p = &a->stages[i].kpeak[m];
+			char b1[32], b2[32];
+			if (!p->missed_spike)
+				continue;
+			format_gb(p->bytes, b1);
+			format_gb(p->sampled_bytes, b2);
+			warning("%s: stage %s: kernel %s peak %s is more than 10%% above the sampled %s: "
+				"the sampler missed a spike (record with a shorter --interval)",
+				a->path, a->stages[i].name, kernel_peak_metric_names[m], b1, b2);
+		}
 }

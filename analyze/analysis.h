@@ -183,9 +183,10 @@ const char *analysis_outcome_str(const struct analysis *a, char *buf, size_t len
 /* True when the kernel peak of this stage warns of a missed spike. */
 bool stage_missed_spike(const struct stage_stats *s);
 
-/* analyze/report.c -- what `stagebench analyze` prints for one run: a text
- * block (no blank line around it), one JSON object, and a warning on stderr
- * for each stage whose kernel peak says the sampler missed a spike. */
+/* What `stagebench analyze` prints for one run (analysis_text.c,
+ * analysis_json.c; render.h has the whole-output renderers): a text block (no
+ * blank line around it), one JSON object; and a warning on stderr for each
+ * stage whose kernel peak says the sampler missed a spike (analysis.c). */
 struct jsonw;
 struct strbuf;
 void analysis_render_text(struct strbuf *o, const struct analysis *a);

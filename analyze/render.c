@@ -18,10 +18,15 @@ static void check_json(const void *m, struct strbuf *o) { check_format_json(m, o
 static void latents_md(const void *m, struct strbuf *o) { latent_format_md(m, o); }
 static void latents_json(const void *m, struct strbuf *o) { latent_format_json(m, o); }
 
+static void runs_text(const void *m, struct strbuf *o) { analysis_render_runs_text(m, o); }
+static void runs_json(const void *m, struct strbuf *o) { analysis_render_runs_json(m, o); }
+
 static const struct renderer renderers[] = {
 	{ "md", { [RM_TABLE] = table_md, [RM_CHECK] = check_md, [RM_LATENTS] = latents_md } },
 	{ "csv", { [RM_TABLE] = table_csv } },
-	{ "json", { [RM_TABLE] = table_json, [RM_CHECK] = check_json, [RM_LATENTS] = latents_json } },
+	{ "json", { [RM_TABLE] = table_json, [RM_CHECK] = check_json, [RM_LATENTS] = latents_json,
+		    [RM_RUNS] = runs_json } },
+	{ "text", { [RM_RUNS] = runs_text } },
 };
 #define NRENDERERS (sizeof(renderers) / sizeof(renderers[0]))
 
@@ -33,19 +38,23 @@ render_fn render_find(enum render_model model, const char *format)
 	return NULL;
 }
 
-void render_formats(enum render_model model, struct strbuf *out)
+const char *render_format_list(enum render_model model)
 {
-	size_t n = 0, total = 0;
+	static char lists[RM_NMODELS][96];
+	char *out = lists[model];
+	if (*out)
+		return out;
+	size_t n = 0, total = 0, len = 0;
 	for (size_t i = 0; i < NRENDERERS; i++)
 		total += renderers[i].fn[model] != NULL;
 	for (size_t i = 0; i < NRENDERERS; i++) {
 		if (!renderers[i].fn[model])
 			continue;
-		if (n)
-			strbuf_addstr(out, n + 1 == total ? " or " : ", ");
-		strbuf_addstr(out, renderers[i].format);
+		len += (size_t)snprintf(out + len, sizeof(lists[0]) - len, "%s%s",
+					!n ? "" : n + 1 == total ? " or " : ", ", renderers[i].format);
 		n++;
 	}
+	return out;
 }
 
 static void escape_control(struct strbuf *out, unsigned char c)

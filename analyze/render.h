@@ -29,6 +29,10 @@ struct render_runs {
 	size_t n;
 };
 
+/* `analyze`: text blocks (no blank line around each), or {"runs": [...]}. */
+void analysis_render_runs_text(const struct render_runs *r, struct strbuf *out);
+void analysis_render_runs_json(const struct render_runs *r, struct strbuf *out);
+
 typedef void (*render_fn)(const void *model, struct strbuf *out);
 
 struct renderer {
@@ -38,8 +42,8 @@ struct renderer {
 
 /* The renderer of MODEL in FORMAT, or NULL when there is none. */
 render_fn render_find(enum render_model model, const char *format);
-/* The formats of MODEL in words, table order: "md, csv or json". */
-void render_formats(enum render_model model, struct strbuf *out);
+/* The formats of MODEL in words, table order: "md, csv or json" (a static string). */
+const char *render_format_list(enum render_model model);
 
 /* Markdown table cell text: '|' escaped, newlines and other control characters as
  * a visible "\n", "\xNN". */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "../analyze/analysis.h"
-#include "../common/jsonw.h"
+#include "../analyze/render.h"
 #include "../common/util.h"
 #include "commands.h"
 #include "opt.h"
@@ -61,23 +61,8 @@ int cmd_analyze(int argc, char **argv)
 		}
 
 	struct strbuf o = STRBUF_INIT;
-	if (json) {
-		struct jsonw w = JSONW_INIT(&o);
-		jw_object_begin(&w);
-		jw_key(&w, "runs");
-		jw_array_begin(&w);
-		for (size_t i = 0; i < n; i++)
-			analysis_render_json(&w, &runs[i]);
-		jw_array_end(&w);
-		jw_object_end(&w);
-		strbuf_addch(&o, '\n');
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				strbuf_addch(&o, '\n');
-			analysis_render_text(&o, &runs[i]);
-		}
-	}
+	struct render_runs model = { runs, n };
+	render_find(RM_RUNS, json ? "json" : "text")(&model, &o);
 	for (size_t i = 0; i < n; i++)
 		analysis_warn_spikes(&runs[i]);
 	fwrite(o.buf, 1, o.len, stdout);

@@ -8,6 +8,7 @@
 #include "../common/parse.h"
 #include "../common/util.h"
 #include "../analyze/check.h"
+#include "../analyze/render.h"
 
 static const char usage_text[] =
 	"usage: stagebench check --baseline DIR [--max-growth 5%|SIZE] [--max-time-growth 10%|DUR]\n"
@@ -57,7 +58,7 @@ int cmd_check(int argc, char **argv)
 	};
 	struct check c = CHECK_INIT;
 	const char *baseline = NULL;
-	bool json = false;
+	const char *format = "md";
 	int opt;
 
 	optind = 1;
@@ -101,12 +102,10 @@ int cmd_check(int argc, char **argv)
 			c.opt.allow_latent_change = true;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "json"))
-				json = true;
-			else if (!strcmp(optarg, "md"))
-				json = false;
-			else
-				return opt_usage_error("check", "option '--format': invalid value '%s' (md or json)", optarg);
+			if (!render_find(RM_CHECK, optarg))
+				return opt_usage_error("check", "option '--format': invalid value '%s' (%s)",
+						       optarg, render_format_list(RM_CHECK));
+			format = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -128,10 +127,7 @@ int cmd_check(int argc, char **argv)
 	    check_add_dir(&c, CHECK_CANDIDATE, argv[optind]) < 0 || check_run(&c) < 0)
 		goto out;
 	struct strbuf out = STRBUF_INIT;
-	if (json)
-		check_format_json(&c, &out);
-	else
-		check_format_md(&c, &out);
+	render_find(RM_CHECK, format)(&c, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	strbuf_release(&out);
 	rc = check_regressions(&c) ? SB_EXIT_FINDING : SB_EXIT_OK;

@@ -7,6 +7,7 @@
 #include "opt.h"
 #include "../common/util.h"
 #include "../analyze/latents.h"
+#include "../analyze/render.h"
 
 static const char usage_text[] =
 	"usage: stagebench latents [--baseline MODE] [--format md|json] RUN_DIR...\n"
@@ -39,7 +40,7 @@ int cmd_latents(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *baseline = NULL;
-	bool json = false;
+	const char *format = "md";
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -49,11 +50,10 @@ int cmd_latents(int argc, char **argv)
 			baseline = optarg;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "json"))
-				json = true;
-			else if (strcmp(optarg, "md"))
+			if (!render_find(RM_LATENTS, optarg))
 				return opt_usage_error("latents", "option '--format': invalid value '%s' "
-						       "(md or json)", optarg);
+						       "(%s)", optarg, render_format_list(RM_LATENTS));
+			format = optarg;
 			break;
 		case 'q':
 			sb_verbosity = 0;
@@ -97,10 +97,7 @@ int cmd_latents(int argc, char **argv)
 	if (!set.nlatents)
 		warning("no latent events in these runs (record with --latents DIR)");
 	struct strbuf out = STRBUF_INIT;
-	if (json)
-		latent_format_json(&set, &out);
-	else
-		latent_format_md(&set, &out);
+	render_find(RM_LATENTS, format)(&set, &out);
 	fwrite(out.buf ? out.buf : "", 1, out.len, stdout);
 	strbuf_release(&out);
 	int rc = latent_findings(&set) ? SB_EXIT_FINDING : SB_EXIT_OK;

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "opt.h"
 #include "../common/util.h"
+#include "../analyze/render.h"
 #include "../analyze/table.h"
 
 static const char usage_text[] =
@@ -90,9 +91,11 @@ int cmd_table(int argc, char **argv)
 			return opt_refused("table", c, "+h", optopt, argv[optind - 1]);
 		}
 	}
-	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json")) {
+	render_fn render = render_find(RM_TABLE, format);
+	if (!render) {
 		free(supplements);
-		return opt_usage_error("table", "option '--format': invalid value '%s' (md, csv or json)", format);
+		return opt_usage_error("table", "option '--format': invalid value '%s' (%s)",
+				       format, render_format_list(RM_TABLE));
 	}
 	if (optind >= argc) {
 		free(supplements);
@@ -123,12 +126,7 @@ int cmd_table(int argc, char **argv)
 		goto out;
 	}
 	struct strbuf o = STRBUF_INIT;
-	if (!strcmp(format, "md"))
-		table_render_md(&t, &o);
-	else if (!strcmp(format, "csv"))
-		table_render_csv(&t, &o);
-	else
-		table_render_json(&t, &o);
+	render(&t, &o);
 	fwrite(o.buf, 1, o.len, stdout);
 	strbuf_release(&o);
 out:
