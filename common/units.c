@@ -48,6 +48,14 @@ void units_add_size_range(struct strbuf *sb, double lo, double hi, enum units_st
 		strbuf_addf(sb, "%s %s to %s %s", a, ua, b, ub);
 }
 
+void units_add_gb_label(struct strbuf *sb, double gb, bool unit)
+{
+	if (gb >= 1 && !unit)
+		strbuf_addf(sb, "%.1f", gb);
+	else
+		units_add_size(sb, gb * GB, UNITS_COARSE, false);
+}
+
 const char *units_seconds(double s, enum units_style style, bool sign, char out[UNITS_BUF])
 {
 	int digits = style == UNITS_FINE && fabs(s) < 10 ? 2 : 1;

@@ -41,6 +41,10 @@ const char *units_size(double bytes, enum units_style style, bool sign, char out
 void units_add_size(struct strbuf *sb, double bytes, enum units_style style, bool sign);
 void units_add_size_range(struct strbuf *sb, double lo, double hi, enum units_style style);
 
+/* A chart label for a size given in GB (2^30 bytes): the rule above; with
+ * unit false, "18.6" without " GB" from 1 GB up (where the axis says GB). */
+void units_add_gb_label(struct strbuf *sb, double gb, bool unit);
+
 /* One duration in seconds. */
 const char *units_seconds(double s, enum units_style style, bool sign, char out[UNITS_BUF]);
 void units_add_seconds(struct strbuf *sb, double s, enum units_style style, bool sign);

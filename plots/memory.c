@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/units.h"
 #include "gp.h"
 
 #define MAX_POINTS 1600   /* per series; more are reduced to per-bucket min and max */
@@ -229,7 +230,8 @@ static void panel_title(struct strbuf *sb, const struct plot_run *runs, const st
 	const struct plot_run *r = &runs[p->first];
 	struct strbuf t = STRBUF_INIT;
 	if (p->nruns == 1) {
-		strbuf_addf(&t, "%s, run %d: peak %.1f GB", r->mode, r->run, r->peak_gb);
+		strbuf_addf(&t, "%s, run %d: peak ", r->mode, r->run);
+		units_add_gb_label(&t, r->peak_gb, true);
 		if (r->outcome != PLOT_COMPLETED) {
 			strbuf_addf(&t, ", %s", r->outcome_text ? r->outcome_text : "did not complete");
 			if (r->ended_in)
@@ -237,9 +239,15 @@ static void panel_title(struct strbuf *sb, const struct plot_run *runs, const st
 		}
 	} else {
 		strbuf_addf(&t, "%s, %zu runs (stage bands of run %d); peak", r->mode, p->nruns, r->run);
+		bool small = false; /* under 1 GB: each figure with its unit */
 		for (size_t k = 0; k < p->nruns; k++)
-			strbuf_addf(&t, "%s %.1f", k ? " /" : "", runs[p->runs[k]].peak_gb);
-		strbuf_addstr(&t, " GB");
+			small |= runs[p->runs[k]].peak_gb < 1;
+		for (size_t k = 0; k < p->nruns; k++) {
+			strbuf_addstr(&t, k ? " / " : " ");
+			units_add_gb_label(&t, runs[p->runs[k]].peak_gb, small);
+		}
+		if (!small)
+			strbuf_addstr(&t, " GB");
 		size_t stopped = 0;
 		for (size_t k = 0; k < p->nruns; k++)
 			stopped += runs[p->runs[k]].outcome != PLOT_COMPLETED;
@@ -350,17 +358,20 @@ static void panel_ram(struct strbuf *sb, const struct plot_run *r, const struct 
 	if (!r->ram_bytes)
 		return;
 	double ram = plot_gb(r->ram_bytes);
+	char ram_txt[UNITS_BUF];
 	if (ram > 4 * L->data_max) {
-		strbuf_addf(sb, "set label 'RAM %.1f GB (off the scale)' at graph 0.995, "
+		strbuf_addf(sb, "set label 'RAM %s (off the scale)' at graph 0.995, "
 				"graph 0.04 right font '%s' tc rgb '%s' boxed bs 1 front\n",
-			    ram, SMALL_FONT, COLOR_RAM);
+			    units_size((double)r->ram_bytes, UNITS_COARSE, false, ram_txt), SMALL_FONT,
+			    COLOR_RAM);
 		return;
 	}
 	strbuf_addf(sb, "set arrow from graph 0, first %.4f to graph 1, first %.4f nohead "
 			"lc rgb '%s' dt 2 lw 1.2 front\n", ram, ram, COLOR_RAM);
-	strbuf_addf(sb, "set label 'RAM %.1f GB' at graph 0.005, first %.4f left "
+	strbuf_addf(sb, "set label 'RAM %s' at graph 0.005, first %.4f left "
 			"offset 0,0.6 font '%s' tc rgb '%s' boxed bs 1 front\n",
-		    ram, ram, SMALL_FONT, COLOR_RAM);
+		    units_size((double)r->ram_bytes, UNITS_COARSE, false, ram_txt), ram, SMALL_FONT,
+		    COLOR_RAM);
 }
 
 /* Where runs did not complete: a line and a point at the last sample. */

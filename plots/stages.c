@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../analyze/table.h"
+#include "../common/units.h"
 #include "gp.h"
 
 /* A table cell as the chart needs it: every run behind the cell that had a
@@ -69,7 +70,7 @@ static char *cell_note(const struct bar_cell *c)
 		return strbuf_detach(&t);
 	}
 	if (c->valued)
-		strbuf_addf(&t, "%.1f", c->hi);
+		units_add_gb_label(&t, c->hi, false);
 	else
 		strbuf_addstr(&t, "no sample");
 	/* "stopped" when every run that got here ended here */
