@@ -69,8 +69,9 @@ static const char compare_usage[] =
 	"/usr/bin/python3, else python3), {pipeline_dir}, {seed}, {out}, {run}, {mode}\n"
 	"(the variant), {cache}, and the keys of \"defaults\". The environment of each\n"
 	"run: PYTHONPATH = PROBE/site:PROBE:the pipeline's \"pythonpath\":$PYTHONPATH,\n"
-	"STAGEBENCH_ADAPTER (\"adapter\"), the pipeline's \"env\" and the variant's \"env\",\n"
-	"STAGEBENCH_COMMIT_DIR (the pipeline file's directory unless already set).\n"
+	"STAGEBENCH_ADAPTER (\"adapter\"), the pipeline's \"env\" and the variant's \"env\".\n"
+	"Each trace's start record names the commit of $STAGEBENCH_COMMIT_DIR, else of\n"
+	"the pipeline file's directory.\n"
 	"\n"
 	"exit: 0 every run ran (a run the guard stopped is a result: the table says\n"
 	"so), 2 usage (an unknown variant lists those available), 3 a failure to run\n"
@@ -89,7 +90,80 @@ enum {
 	OPT_BY_COMMIT,
 };
 
-int cmd_compare(int argc, char **argv)
+/* The command line, parsed. */
+struct args {
+	struct guard_opts g;
+	const char *pipeline, *out, *cache, *seed;
+	const char **sets;      /* --set and --size, as KEY=VALUE (owned) */
+	size_t nsets, sets_alloc;
+	int reps;
+	int64_t interval_ns;
+	bool by_commit;
+	int first_variant;      /* argv index of the first VARIANT */
+};
+
+static void args_release(struct args *a)
+{
+	for (size_t i = 0; i < a->nsets; i++)
+		free((char *)a->sets[i]);
+	free(a->sets);
+	guard_opts_release(&a->g);
+}
+
+/* One option that is not a guard option. Returns -1 to go on, else the exit status. */
+static int parse_one(struct args *a, int opt, const char *arg)
+{
+	int64_t seed_num;
+	switch (opt) {
+	case OPT_PIPELINE:
+		a->pipeline = arg;
+		break;
+	case OPT_SEED:
+		if (parse_i64(arg, &seed_num))
+			return opt_bad_value("compare", "seed", arg, "integer");
+		a->seed = arg;
+		break;
+	case OPT_REPS:
+		if (parse_int(arg, &a->reps) || a->reps < 1)
+			return opt_usage_error("compare", "option '--reps': invalid count '%s' (1 or more)",
+					       arg);
+		break;
+	case OPT_OUT:
+		a->out = arg;
+		break;
+	case OPT_SET:
+	case OPT_SIZE:
+		ALLOC_GROW(a->sets, a->nsets + 1, a->sets_alloc);
+		a->sets[a->nsets++] = opt == OPT_SIZE ? xasprintf("size=%s", arg) : xstrdup(arg);
+		break;
+	case OPT_CACHE:
+		a->cache = arg;
+		break;
+	case OPT_INTERVAL:
+		if (parse_duration(arg, &a->interval_ns) || a->interval_ns < 1000000LL)
+			return opt_usage_error("compare", "option '--interval': invalid duration '%s' "
+					       "(1ms or more)", arg);
+		break;
+	case OPT_BY_COMMIT:
+		a->by_commit = true;
+		break;
+	case 'q':
+		sb_verbosity = 0;
+		break;
+	case 'v':
+		sb_verbosity = 2;
+		break;
+	case 'h':
+		printf(compare_usage, opt_guard_help);
+		return SB_EXIT_OK;
+	default:
+		return SB_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option longopts[] = {
 		{ "pipeline", required_argument, NULL, OPT_PIPELINE },
@@ -107,163 +181,134 @@ int cmd_compare(int argc, char **argv)
 		GUARD_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct guard_opts g = GUARD_OPTS_INIT;
-	const char *pipeline_arg = NULL, *out_arg = NULL, *cache_arg = NULL, *seed = "7";
-	const char **set_args = NULL;
-	size_t nset = 0, set_alloc = 0;
-	int reps = 2, opt, rc = SB_EXIT_USAGE;
-	int64_t interval_ns = 100LL * 1000000LL, seed_num;
-	bool by_commit = false;
-	struct pipeline p;
-	bool have_pipeline = false;
-	struct kv_list sets = { 0 };
-	const struct pipeline_variant **variants = NULL;
-	size_t nvariants = 0;
-	char *exe = NULL, *pipeline_path = NULL, *probe_dir = NULL, *out = NULL, *cache = NULL;
-	char *commit = NULL;
-	struct run_list runs = RUN_LIST_INIT;
-	struct compare_done *done = NULL;
-	size_t ndone = 0;
-
-	memset(&p, 0, sizeof(p));
+	int opt;
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "qvh", longopts, NULL)) != -1) {
-		int gr = guard_parse_option(&g, opt, optarg);
+		int gr = opt_guard("compare", &a->g, opt, optarg);
 		if (gr < 0)
-			goto out;
+			return SB_EXIT_USAGE;
 		if (gr > 0)
 			continue;
-		switch (opt) {
-		case OPT_PIPELINE:
-			pipeline_arg = optarg;
-			break;
-		case OPT_SEED:
-			if (parse_i64(optarg, &seed_num)) {
-				rc = opt_usage_error("compare", "option '--seed': not an integer: '%s'", optarg);
-				goto out;
-			}
-			seed = optarg;
-			break;
-		case OPT_REPS:
-			if (parse_int(optarg, &reps) || reps < 1) {
-				rc = opt_usage_error("compare", "option '--reps': expected a count of 1 or more, got '%s'",
-						 optarg);
-				goto out;
-			}
-			break;
-		case OPT_OUT:
-			out_arg = optarg;
-			break;
-		case OPT_SET:
-		case OPT_SIZE:
-			ALLOC_GROW(set_args, nset + 1, set_alloc);
-			set_args[nset++] = opt == OPT_SIZE ? xasprintf("size=%s", optarg)
-							   : xstrdup(optarg);
-			break;
-		case OPT_CACHE:
-			cache_arg = optarg;
-			break;
-		case OPT_INTERVAL:
-			if (parse_duration(optarg, &interval_ns) || interval_ns < 1000000LL) {
-				rc = opt_usage_error("compare", "option '--interval': invalid duration '%s' (1ms or more)",
-						 optarg);
-				goto out;
-			}
-			break;
-		case OPT_BY_COMMIT:
-			by_commit = true;
-			break;
-		case 'q':
-			sb_verbosity = 0;
-			break;
-		case 'v':
-			sb_verbosity = 2;
-			break;
-		case 'h':
-			printf(compare_usage, guard_options_help);
-			rc = SB_EXIT_OK;
-			goto out;
-		default:
-			rc = opt_refused("compare", opt, "qvh", optopt, argv[optind - 1]);
-			goto out;
-		}
+		if (opt == '?' || opt == ':')
+			return opt_refused("compare", opt, "qvh", optopt, argv[optind - 1]);
+		int rc = parse_one(a, opt, optarg);
+		if (rc >= 0)
+			return rc;
 	}
+	a->first_variant = optind;
+	return -1;
+}
 
-	/* the pipeline and the probe */
-	exe = compare_self_exe();
+/* What the command found: the pipeline, the probe, the variants, the directories. */
+struct found {
+	char *exe, *pipeline_path, *probe_dir, *out, *cache, *commit_dir;
+	struct pipeline p;
+	bool have_pipeline;
+	const struct pipeline_variant **variants;
+	size_t nvariants;
+	struct kv_list sets;
+};
+
+static void found_release(struct found *f)
+{
+	free(f->exe);
+	free(f->pipeline_path);
+	free(f->probe_dir);
+	free(f->out);
+	free(f->cache);
+	free(f->commit_dir);
+	free(f->variants);
+	kv_release(&f->sets);
+	if (f->have_pipeline)
+		pipeline_release(&f->p);
+}
+
+/* The pipeline file (given, or the bundled demo), the probe and the
+ * pipeline read. Returns -1 to go on, else the exit status. */
+static int find_pipeline(const struct args *a, struct found *f)
+{
+	f->exe = compare_self_exe();
 	const char *home = getenv("STAGEBENCH_HOME");
-	if (pipeline_arg) {
-		pipeline_path = xstrdup(pipeline_arg);
-	} else if (!(pipeline_path = compare_find_share(home, exe, "demo/pipeline.json"))) {
+	const char *exe = f->exe ? f->exe : "(binary)";
+	if (a->pipeline) {
+		f->pipeline_path = xstrdup(a->pipeline);
+	} else if (!(f->pipeline_path = compare_find_share(home, f->exe, "demo/pipeline.json"))) {
 		error("cannot find the bundled demo pipeline (demo/pipeline.json) in "
 		      "$STAGEBENCH_HOME, %s/../demo or %s/../share/stagebench/demo: set "
-		      "STAGEBENCH_HOME to the stagebench tree or give --pipeline FILE",
-		      exe ? exe : "(binary)", exe ? exe : "(binary)");
-		rc = SB_EXIT_FAILURE;
-		goto out;
+		      "STAGEBENCH_HOME to the stagebench tree or give --pipeline FILE", exe, exe);
+		return SB_EXIT_FAILURE;
 	}
-	if (!(probe_dir = compare_find_share(home, exe, "probe")) || !compare_is_dir(probe_dir)) {
+	f->probe_dir = compare_find_share(home, f->exe, "probe");
+	if (!f->probe_dir || !compare_is_dir(f->probe_dir)) {
 		error("cannot find the Python probe (probe/) in $STAGEBENCH_HOME, %s/../probe or "
 		      "%s/../share/stagebench/probe: set STAGEBENCH_HOME to the stagebench tree",
-		      exe ? exe : "(binary)", exe ? exe : "(binary)");
-		rc = SB_EXIT_FAILURE;
-		goto out;
+		      exe, exe);
+		return SB_EXIT_FAILURE;
 	}
-	if (pipeline_read(pipeline_path, &p) < 0) {
-		rc = SB_EXIT_FAILURE;
-		goto out;
-	}
-	have_pipeline = true;
+	if (pipeline_read(f->pipeline_path, &f->p) < 0)
+		return SB_EXIT_FAILURE;
+	f->have_pipeline = true;
+	return -1;
+}
 
-	/* variants */
-	if (optind < argc) {
-		for (int i = optind; i < argc; i++) {
-			const struct pipeline_variant *v = pipeline_variant(&p, argv[i]);
-			bool dup = false;
-			for (size_t j = 0; v && j < nvariants; j++)
-				dup |= variants[j] == v;
-			if (!v || dup) {
-				struct strbuf have = STRBUF_INIT;
-				for (size_t j = 0; j < p.nvariants; j++)
-					strbuf_addf(&have, "%s%s", j ? ", " : "", p.variants[j].name);
-				if (dup)
-					rc = opt_usage_error("compare", "variant '%s' given twice", argv[i]);
-				else
-					rc = opt_usage_error("compare", "unknown variant '%s': %s has %s", argv[i], p.path,
-							 have.buf ? have.buf : "none");
-				strbuf_release(&have);
-				goto out;
-			}
-			variants = xrealloc(variants, (nvariants + 1) * sizeof(*variants));
-			variants[nvariants++] = v;
+/* The variants named (each once), else eager and staged, else all. Returns
+ * -1 to go on, else the exit status. */
+static int pick_variants(int argc, char **argv, int first, struct found *f)
+{
+	const struct pipeline *p = &f->p;
+	f->variants = xcalloc((size_t)(argc - first) + p->nvariants + 1, sizeof(*f->variants));
+	for (int i = first; i < argc; i++) {
+		const struct pipeline_variant *v = pipeline_variant(p, argv[i]);
+		bool dup = false;
+		for (size_t j = 0; v && j < f->nvariants; j++)
+			dup |= f->variants[j] == v;
+		if (dup)
+			return opt_usage_error("compare", "variant '%s' given twice", argv[i]);
+		if (!v) {
+			struct strbuf have = STRBUF_INIT;
+			for (size_t j = 0; j < p->nvariants; j++)
+				strbuf_addf(&have, "%s%s", j ? ", " : "", p->variants[j].name);
+			opt_usage_error("compare", "unknown variant '%s': %s has %s", argv[i], p->path,
+					have.buf ? have.buf : "none");
+			strbuf_release(&have);
+			return SB_EXIT_USAGE;
 		}
-	} else if (pipeline_variant(&p, "eager") && pipeline_variant(&p, "staged")) {
-		variants = xcalloc(2, sizeof(*variants));
-		variants[nvariants++] = pipeline_variant(&p, "eager");
-		variants[nvariants++] = pipeline_variant(&p, "staged");
+		f->variants[f->nvariants++] = v;
+	}
+	if (first < argc) {
+		/* as given */
+	} else if (pipeline_variant(p, "eager") && pipeline_variant(p, "staged")) {
+		f->variants[f->nvariants++] = pipeline_variant(p, "eager");
+		f->variants[f->nvariants++] = pipeline_variant(p, "staged");
 	} else {
-		variants = xcalloc(p.nvariants ? p.nvariants : 1, sizeof(*variants));
-		for (size_t j = 0; j < p.nvariants; j++)
-			variants[nvariants++] = &p.variants[j];
+		for (size_t j = 0; j < p->nvariants; j++)
+			f->variants[f->nvariants++] = &p->variants[j];
 	}
-	if (!nvariants) {
-		error("%s: no variants", p.path);
-		rc = SB_EXIT_FAILURE;
-		goto out;
+	if (!f->nvariants) {
+		error("%s: no variants", p->path);
+		return SB_EXIT_FAILURE;
 	}
-	for (size_t i = 0; i < nset; i++) {
-		if (compare_set_option(&p, set_args[i], &sets) < 0) {
-			rc = SB_EXIT_USAGE;
-			goto out;
-		}
-	}
+	return -1;
+}
 
-	/* directories */
-	if (!getenv("STAGEBENCH_COMMIT_DIR") || !*getenv("STAGEBENCH_COMMIT_DIR"))
-		setenv("STAGEBENCH_COMMIT_DIR", p.dir, 1);
-	if (out_arg) {
-		out = compare_absolute(out_arg);
+/* --set values, the commit directory, the output and cache directories.
+ * Returns -1 to go on, else the exit status. */
+static int directories(const struct args *a, struct found *f)
+{
+	for (size_t i = 0; i < a->nsets; i++) {
+		struct strbuf why = STRBUF_INIT;
+		int r = compare_set_option(&f->p, a->sets[i], &f->sets, &why);
+		if (r < 0)
+			opt_usage_error("compare", "%s", strbuf_str(&why));
+		strbuf_release(&why);
+		if (r < 0)
+			return SB_EXIT_USAGE;
+	}
+	const char *cd = getenv("STAGEBENCH_COMMIT_DIR");
+	f->commit_dir = xstrdup(cd && *cd ? cd : f->p.dir);
+	if (a->out) {
+		f->out = compare_absolute(a->out);
 	} else {
 		char date[16];
 		time_t now = time(NULL);
@@ -271,152 +316,53 @@ int cmd_compare(int argc, char **argv)
 		localtime_r(&now, &tm);
 		strftime(date, sizeof(date), "%Y-%m-%d", &tm);
 		int dirty = 0;
-		if (by_commit && !(commit = git_head(getenv("STAGEBENCH_COMMIT_DIR"), true, &dirty)))
+		char *commit = a->by_commit ? git_head(f->commit_dir, true, &dirty) : NULL;
+		if (a->by_commit && !commit)
 			warning("--by-commit: '%s' is not in a git checkout; no commit in the directory "
-				"name", getenv("STAGEBENCH_COMMIT_DIR"));
-		char *base = compare_default_out(date, p.name, commit, dirty > 0);
+				"name", f->commit_dir);
+		char *base = compare_default_out(date, f->p.name, commit, dirty > 0);
 		char *fresh = compare_fresh_dir(base);
-		out = compare_absolute(fresh);
+		f->out = compare_absolute(fresh);
 		free(base);
 		free(fresh);
+		free(commit);
 	}
-	if (mkdir_p(out)) {
-		rc = SB_EXIT_FAILURE;
-		goto out;
-	}
-	cache = cache_arg ? compare_absolute(cache_arg) : compare_default_cache(p.name);
-	bool charts = plot_have_gnuplot(NULL);
-	if (!charts)
-		warning("%s; the runs go on without charts", PLOT_GNUPLOT_MISSING);
+	if (mkdir_p(f->out))
+		return SB_EXIT_FAILURE;
+	f->cache = a->cache ? compare_absolute(a->cache) : compare_default_cache(f->p.name);
+	return -1;
+}
 
-	struct compare_setup setup = {
-		.p = &p, .out = out, .probe_dir = probe_dir, .python = compare_python(),
-		.cache = cache, .seed = seed, .sets = &sets,
-		.old_pythonpath = getenv("PYTHONPATH"),
-	};
-	struct record_opts ro = RECORD_OPTS_INIT;
-	ro.interval_ns = interval_ns;
-	ro.guarded = true;
-	ro.guard = &g;
-	ro.name = "compare";
-	ro.summary = false;
-
-	size_t total = nvariants * (size_t)reps;
-	done = xcalloc(total, sizeof(*done));
-	if (sb_verbosity >= 1)
-		note("compare: %s, variants %zu x %d runs, seed %s, into %s", p.path, nvariants, reps,
-		     seed, out);
-	rc = SB_EXIT_OK;
-	int interrupted = 0;
-	for (size_t k = 0; k < total; k++) {
-		size_t vi;
-		int rep;
-		compare_schedule(nvariants, k, &vi, &rep);
-		const struct pipeline_variant *v = variants[vi];
-		struct compare_run cr = COMPARE_RUN_INIT;
-		if (compare_plan_run(&setup, v, rep, &cr) < 0) {
-			rc = SB_EXIT_FAILURE;
-			break;
-		}
-		char repbuf[16];
-		snprintf(repbuf, sizeof(repbuf), "%d", rep);
-		struct trace_label labels[3] = {
-			{ xstrdup("seed"), xstrdup(seed) },
-			{ xstrdup("pipeline"), xstrdup(p.name) },
-			{ xstrdup("rep"), xstrdup(repbuf) },
+int cmd_compare(int argc, char **argv)
+{
+	struct args a = { .g = GUARD_OPTS_INIT, .seed = "7", .reps = 2,
+			  .interval_ns = 100LL * 1000000LL };
+	struct found f;
+	memset(&f, 0, sizeof(f));
+	int rc = parse_args(argc, argv, &a);
+	if (rc < 0)
+		rc = find_pipeline(&a, &f);
+	if (rc < 0)
+		rc = pick_variants(argc, argv, a.first_variant, &f);
+	if (rc < 0)
+		rc = directories(&a, &f);
+	if (rc < 0) {
+		bool charts = plot_have_gnuplot(NULL);
+		if (!charts)
+			warning("%s; the runs go on without charts", PLOT_GNUPLOT_MISSING);
+		struct compare_opts o = {
+			.setup = { .p = &f.p, .out = f.out, .probe_dir = f.probe_dir,
+				   .python = compare_python(), .cache = f.cache, .seed = a.seed,
+				   .sets = &f.sets, .old_pythonpath = getenv("PYTHONPATH") },
+			.variants = f.variants, .nvariants = f.nvariants, .reps = a.reps,
+			.interval_ns = a.interval_ns, .guard = &a.g, .commit_dir = f.commit_dir,
+			.charts = charts,
 		};
-		ro.mode = v->name;
-		if (sb_verbosity >= 1)
-			note("[%zu/%zu] %s run %d: running", k + 1, total, v->name, rep);
-		struct record_result res = RECORD_RESULT_INIT;
-		int r = compare_run_one(&ro, &cr, labels, 3, &res);
-		compare_labels_free(labels, 3);
-		if (r < 0) {
-			error("[%zu/%zu] %s run %d: the recorder failed (see above)", k + 1, total,
-			      v->name, rep);
-			record_result_release(&res);
-			compare_run_release(&cr);
+		rc = compare_execute(&o);
+		if (finish_stdout() < 0 && rc == SB_EXIT_OK)
 			rc = SB_EXIT_FAILURE;
-			break;
-		}
-		struct strbuf words = STRBUF_INIT;
-		compare_outcome_words(&res, &words);
-		if (sb_verbosity >= 1 || (res.stopped_by != STOPPED_GUARD && res.exit_code))
-			fprintf(stderr, "stagebench: [%zu/%zu] %s run %d: %s, wall %.1f s\n", k + 1,
-				total, v->name, rep, words.buf, res.wall_s);
-		strbuf_release(&words);
-
-		/* runs.json after every run */
-		ALLOC_GROW(runs.items, runs.n + 1, runs.alloc);
-		struct run_entry *e = &runs.items[runs.n++];
-		memset(e, 0, sizeof(*e));
-		e->mode = xstrdup(v->name);
-		e->run = rep;
-		e->has_exit = true;
-		e->exit = res.exit_code;
-		const char *slash = strrchr(cr.trace_path, '/');
-		e->trace = xstrdup(slash ? slash + 1 : cr.trace_path);
-		e->stopped_by = res.stopped_by == STOPPED_GUARD    ? xstrdup("guard")
-				: res.stopped_by == STOPPED_SIGNAL ? xstrdup("signal")
-								   : NULL;
-		e->signal = res.signal;
-		char *runs_path = xasprintf("%s/runs.json", out);
-		if (runs_write(runs_path, &runs) < 0)
-			rc = SB_EXIT_FAILURE;
-		free(runs_path);
-
-		done[ndone].id = xstrdup(cr.id);
-		done[ndone].mode = xstrdup(v->name);
-		done[ndone].trace_path = xstrdup(cr.trace_path);
-		ndone++;
-		if (res.stopped_by == STOPPED_SIGNAL) {
-			interrupted = res.exit_code;
-		} else if (res.stopped_by != STOPPED_GUARD && res.exit_code) {
-			if (sb_verbosity >= 1)
-				fprintf(stderr, "stagebench: [%zu/%zu] %s run %d: its output is in %s\n",
-					k + 1, total, v->name, rep, cr.log_path);
-			rc = SB_EXIT_FAILURE;
-		}
-		record_result_release(&res);
-		compare_run_release(&cr);
-		if (interrupted)
-			break;
 	}
-
-	if (ndone) {
-		if (compare_report(out, NULL, done, ndone, &runs, charts && !interrupted) < 0)
-			rc = SB_EXIT_FAILURE;
-		if (sb_verbosity >= 1)
-			note("results in %s (table.md, latents.md, runs.json)", out);
-	}
-	if (interrupted)
-		rc = interrupted;
-	if (finish_stdout() < 0 && rc == SB_EXIT_OK)
-		rc = SB_EXIT_FAILURE;
-
-out:
-	for (size_t i = 0; i < ndone; i++) {
-		free(done[i].id);
-		free(done[i].mode);
-		free(done[i].trace_path);
-		trace_release(&done[i].tr);
-		analysis_release(&done[i].a);
-	}
-	free(done);
-	runs_release(&runs);
-	for (size_t i = 0; i < nset; i++)
-		free((char *)set_args[i]);
-	free(set_args);
-	kv_release(&sets);
-	free(variants);
-	if (have_pipeline)
-		pipeline_release(&p);
-	free(exe);
-	free(pipeline_path);
-	free(probe_dir);
-	free(out);
-	free(cache);
-	free(commit);
-	guard_opts_release(&g);
+	found_release(&f);
+	args_release(&a);
 	return rc;
 }

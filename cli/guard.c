@@ -1,6 +1,7 @@
 /* guard.c -- `stagebench guard`: options, usage, then the record engine with the guard on */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../common/util.h"
 #include "../runner/guard.h"
@@ -37,7 +38,7 @@ int cmd_guard(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+o:qvh", longopts, NULL)) != -1) {
-		switch (guard_parse_option(&g, opt, optarg)) {
+		switch (opt_guard("guard", &g, opt, optarg)) {
 		case 1:
 			continue;
 		case -1:
@@ -56,7 +57,7 @@ int cmd_guard(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(guard_usage, stdout);
-			fputs(guard_options_help, stdout);
+			fputs(opt_guard_help, stdout);
 			fputs(guard_exit_help, stdout);
 			guard_opts_release(&g);
 			return SB_EXIT_OK;
@@ -66,10 +67,11 @@ int cmd_guard(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		error("no command given (usage: stagebench guard [OPTIONS] -- COMMAND)");
+		opt_usage_error("guard", "no command given (stagebench guard [OPTIONS] -- COMMAND)");
 		guard_opts_release(&g);
 		return SB_EXIT_USAGE;
 	}
+	ro.commit_dir = getenv("STAGEBENCH_COMMIT_DIR");
 	ro.name = "guard";
 	ro.guard = &g;
 	ro.guarded = true;

@@ -16,6 +16,7 @@
 #define SB_CLI_OPT_H
 
 #include "../common/util.h"
+#include "../runner/guard.h"
 
 /* The message for an option getopt_long refused in `stagebench CMD`: call it
  * from the `default:` case with getopt's return value, its optstring, optopt
@@ -28,5 +29,13 @@ int opt_usage_error(const char *cmd, const char *fmt, ...) SB_GNUC_PRINTF(2, 3);
 
 /* option '--NAME': invalid WHAT 'ARG' -- a value the option does not take. */
 int opt_bad_value(const char *cmd, const char *name, const char *arg, const char *what);
+
+/* GUARD OPTIONS (runner/guard.h) for record, guard and compare: 1 when opt
+ * was one (value stored), 0 when it is not, -1 after a usage error for a bad
+ * value. */
+int opt_guard(const char *cmd, struct guard_opts *g, int opt, const char *arg);
+
+/* The GUARD OPTIONS lines of the --help texts. */
+extern const char opt_guard_help[];
 
 #endif

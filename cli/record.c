@@ -61,7 +61,7 @@ int cmd_record(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+o:qvh", longopts, NULL)) != -1) {
-		int gr = guard_parse_option(&g, opt, optarg);
+		int gr = opt_guard("record", &g, opt, optarg);
 		if (gr < 0)
 			goto out;
 		if (gr > 0)
@@ -75,14 +75,16 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_INTERVAL:
 			if (parse_duration(optarg, &ro.interval_ns) || ro.interval_ns < NS_PER_MS) {
-				error("option '--interval': invalid duration '%s' (1ms or more)", optarg);
+				opt_usage_error("record", "option '--interval': invalid duration '%s' "
+						"(1ms or more)", optarg);
 				goto out;
 			}
 			break;
 		case OPT_LABEL: {
 			const char *eq = strchr(optarg, '=');
 			if (!eq || eq == optarg) {
-				error("option '--label': expected KEY=VALUE, got '%s'", optarg);
+				opt_usage_error("record", "option '--label': invalid value '%s' (KEY=VALUE)",
+						optarg);
 				goto out;
 			}
 			ALLOC_GROW(labels, nlabels + 1, labels_alloc);
@@ -113,11 +115,12 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		error("no command given (usage: stagebench record [OPTIONS] -- COMMAND)");
+		opt_usage_error("record", "no command given (stagebench record [OPTIONS] -- COMMAND)");
 		goto out;
 	}
 	if (!ro.trace_path)
 		ro.trace_path = default_out = record_default_trace_name();
+	ro.commit_dir = getenv("STAGEBENCH_COMMIT_DIR");
 	ro.labels = labels;
 	ro.nlabels = nlabels;
 	ro.guard = &g;

@@ -150,19 +150,24 @@ void compare_run_release(struct compare_run *r)
 	*r = (struct compare_run)COMPARE_RUN_INIT;
 }
 
-int compare_set_option(const struct pipeline *p, const char *arg, struct kv_list *sets)
+int compare_set_option(const struct pipeline *p, const char *arg, struct kv_list *sets,
+		       struct strbuf *why)
 {
 	const char *eq = strchr(arg, '=');
-	if (!eq || eq == arg)
-		return error("option '--set': expected KEY=VALUE, got '%s'", arg);
+	if (!eq || eq == arg) {
+		if (why)
+			strbuf_addf(why, "option '--set': invalid value '%s' (KEY=VALUE)", arg);
+		return -1;
+	}
 	char *key = xstrndup(arg, (size_t)(eq - arg));
 	if (!kv_get(&p->defaults, key)) {
-		struct strbuf have = STRBUF_INIT;
-		for (size_t i = 0; i < p->defaults.n; i++)
-			strbuf_addf(&have, "%s%s", i ? ", " : "", p->defaults.items[i].key);
-		error("option '--set': %s has no default '%s' (it has: %s)", p->path, key,
-		      have.len ? have.buf : "none");
-		strbuf_release(&have);
+		if (why) {
+			strbuf_addf(why, "option '--set': %s has no default '%s' (it has: ", p->path,
+				    key);
+			for (size_t i = 0; i < p->defaults.n; i++)
+				strbuf_addf(why, "%s%s", i ? ", " : "", p->defaults.items[i].key);
+			strbuf_addstr(why, p->defaults.n ? ")" : "none)");
+		}
 		free(key);
 		return -1;
 	}
@@ -282,8 +287,30 @@ char *compare_absolute(const char *p)
 	return a;
 }
 
+/* A run that finished, for the report. */
+struct done_run {
+	char *id;
+	char *mode;
+	char *trace_path;
+	struct trace tr;
+	struct analysis a;
+	bool read;
+};
+
+/* What every run of one compare shares while it goes on. */
+struct session {
+	const struct compare_opts *o;
+	struct record_opts ro;   /* the record engine's options for every run */
+	size_t total;            /* runs planned */
+	struct run_list runs;    /* runs.json */
+	struct done_run *done;
+	size_t ndone;
+	int rc;                  /* SB_EXIT_OK, or SB_EXIT_FAILURE once a run failed */
+	int interrupted;         /* 128+N once signal N stopped a run */
+};
+
 /* Run one plan under record_run with the command's stdout in its log. */
-int compare_run_one(const struct record_opts *base, const struct compare_run *cr,
+static int run_one(const struct record_opts *base, const struct compare_run *cr,
 		   struct trace_label *labels, size_t nlabels, struct record_result *res)
 {
 	if (mkdir_p(cr->out_dir))
@@ -297,25 +324,14 @@ int compare_run_one(const struct record_opts *base, const struct compare_run *cr
 	o.labels = labels;
 	o.nlabels = nlabels;
 	o.env_set = (const char **)cr->env;
-	fflush(stdout);
-	int saved = dup(1);
-	if (saved < 0 || dup2(log, 1) < 0) {
-		int e = errno;
-		close(log);
-		if (saved >= 0)
-			close(saved);
-		return error("cannot redirect the command's output to '%s': %s", cr->log_path,
-			     strerror(e));
-	}
-	close(log);
+	o.stdout_fd = log;
 	int rc = record_run(&o, cr->argv, res);
-	dup2(saved, 1);
-	close(saved);
+	close(log);
 	return rc;
 }
 
 /* What happened to a run, in words, for the progress line. */
-void compare_outcome_words(const struct record_result *res, struct strbuf *sb)
+static void outcome_words(const struct record_result *res, struct strbuf *sb)
 {
 	if (res->stopped_by == STOPPED_GUARD)
 		strbuf_addf(sb, "stopped by the guard (%s)", res->reason ? res->reason : "?");
@@ -332,9 +348,100 @@ void compare_outcome_words(const struct record_result *res, struct strbuf *sb)
 		strbuf_addstr(sb, "completed");
 }
 
+/* runs.json gets the run, rewritten whole after every run. */
+static void note_run(struct session *s, const char *mode, int rep, const struct compare_run *cr,
+		     const struct record_result *res)
+{
+	ALLOC_GROW(s->runs.items, s->runs.n + 1, s->runs.alloc);
+	struct run_entry *e = &s->runs.items[s->runs.n++];
+	memset(e, 0, sizeof(*e));
+	e->mode = xstrdup(mode);
+	e->run = rep;
+	e->has_exit = true;
+	e->exit = res->exit_code;
+	const char *slash = strrchr(cr->trace_path, '/');
+	e->trace = xstrdup(slash ? slash + 1 : cr->trace_path);
+	e->stopped_by = res->stopped_by == STOPPED_GUARD    ? xstrdup("guard")
+			: res->stopped_by == STOPPED_SIGNAL ? xstrdup("signal")
+							    : NULL;
+	e->signal = res->signal;
+	char *runs_path = xasprintf("%s/runs.json", s->o->setup.out);
+	if (runs_write(runs_path, &s->runs) < 0)
+		s->rc = SB_EXIT_FAILURE;
+	free(runs_path);
+
+	struct done_run *d = &s->done[s->ndone++];
+	d->id = xstrdup(cr->id);
+	d->mode = xstrdup(mode);
+	d->trace_path = xstrdup(cr->trace_path);
+}
+
+/* The progress line after a run, and what its outcome means for the exit status. */
+static void judge_run(struct session *s, size_t k, const char *mode, int rep,
+		      const struct compare_run *cr, const struct record_result *res)
+{
+	struct strbuf words = STRBUF_INIT;
+	outcome_words(res, &words);
+	if (sb_verbosity >= 1 || (res->stopped_by != STOPPED_GUARD && res->exit_code))
+		fprintf(stderr, "stagebench: [%zu/%zu] %s run %d: %s, wall %.1f s\n", k + 1,
+			s->total, mode, rep, words.buf, res->wall_s);
+	strbuf_release(&words);
+	if (res->stopped_by == STOPPED_SIGNAL) {
+		s->interrupted = res->exit_code;
+	} else if (res->stopped_by != STOPPED_GUARD && res->exit_code) {
+		if (sb_verbosity >= 1)
+			fprintf(stderr, "stagebench: [%zu/%zu] %s run %d: its output is in %s\n", k + 1,
+				s->total, mode, rep, cr->log_path);
+		s->rc = SB_EXIT_FAILURE;
+	}
+}
+
+/* Run k (0-based) of the schedule. Returns 0, or -1 when it could not be
+ * planned or the recorder failed (the compare stops). */
+static int run_k(struct session *s, size_t k)
+{
+	const struct compare_opts *o = s->o;
+	size_t vi;
+	int rep;
+	compare_schedule(o->nvariants, k, &vi, &rep);
+	const struct pipeline_variant *v = o->variants[vi];
+	struct compare_run cr = COMPARE_RUN_INIT;
+	if (compare_plan_run(&o->setup, v, rep, &cr) < 0)
+		return -1;
+	char repbuf[16];
+	snprintf(repbuf, sizeof(repbuf), "%d", rep);
+	struct trace_label labels[3] = {
+		{ (char *)"seed", (char *)o->setup.seed },
+		{ (char *)"pipeline", (char *)o->setup.p->name },
+		{ (char *)"rep", repbuf },
+	};
+	s->ro.mode = v->name;
+	if (sb_verbosity >= 1)
+		note("[%zu/%zu] %s run %d: running", k + 1, s->total, v->name, rep);
+	struct record_result res = RECORD_RESULT_INIT;
+	int rc = run_one(&s->ro, &cr, labels, 3, &res);
+	if (rc < 0) {
+		error("[%zu/%zu] %s run %d: the recorder failed (see above)", k + 1, s->total,
+		      v->name, rep);
+	} else {
+		judge_run(s, k, v->name, rep, &cr, &res);
+		note_run(s, v->name, rep, &cr, &res);
+	}
+	record_result_release(&res);
+	compare_run_release(&cr);
+	return rc;
+}
+
+static int write_text(const char *dir, const char *name, const struct strbuf *sb)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	int rc = write_file(path, sb->buf ? sb->buf : "", sb->len);
+	free(path);
+	return rc;
+}
 
 /* The run summary: one row per run. */
-static void runs_md(const struct compare_done *d, size_t n, struct strbuf *o)
+static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 {
 	strbuf_addstr(o, "| run | outcome | peak footprint | wall | trace |\n|---|---|---|---|---|\n");
 	for (size_t i = 0; i < n; i++) {
@@ -347,9 +454,9 @@ static void runs_md(const struct compare_done *d, size_t n, struct strbuf *o)
 		const char *slash = strrchr(d[i].trace_path, '/');
 		strbuf_addf(o, "| %s | %s", d[i].id, analysis_outcome_str(a, buf, sizeof(buf)));
 		if (a->outcome != RUN_COMPLETED) {
-			const struct stage_stats *s = a->nstages ? &a->stages[a->ran_to] : NULL;
-			if (s)
-				strbuf_addf(o, " in %s", s->name);
+			const struct stage_stats *st = a->nstages ? &a->stages[a->ran_to] : NULL;
+			if (st)
+				strbuf_addf(o, " in %s", st->name);
 			if (a->reason)
 				strbuf_addf(o, ": %s", a->reason);
 		}
@@ -363,45 +470,17 @@ static void runs_md(const struct compare_done *d, size_t n, struct strbuf *o)
 	}
 }
 
-static int write_text(const char *dir, const char *name, const struct strbuf *sb)
-{
-	char *path = xasprintf("%s/%s", dir, name);
-	int rc = write_file(path, sb->buf ? sb->buf : "", sb->len);
-	free(path);
-	return rc;
-}
-
-/* Read the traces, print and write the table, the latents, the summary and the charts.
- * Returns 0, or -1 when something could not be read or written. */
-int compare_report(const char *out, const char *baseline, struct compare_done *d, size_t n,
-		  const struct run_list *runs, bool charts)
+/* table.md, printed too. Returns 0 or -1. */
+static int report_table(const char *out, const struct done_run *d, size_t n, size_t nread)
 {
 	int rc = 0;
-	size_t nread = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct run_entry *e = &runs->items[i];
-		if (trace_read(d[i].trace_path, &d[i].tr) < 0 && !d[i].tr.has_start) {
-			rc = -1;
-			continue;
-		}
-		if (analysis_run(&d[i].tr, e, &d[i].a) < 0) {
-			rc = -1;
-			continue;
-		}
-		d[i].read = true;
-		nread++;
-	}
-	if (!nread)
-		return error("no run of '%s' could be read", out);
-
-	/* the per-stage table */
 	struct table_run *tr = xcalloc(nread, sizeof(*tr));
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (d[i].read)
 			tr[k++].a = d[i].a; /* shallow: d[i].a keeps ownership */
 	struct table t = TABLE_INIT;
-	struct strbuf tmd = STRBUF_INIT, lmd = STRBUF_INIT, rmd = STRBUF_INIT;
+	struct strbuf tmd = STRBUF_INIT;
 	if (table_build(&t, tr, nread, NULL, 0) < 0) {
 		rc = -1;
 	} else {
@@ -411,10 +490,21 @@ int compare_report(const char *out, const char *baseline, struct compare_done *d
 	}
 	printf("## Per-stage peak footprint\n\n%s\n", strbuf_str(&tmd));
 	table_release(&t);
+	strbuf_release(&tmd);
 	free(tr);
+	return rc;
+}
 
-	/* the latents */
+/* latents.md, printed too. Returns 0, or -1; *findings counts the
+ * differences beyond noise, missing latents, shape/dtype changes and corrupt
+ * copies. */
+static int report_latents(const char *out, const char *baseline, const struct done_run *d,
+			  size_t n, size_t *findings)
+{
+	int rc = 0;
 	struct latent_set ls = LATENT_SET_INIT;
+	struct strbuf lmd = STRBUF_INIT;
+	*findings = 0;
 	for (size_t i = 0; i < n; i++)
 		if (d[i].read)
 			latent_set_add_trace(&ls, d[i].id, d[i].mode, NULL, &d[i].tr);
@@ -428,49 +518,125 @@ int compare_report(const char *out, const char *baseline, struct compare_done *d
 			warning("no latent events in the traces of '%s': does the pipeline's adapter "
 				"fingerprint its outputs?", out);
 		latent_format_md(&ls, &lmd);
+		*findings = latent_findings(&ls);
 	}
 	latent_set_release(&ls);
 	if (write_text(out, "latents.md", &lmd))
 		rc = -1;
 	printf("## Latents\n\n%s\n", strbuf_str(&lmd));
-
-	/* the runs */
-	runs_md(d, n, &rmd);
-	printf("## Runs\n\n%s", strbuf_str(&rmd));
-	strbuf_release(&tmd);
 	strbuf_release(&lmd);
-	strbuf_release(&rmd);
-	fflush(stdout);
-
-	/* the charts */
-	if (charts) {
-		struct trace *traces = xcalloc(nread, sizeof(*traces));
-		const struct run_entry **ents = xcalloc(nread, sizeof(*ents));
-		k = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (!d[i].read)
-				continue;
-			traces[k] = d[i].tr; /* shallow */
-			ents[k++] = &runs->items[i];
-		}
-		struct plot_opts po = PLOT_OPTS_INIT;
-		po.out_dir = out;
-		po.quiet_paths = true;
-		if (plot_runs(&po, traces, ents, nread) < 0)
-			warning("the charts were not drawn (see above); the tables are in '%s'", out);
-		else if (sb_verbosity >= 1)
-			note("charts: %s/memory.png, %s/stages.png", out, out);
-		free(traces);
-		free(ents);
-	}
 	return rc;
 }
 
-void compare_labels_free(struct trace_label *l, size_t n)
+static void report_charts(const char *out, const struct done_run *d, size_t n, size_t nread,
+			  const struct run_list *runs)
 {
+	struct trace *traces = xcalloc(nread, sizeof(*traces));
+	const struct run_entry **ents = xcalloc(nread, sizeof(*ents));
+	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		free(l[i].key);
-		free(l[i].value);
+		if (!d[i].read)
+			continue;
+		traces[k] = d[i].tr; /* shallow */
+		ents[k++] = &runs->items[i];
 	}
+	struct plot_opts po = PLOT_OPTS_INIT;
+	po.out_dir = out;
+	po.quiet_paths = true;
+	if (plot_runs(&po, traces, ents, nread) < 0)
+		warning("the charts were not drawn (see above); the tables are in '%s'", out);
+	else if (sb_verbosity >= 1)
+		note("charts: %s/memory.png, %s/stages.png", out, out);
+	free(traces);
+	free(ents);
 }
 
+/* Read the traces, print and write the table, the latents, the summary and
+ * the charts. Returns 0, or -1 when something could not be read or written;
+ * *findings as report_latents(). */
+static int report(const struct session *s, bool charts, size_t *findings)
+{
+	const char *out = s->o->setup.out;
+	struct done_run *d = s->done;
+	size_t n = s->ndone, nread = 0;
+	int rc = 0;
+	*findings = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct run_entry *e = &s->runs.items[i];
+		if (trace_read(d[i].trace_path, &d[i].tr) < 0 && !d[i].tr.has_start) {
+			rc = -1;
+			continue;
+		}
+		if (analysis_run(&d[i].tr, e, &d[i].a) < 0) {
+			rc = -1;
+			continue;
+		}
+		d[i].read = true;
+		nread++;
+	}
+	if (!nread)
+		return error("no run of '%s' could be read", out);
+	if (report_table(out, d, n, nread) < 0)
+		rc = -1;
+	if (report_latents(out, NULL, d, n, findings) < 0)
+		rc = -1;
+	struct strbuf rmd = STRBUF_INIT;
+	runs_md(d, n, &rmd);
+	printf("## Runs\n\n%s", strbuf_str(&rmd));
+	strbuf_release(&rmd);
+	fflush(stdout);
+	if (charts)
+		report_charts(out, d, n, nread, &s->runs);
+	return rc;
+}
+
+static void session_release(struct session *s)
+{
+	for (size_t i = 0; i < s->ndone; i++) {
+		free(s->done[i].id);
+		free(s->done[i].mode);
+		free(s->done[i].trace_path);
+		trace_release(&s->done[i].tr);
+		analysis_release(&s->done[i].a);
+	}
+	free(s->done);
+	runs_release(&s->runs);
+}
+
+int compare_execute(const struct compare_opts *o)
+{
+	struct session s;
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	s.ro = (struct record_opts)RECORD_OPTS_INIT;
+	s.ro.interval_ns = o->interval_ns;
+	s.ro.guarded = true;
+	s.ro.guard = o->guard;
+	s.ro.name = "compare";
+	s.ro.summary = false;
+	s.ro.commit_dir = o->commit_dir;
+	s.runs = (struct run_list)RUN_LIST_INIT;
+	s.total = o->nvariants * (size_t)o->reps;
+	s.done = xcalloc(s.total ? s.total : 1, sizeof(*s.done));
+	if (sb_verbosity >= 1)
+		note("compare: %s, variants %zu x %d runs, seed %s, into %s", o->setup.p->path,
+		     o->nvariants, o->reps, o->setup.seed, o->setup.out);
+	for (size_t k = 0; k < s.total && !s.interrupted; k++) {
+		if (run_k(&s, k) < 0) {
+			s.rc = SB_EXIT_FAILURE;
+			break;
+		}
+	}
+	int rc = s.rc;
+	if (s.ndone) {
+		size_t findings = 0;
+		if (report(&s, o->charts && !s.interrupted, &findings) < 0)
+			rc = SB_EXIT_FAILURE;
+		if (sb_verbosity >= 1)
+			note("results in %s (table.md, latents.md, runs.json)", o->setup.out);
+	}
+	if (s.interrupted)
+		rc = s.interrupted;
+	session_release(&s);
+	return rc;
+}

@@ -25,11 +25,11 @@
 
 #include <stdbool.h>
 
-#include "../analyze/analysis.h"
+#include <stdint.h>
+
 #include "../traces/pipeline.h"
-#include "../traces/runs.h"
-#include "../traces/trace.h"
-#include "record.h"
+
+struct guard_opts;
 
 /* What every run of one compare shares. All strings are borrowed. */
 struct compare_setup {
@@ -77,10 +77,12 @@ void compare_run_release(struct compare_run *r); /* NULL ok */
 
 /*
  * Apply "KEY=VALUE" to *sets: KEY must be a key of the pipeline's "defaults".
- * Returns 0, or -1 after error() (no '=', empty key, a key the pipeline has
- * no default for: the message lists the keys it has).
+ * Returns 0, or -1 for a bad value: *why (NULL ok) gets what is wrong (no
+ * '=', empty key, a key the pipeline has no default for: the keys it has);
+ * nothing is printed.
  */
-int compare_set_option(const struct pipeline *p, const char *arg, struct kv_list *sets);
+int compare_set_option(const struct pipeline *p, const char *arg, struct kv_list *sets,
+		       struct strbuf *why);
 
 /*
  * Find WHAT (e.g. "demo/pipeline.json", "probe") among, in order:
@@ -121,33 +123,25 @@ char *compare_fresh_dir(const char *base);
 /* P made absolute against the current directory. Caller frees. */
 char *compare_absolute(const char *p);
 
-/* Run one plan under record_run (base's options with the plan's trace,
- * latents, labels and environment), the command's stdout in its log.
- * Returns record_run's status, or -1 after error() when the log could not
- * be set up. */
-int compare_run_one(const struct record_opts *base, const struct compare_run *cr,
-		    struct trace_label *labels, size_t nlabels, struct record_result *res);
-
-/* What happened to a run, in words, for the progress line. */
-void compare_outcome_words(const struct record_result *res, struct strbuf *sb);
-
-/* A run that finished, for the report. */
-struct compare_done {
-	char *id;
-	char *mode;
-	char *trace_path;
-	struct trace tr;
-	struct analysis a;
-	bool read;
+/* Everything one compare needs; all borrowed. */
+struct compare_opts {
+	struct compare_setup setup;   /* pipeline, out (absolute), probe, python, cache, seed, sets */
+	const struct pipeline_variant *const *variants; /* in the order given */
+	size_t nvariants;
+	int reps;                     /* runs per variant, >= 1 */
+	int64_t interval_ns;          /* sample interval */
+	const struct guard_opts *guard; /* every run is guarded with these */
+	const char *commit_dir;       /* whose commit each trace's start names */
+	bool charts;                  /* draw memory.png and stages.png */
 };
 
-/* Read the traces, print and write the table, the latents, the summary and
- * the charts (when charts). Returns 0, or -1 when something could not be
- * read or written. */
-int compare_report(const char *out, const char *baseline, struct compare_done *d, size_t n,
-		   const struct run_list *runs, bool charts);
-
-/* Free the keys and values of n labels (not the array). */
-void compare_labels_free(struct trace_label *l, size_t n);
+/*
+ * Run the schedule (E S E S ...): each run a guarded record_run() with the
+ * command's stdout in OUT/V-N.log; runs.json after every run; then print and
+ * write table.md, latents.md, the run summary and the charts. Returns the
+ * exit status: 0, 3 (SB_EXIT_FAILURE: a run failed or could not start, the
+ * recorder failed, results unreadable), 128+N when signal N interrupted it.
+ */
+int compare_execute(const struct compare_opts *o);
 
 #endif

@@ -14,19 +14,6 @@
 #include "guard.h"
 #include "spawn.h"
 
-const char guard_options_help[] =
-	"guard options:\n"
-	"  --wait-free PCT       start only when this much memory is available (40)\n"
-	"  --swap-budget SIZE    stop when system swap grows by more than this (8G)\n"
-	"  --swap-limit SIZE     start only when swap used + budget fits in this\n"
-	"  --kill-free PCT       stop when available stays under this for two polls (10)\n"
-	"  --busy REGEX          wait while a process whose command line matches runs\n"
-	"  --quiet-for DUR       ... until none was seen for this long (1m)\n"
-	"  --start-timeout DUR   give up (exit 4) after waiting this long (30m)\n"
-	"  --poll DUR            check this often while running (250ms)\n"
-	"  --max-footprint SIZE  stop when the command's tree uses more than this\n"
-	"  --grace DUR           time between SIGTERM and SIGKILL when stopping (5s)\n";
-
 /* "183 MB" under a GiB, else "8.2 GB": small caps read better in MB. */
 static void format_size(uint64_t bytes, char out[32])
 {
@@ -36,31 +23,33 @@ static void format_size(uint64_t bytes, char out[32])
 		format_gb(bytes, out);
 }
 
-static int bad_value(const char *opt, const char *arg, const char *what)
+static int bad_value(struct strbuf *why, const char *opt, const char *arg, const char *what)
 {
-	return error("option '--%s': invalid %s '%s'", opt, what, arg);
+	if (why)
+		strbuf_addf(why, "option '--%s': invalid %s '%s'", opt, what, arg);
+	return -1;
 }
 
-int guard_parse_option(struct guard_opts *g, int opt, const char *arg)
+int guard_parse_option(struct guard_opts *g, int opt, const char *arg, struct strbuf *why)
 {
 	int64_t ns;
 	switch (opt) {
 	case GUARD_OPT_WAIT_FREE:
 		if (parse_percent(arg, &g->wait_free_pct))
-			return bad_value("wait-free", arg, "percentage");
+			return bad_value(why, "wait-free", arg, "percentage");
 		break;
 	case GUARD_OPT_SWAP_BUDGET:
 		if (parse_size(arg, &g->swap_budget))
-			return bad_value("swap-budget", arg, "size");
+			return bad_value(why, "swap-budget", arg, "size");
 		break;
 	case GUARD_OPT_SWAP_LIMIT:
 		if (parse_size(arg, &g->swap_limit))
-			return bad_value("swap-limit", arg, "size");
+			return bad_value(why, "swap-limit", arg, "size");
 		g->has_swap_limit = true;
 		break;
 	case GUARD_OPT_KILL_FREE:
 		if (parse_percent(arg, &g->kill_free_pct))
-			return bad_value("kill-free", arg, "percentage");
+			return bad_value(why, "kill-free", arg, "percentage");
 		break;
 	case GUARD_OPT_BUSY: {
 		regex_t re;
@@ -69,7 +58,10 @@ int guard_parse_option(struct guard_opts *g, int opt, const char *arg)
 			char msg[128];
 			regerror(rc, &re, msg, sizeof(msg));
 			regfree(&re);
-			return error("option '--busy': invalid regular expression '%s': %s", arg, msg);
+			if (why)
+				strbuf_addf(why, "option '--busy': invalid regular expression '%s': %s",
+					    arg, msg);
+			return -1;
 		}
 		ALLOC_GROW(g->busy, g->nbusy + 1, g->busy_alloc);
 		ALLOC_GROW(g->busy_re, g->nbusy + 1, g->busy_re_alloc);
@@ -80,25 +72,25 @@ int guard_parse_option(struct guard_opts *g, int opt, const char *arg)
 	}
 	case GUARD_OPT_QUIET_FOR:
 		if (parse_duration(arg, &g->quiet_for_ns))
-			return bad_value("quiet-for", arg, "duration");
+			return bad_value(why, "quiet-for", arg, "duration");
 		break;
 	case GUARD_OPT_START_TIMEOUT:
 		if (parse_duration(arg, &g->start_timeout_ns))
-			return bad_value("start-timeout", arg, "duration");
+			return bad_value(why, "start-timeout", arg, "duration");
 		break;
 	case GUARD_OPT_POLL:
 		if (parse_duration(arg, &ns) || ns < 1000000LL)
-			return bad_value("poll", arg, "duration (at least 1ms)");
+			return bad_value(why, "poll", arg, "duration (at least 1ms)");
 		g->poll_ns = ns;
 		break;
 	case GUARD_OPT_MAX_FOOTPRINT:
 		if (parse_size(arg, &g->max_footprint) || !g->max_footprint)
-			return bad_value("max-footprint", arg, "size");
+			return bad_value(why, "max-footprint", arg, "size");
 		g->has_max_footprint = true;
 		break;
 	case GUARD_OPT_GRACE:
 		if (parse_duration(arg, &g->grace_ns))
-			return bad_value("grace", arg, "duration");
+			return bad_value(why, "grace", arg, "duration");
 		return 1; /* --grace alone does not make a run guarded */
 	default:
 		return 0;

@@ -16,8 +16,8 @@
  * Parsing: put GUARD_LONG_OPTIONS into a getopt_long table and hand every
  * option to guard_parse_option() first:
  *   struct guard_opts g = GUARD_OPTS_INIT;
- *   switch (guard_parse_option(&g, opt, optarg)) { 1: taken, 0: not a guard
- *   option, -1: bad value (message printed, exit 2) }
+ *   switch (guard_parse_option(&g, opt, optarg, &why)) { 1: taken, 0: not a
+ *   guard option, -1: bad value (why says which, a usage error) }
  *   ...
  *   guard_opts_release(&g);
  *
@@ -65,9 +65,6 @@ enum guard_opt_id {
 	{ "max-footprint", required_argument, NULL, GUARD_OPT_MAX_FOOTPRINT }, \
 	{ "grace", required_argument, NULL, GUARD_OPT_GRACE }
 
-/* The GUARD OPTIONS lines for --help texts. */
-extern const char guard_options_help[];
-
 struct guard_opts {
 	bool given;              /* any guard option except --grace was given */
 	double wait_free_pct;    /* admission: available >= this */
@@ -91,8 +88,9 @@ struct guard_opts {
 	  false, 0, 5LL * 1000000000LL }
 
 /* 1 when opt was a guard option (value stored), 0 when it is not one, -1
- * after an error naming the option and value (a usage error). */
-int guard_parse_option(struct guard_opts *g, int opt, const char *arg);
+ * for a bad value: *why (NULL ok) gets "option '--poll': invalid duration
+ * '0'"; nothing is printed. */
+int guard_parse_option(struct guard_opts *g, int opt, const char *arg, struct strbuf *why);
 void guard_opts_release(struct guard_opts *g); /* NULL ok */
 
 /* What the guard reads each poll. */

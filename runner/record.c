@@ -837,7 +837,7 @@ static void fill_start(struct run *r, struct trace_start *st, struct host_info *
 				 : "\"peaks\":\"samples\"");
 	st->labels = (struct trace_label *)r->o->labels;
 	st->nlabels = r->o->nlabels;
-	const char *dir = getenv("STAGEBENCH_COMMIT_DIR");
+	const char *dir = r->o->commit_dir;
 	if (!dir || !*dir)
 		dir = r->o->cwd ? r->o->cwd : ".";
 	int dirty;
@@ -921,6 +921,7 @@ static int run_command(struct run *r)
 	r->sp.env_set = r->env;
 	r->sp.probe_fd = r->probe[1];
 	r->sp.cwd = r->o->cwd;
+	r->sp.stdout_fd = r->o->stdout_fd;
 	r->sp.on_reap = on_reaped;
 	r->sp.on_reap_arg = r;
 

@@ -10,11 +10,11 @@
  * for its own duration (previous ones restored) and never exits the process.
  *
  * What a run does, in order:
- *   1. git commit/dirty of $STAGEBENCH_COMMIT_DIR or the command's directory;
+ *   1. git commit/dirty of commit_dir or the command's directory;
  *   2. open the trace (if any) and write `start`;
  *   3. when guarded: wait for admission (guard events "wait"/"admit"/"timeout");
  *   4. spawn the command in its own process group with the probe pipe as fd 3
- *      (STAGEBENCH_FD=3, STAGEBENCH_MODE, STAGEBENCH_LATENTS, STAGEBENCH_TRACE);
+ *      and stdout_fd (if any) as its stdout (STAGEBENCH_FD=3, STAGEBENCH_MODE, STAGEBENCH_LATENTS, STAGEBENCH_TRACE);
  *   5. run the dispatcher of loop.h: timers for samples (at absolute
  *      deadlines every interval), guard checks (every --poll; PSI pressure
  *      wakeups move it), GPU readings (1 s), the status line, flushes (>= 1/s)
@@ -54,10 +54,13 @@ struct record_opts {
 	bool status_line;         /* live status on stderr when it is a TTY */
 	bool summary;             /* one-line summary on stderr at the end */
 	bool no_peak_reset;       /* no kernel high-water-mark resets: peaks from samples */
+	const char *commit_dir;   /* the git checkout whose commit the start record
+				   * names; NULL: cwd, else the current directory */
+	int stdout_fd;            /* the command's stdout (e.g. a log), -1: ours */
 };
 #define RECORD_OPTS_INIT                                                       \
 	{ NULL, NULL, 500LL * 1000000LL, NULL, 0, NULL, false, NULL, NULL,     \
-	  NULL, NULL, "record", true, true, false }
+	  NULL, NULL, "record", true, true, false, NULL, -1 }
 
 struct record_result {
 	int exit_code;            /* see above */

@@ -109,6 +109,15 @@ static void child_exec(const struct spawn *sp, const char *path, char **env, int
 			sigaction(sig, &sa, NULL);
 		}
 	}
+	if (sp->stdout_fd >= 0) {
+		if (sp->stdout_fd == STDOUT_FILENO) {
+			int fl = fcntl(STDOUT_FILENO, F_GETFD);
+			if (fl < 0 || fcntl(STDOUT_FILENO, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+				goto fail;
+		} else if (dup2(sp->stdout_fd, STDOUT_FILENO) < 0) {
+			goto fail;
+		}
+	}
 	if (sp->probe_fd >= 0) {
 		if (sp->probe_fd == SPAWN_PROBE_FD) {
 			int fl = fcntl(SPAWN_PROBE_FD, F_GETFD);

@@ -8,6 +8,7 @@
  * Call order:
  *   struct spawn sp = SPAWN_INIT;
  *   sp.argv = argv; sp.env_set = extra "KEY=VALUE" entries; sp.probe_fd = w;
+ *   sp.stdout_fd = log (optional: the command's stdout);
  *   spawn_start(&sp)                  -> 0, or -1 with sp.start_errno set
  *   loop: spawn_reap(&sp)             -> reaps the leader and known tree pids
  *         spawn_track(&sp, pids, n)   -> remember pids seen in the tree (meter)
@@ -38,6 +39,7 @@ struct spawn {
 	const char **env_set; /* NULL-terminated "KEY=VALUE" to set (replace), or NULL */
 	int probe_fd;         /* fd to hand the child as SPAWN_PROBE_FD, or -1 */
 	const char *cwd;      /* directory to run in, or NULL */
+	int stdout_fd;        /* fd to hand the child as its stdout, or -1: ours */
 
 	/* state */
 	pid_t pid;            /* the command (group leader); 0 before start */
@@ -55,7 +57,7 @@ struct spawn {
 	void (*on_reap)(void *arg, pid_t pid, uint64_t maxrss);
 	void *on_reap_arg;
 };
-#define SPAWN_INIT { NULL, NULL, -1, NULL, 0, 0, false, 0, 0, NULL, 0, 0, 0, NULL, NULL }
+#define SPAWN_INIT { NULL, NULL, -1, NULL, -1, 0, 0, false, 0, 0, NULL, 0, 0, 0, NULL, NULL }
 
 /* Make this process a child subreaper (Linux prctl; no-op elsewhere) so that
  * orphaned descendants are re-parented to us and stay in reach. 0 or -1. */

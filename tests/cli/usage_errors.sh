@@ -21,3 +21,9 @@ done
 "$SB" check --baseline 2>&1 >/dev/null; echo "check missing value: $?"
 "$SB" check --baseline b --format xml x 2>&1 >/dev/null; echo "check bad value: $?"
 "$SB" analyze 2>&1 >/dev/null; echo "analyze no operand: $?"
+"$SB" record --label nokey -- true 2>&1 >/dev/null; echo "record bad label: $?"
+{ "$SB" compare --set nokey 2>&1 >/dev/null; echo "compare bad set: $?"; } | sed 's|[^ ]*/demo/|DEMO/|'
+{ "$SB" compare --set colour=red 2>&1 >/dev/null; echo "compare unknown set: $?"; } | sed 's|[^ ]*/demo/|DEMO/|'
+{ "$SB" compare nosuch 2>&1 >/dev/null; echo "compare unknown variant: $?"; } | sed 's|[^ ]*/demo/|DEMO/|'
+"$SB" compare eager eager 2>&1 >/dev/null; echo "compare variant twice: $?"
+"$SB" guard 2>&1 >/dev/null; echo "guard no command: $?"

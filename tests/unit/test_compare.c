@@ -68,7 +68,7 @@ Test(compare, plan_expands_the_command_and_variant_args, .init = make_tmp, .fini
 	struct pipeline p;
 	read_pipeline(&p);
 	struct kv_list sets = { 0 };
-	cr_assert_eq(compare_set_option(&p, "size=tiny", &sets), 0);
+	cr_assert_eq(compare_set_option(&p, "size=tiny", &sets, NULL), 0);
 	struct compare_setup s = { &p, "/o", "/sb/probe", "/usr/bin/python3", "/c", "11", &sets, NULL };
 	struct compare_run r = COMPARE_RUN_INIT;
 	cr_assert_eq(compare_plan_run(&s, pipeline_variant(&p, "staged"), 2, &r), 0);
@@ -147,8 +147,8 @@ Test(compare, vars_hold_builtins_defaults_and_overrides, .init = make_tmp, .fini
 	struct pipeline p;
 	read_pipeline(&p);
 	struct kv_list sets = { 0 }, vars = { 0 };
-	cr_assert_eq(compare_set_option(&p, "steps=9", &sets), 0);
-	cr_assert_eq(compare_set_option(&p, "steps=10", &sets), 0); /* the last one wins */
+	cr_assert_eq(compare_set_option(&p, "steps=9", &sets, NULL), 0);
+	cr_assert_eq(compare_set_option(&p, "steps=10", &sets, NULL), 0); /* the last one wins */
 	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", &sets, NULL };
 	compare_vars(&s, "eager", 1, &vars);
 	cr_expect_str_eq(kv_get(&vars, "python"), "py");
@@ -170,11 +170,11 @@ Test(compare, set_option_rejects_keys_without_a_default, .init = make_tmp, .fini
 	struct pipeline p;
 	read_pipeline(&p);
 	struct kv_list sets = { 0 };
-	cr_expect_eq(compare_set_option(&p, "colour=red", &sets), -1);
-	cr_expect_eq(compare_set_option(&p, "size", &sets), -1, "no '='");
-	cr_expect_eq(compare_set_option(&p, "=tiny", &sets), -1, "empty key");
+	cr_expect_eq(compare_set_option(&p, "colour=red", &sets, NULL), -1);
+	cr_expect_eq(compare_set_option(&p, "size", &sets, NULL), -1, "no '='");
+	cr_expect_eq(compare_set_option(&p, "=tiny", &sets, NULL), -1, "empty key");
 	cr_expect_eq(sets.n, 0);
-	cr_expect_eq(compare_set_option(&p, "size=", &sets), 0, "an empty value is a value");
+	cr_expect_eq(compare_set_option(&p, "size=", &sets, NULL), 0, "an empty value is a value");
 	cr_expect_str_eq(kv_get(&sets, "size"), "");
 	kv_release(&sets);
 	pipeline_release(&p);

@@ -40,17 +40,17 @@ Test(guard, defaults_are_stageloads_with_a_faster_poll)
 Test(guard, parses_every_option)
 {
 	struct guard_opts g = GUARD_OPTS_INIT;
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "55%"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_BUDGET, "1.5GiB"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_LIMIT, "16G"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_KILL_FREE, "5"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "python.*train"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "^ffmpeg "), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_QUIET_FOR, "30s"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_START_TIMEOUT, "2m"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "100ms"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "512M"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_GRACE, "2s"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "55%", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_BUDGET, "1.5GiB", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_LIMIT, "16G", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_KILL_FREE, "5", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "python.*train", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "^ffmpeg ", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_QUIET_FOR, "30s", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_START_TIMEOUT, "2m", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "100ms", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "512M", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_GRACE, "2s", NULL), 1);
 	cr_assert_float_eq(g.wait_free_pct, 55.0, 1e-9);
 	cr_assert_eq(g.swap_budget, 3 * GiB / 2);
 	cr_assert(g.has_swap_limit);
@@ -71,22 +71,25 @@ Test(guard, parses_every_option)
 Test(guard, grace_alone_does_not_make_a_run_guarded)
 {
 	struct guard_opts g = GUARD_OPTS_INIT;
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_GRACE, "1s"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_GRACE, "1s", NULL), 1);
 	cr_assert_not(g.given);
-	cr_assert_eq(guard_parse_option(&g, 'o', "x"), 0, "not a guard option");
+	cr_assert_eq(guard_parse_option(&g, 'o', "x", NULL), 0, "not a guard option");
 }
 
 Test(guard, rejects_bad_values)
 {
 	struct guard_opts g = GUARD_OPTS_INIT;
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "140"), -1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "forty"), -1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_BUDGET, "8X"), -1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_BUDGET, "-1G"), -1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "0"), -1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_QUIET_FOR, "1 minute"), -1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "(unclosed"), -1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "0"), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "140", NULL), -1);
+	struct strbuf why = STRBUF_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "forty", &why), -1);
+	cr_assert_str_eq(strbuf_str(&why), "option '--wait-free': invalid percentage 'forty'");
+	strbuf_release(&why);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_BUDGET, "8X", NULL), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_BUDGET, "-1G", NULL), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "0", NULL), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_QUIET_FOR, "1 minute", NULL), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "(unclosed", NULL), -1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "0", NULL), -1);
 	cr_assert_eq(g.nbusy, 0);
 	cr_assert_float_eq(g.wait_free_pct, 40.0, 1e-9, "a rejected value leaves the default");
 	guard_opts_release(&g);
@@ -109,7 +112,7 @@ Test(guard, admits_when_enough_is_available)
 Test(guard, swap_limit_counts_the_budget)
 {
 	struct guard_opts g = GUARD_OPTS_INIT;
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_LIMIT, "10G"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_SWAP_LIMIT, "10G", NULL), 1);
 	struct guard_readings r = readings(80.0, 2 * GiB);
 	cr_assert(guard_admit(&g, &r, NULL), "2 + 8 fits in 10");
 	r.swap_used = 2 * GiB + 1;
@@ -126,7 +129,7 @@ Test(guard, swap_limit_counts_the_budget)
 Test(guard, busy_process_blocks_until_quiet_for)
 {
 	struct guard_opts g = GUARD_OPTS_INIT;
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "train"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_BUSY, "train", NULL), 1);
 	struct guard_readings r = readings(90.0, 0);
 	cr_assert(guard_admit(&g, &r, NULL), "never seen: quiet");
 	r.busy = true;
@@ -183,7 +186,7 @@ Test(guard, low_memory_must_persist_for_two_polls)
 Test(guard, stops_when_the_tree_exceeds_max_footprint)
 {
 	struct guard_opts g = GUARD_OPTS_INIT;
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "100M"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "100M", NULL), 1);
 	struct guard_state st = GUARD_STATE_INIT;
 	struct guard_readings r = readings(80.0, 0);
 	guard_state_start(&st, &r);
@@ -223,7 +226,7 @@ Test(guard, busy_scan_matches_a_running_command_line, .timeout = 10)
 		_exit(127);
 	}
 	struct guard_opts g2 = GUARD_OPTS_INIT;
-	cr_assert_eq(guard_parse_option(&g2, GUARD_OPT_BUSY, "^sleep 7\\.123456$"), 1);
+	cr_assert_eq(guard_parse_option(&g2, GUARD_OPT_BUSY, "^sleep 7\\.123456$", NULL), 1);
 	int found = 0;
 	for (int i = 0; i < 100 && !found; i++) {
 		found = guard_busy_scan(&g2, what, sizeof(what));

@@ -306,9 +306,9 @@ Test(record, guard_stops_a_tree_over_its_cap_and_runs_again_in_process, .init = 
 	char *trace = xasprintf("%s/g.trace.jsonl.zst", tmpdir);
 	char *ready = xasprintf("ready=%s/child.pid", tmpdir);
 	struct guard_opts g = GUARD_OPTS_INIT;
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "100M"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "50ms"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_GRACE, "1s"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_FOOTPRINT, "100M", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "50ms", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_GRACE, "1s", NULL), 1);
 	char *argv[] = { em, "fork", ready, "alloc=300M", "sleep=20s", NULL };
 	struct record_result res = RECORD_RESULT_INIT;
 	cr_assert_eq(record(argv, trace, 100 * 1000000LL, &g, &res), 0);
@@ -357,9 +357,9 @@ Test(record, guard_stops_a_tree_over_its_cap_and_runs_again_in_process, .init = 
 Test(record, guard_times_out_when_there_is_never_room, .timeout = 10)
 {
 	struct guard_opts g = GUARD_OPTS_INIT;
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "100"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_START_TIMEOUT, "300ms"), 1);
-	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "50ms"), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_WAIT_FREE, "100", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_START_TIMEOUT, "300ms", NULL), 1);
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_POLL, "50ms", NULL), 1);
 	char *argv[] = { "true", NULL };
 	struct record_result res = RECORD_RESULT_INIT;
 	cr_assert_eq(record(argv, NULL, 100 * 1000000LL, &g, &res), 0);

@@ -92,6 +92,44 @@ Test(spawn, sets_environment_and_hands_over_the_probe_fd, .timeout = 10)
 	spawn_release(&sp);
 }
 
+/* stdout_fd becomes the command's stdout, even when it sits at the probe fd's
+ * number; this process's own stdout is untouched. */
+Test(spawn, hands_over_stdout_fd_beside_the_probe_fd, .timeout = 10)
+{
+	int out[2], pfd[2];
+	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(pfd, O_CLOEXEC), 0);
+	/* put the stdout pipe's write end at fd 3, where the probe fd goes */
+	int saved3 = fcntl(SPAWN_PROBE_FD, F_DUPFD_CLOEXEC, 10);
+	cr_assert_eq(dup3(out[1], SPAWN_PROBE_FD, O_CLOEXEC), SPAWN_PROBE_FD);
+	close(out[1]);
+	struct spawn sp = SPAWN_INIT;
+	char *argv[] = { "sh", "-c", "echo to-stdout; echo to-probe >&3", NULL };
+	sp.argv = argv;
+	sp.stdout_fd = SPAWN_PROBE_FD;
+	sp.probe_fd = pfd[1];
+	cr_assert_eq(spawn_start(&sp), 0);
+	close(SPAWN_PROBE_FD);
+	if (saved3 >= 0) {
+		dup3(saved3, SPAWN_PROBE_FD, O_CLOEXEC);
+		close(saved3);
+	}
+	close(pfd[1]);
+	char a[64] = { 0 }, b[64] = { 0 };
+	size_t ga = 0, gb = 0;
+	ssize_t r;
+	while ((r = read(out[0], a + ga, sizeof(a) - 1 - ga)) > 0)
+		ga += (size_t)r;
+	while ((r = read(pfd[0], b + gb, sizeof(b) - 1 - gb)) > 0)
+		gb += (size_t)r;
+	close(out[0]);
+	close(pfd[0]);
+	cr_assert_eq(spawn_wait(&sp), 0);
+	cr_assert_str_eq(a, "to-stdout\n");
+	cr_assert_str_eq(b, "to-probe\n");
+	spawn_release(&sp);
+}
+
 static pid_t read_pid_file(const char *path)
 {
 	for (int i = 0; i < 500; i++) {
