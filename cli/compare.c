@@ -73,10 +73,14 @@ static const char compare_usage[] =
 	"Each trace's start record names the commit of $STAGEBENCH_COMMIT_DIR, else of\n"
 	"the pipeline file's directory.\n"
 	"\n"
-	"exit: 0 every run ran (a run the guard stopped is a result: the table says\n"
-	"so), 2 usage (an unknown variant lists those available), 3 a failure to run\n"
-	"(pipeline file unreadable, recorder failure, a command that could not start or\n"
-	"failed on its own, unreadable results), 128+N when interrupted by signal N.\n";
+	"exit: 0 every run completed and the latents agree within noise (a run the\n"
+	"guard stopped is a result: the table says so), 1 a finding: a latent differs\n"
+	"beyond noise (or is missing from a run that got to its end, changed shape or\n"
+	"dtype, has a corrupt copy) or a run's command failed on its own (exit status\n"
+	"or signal; its log is named),\n"
+	"2 usage (an unknown variant lists those available), 3 a failure to run\n"
+	"(pipeline file unreadable, recorder failure, a command that could not start,\n"
+	"unreadable results), 128+N when interrupted by signal N.\n";
 
 enum {
 	OPT_PIPELINE = 0x4301,

@@ -305,7 +305,8 @@ struct session {
 	struct run_list runs;    /* runs.json */
 	struct done_run *done;
 	size_t ndone;
-	int rc;                  /* SB_EXIT_OK, or SB_EXIT_FAILURE once a run failed */
+	int rc;                  /* SB_EXIT_OK, or SB_EXIT_FAILURE once something could not run */
+	size_t failed;           /* runs whose command failed on its own (a finding) */
 	int interrupted;         /* 128+N once signal N stopped a run */
 };
 
@@ -388,11 +389,13 @@ static void judge_run(struct session *s, size_t k, const char *mode, int rep,
 	strbuf_release(&words);
 	if (res->stopped_by == STOPPED_SIGNAL) {
 		s->interrupted = res->exit_code;
+	} else if (!res->started) {
+		s->rc = SB_EXIT_FAILURE; /* the command could not start: nothing was compared */
 	} else if (res->stopped_by != STOPPED_GUARD && res->exit_code) {
 		if (sb_verbosity >= 1)
 			fprintf(stderr, "stagebench: [%zu/%zu] %s run %d: its output is in %s\n", k + 1,
 				s->total, mode, rep, cr->log_path);
-		s->rc = SB_EXIT_FAILURE;
+		s->failed++;
 	}
 }
 
@@ -495,9 +498,29 @@ static int report_table(const char *out, const struct done_run *d, size_t n, siz
 	return rc;
 }
 
-/* latents.md, printed too. Returns 0, or -1; *findings counts the
- * differences beyond noise, missing latents, shape/dtype changes and corrupt
- * copies. */
+/* The latent findings (latent_pair_is_finding), except a latent missing from
+ * a run that did not get to the end (stopped by the guard or a signal, no end
+ * record): the table already says how far that run got. */
+static size_t findings_of_finished(const struct latent_set *ls)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ls->nlatents; i++) {
+		const struct latent *l = &ls->latents[i];
+		for (size_t j = 0; j < l->npairs; j++) {
+			const struct latent_pair *p = &l->pairs[j];
+			if (!latent_pair_is_finding(p))
+				continue;
+			if (p->diff.result == LR_MISSING &&
+			    (ls->runs[p->a].note || ls->runs[p->b].note))
+				continue;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* latents.md, printed too. Returns 0, or -1; *findings as
+ * findings_of_finished(). */
 static int report_latents(const char *out, const char *baseline, const struct done_run *d,
 			  size_t n, size_t *findings)
 {
@@ -518,7 +541,7 @@ static int report_latents(const char *out, const char *baseline, const struct do
 			warning("no latent events in the traces of '%s': does the pipeline's adapter "
 				"fingerprint its outputs?", out);
 		latent_format_md(&ls, &lmd);
-		*findings = latent_findings(&ls);
+		*findings = findings_of_finished(&ls);
 	}
 	latent_set_release(&ls);
 	if (write_text(out, "latents.md", &lmd))
@@ -628,12 +651,18 @@ int compare_execute(const struct compare_opts *o)
 		}
 	}
 	int rc = s.rc;
+	size_t findings = 0;
 	if (s.ndone) {
-		size_t findings = 0;
 		if (report(&s, o->charts && !s.interrupted, &findings) < 0)
 			rc = SB_EXIT_FAILURE;
 		if (sb_verbosity >= 1)
 			note("results in %s (table.md, latents.md, runs.json)", o->setup.out);
+	}
+	if (rc == SB_EXIT_OK && (findings || s.failed)) {
+		rc = SB_EXIT_FINDING;
+		if (sb_verbosity >= 1)
+			note("compare: %zu latent finding(s), %zu failed run(s): exit 1", findings,
+			     s.failed);
 	}
 	if (s.interrupted)
 		rc = s.interrupted;

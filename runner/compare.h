@@ -139,8 +139,12 @@ struct compare_opts {
  * Run the schedule (E S E S ...): each run a guarded record_run() with the
  * command's stdout in OUT/V-N.log; runs.json after every run; then print and
  * write table.md, latents.md, the run summary and the charts. Returns the
- * exit status: 0, 3 (SB_EXIT_FAILURE: a run failed or could not start, the
- * recorder failed, results unreadable), 128+N when signal N interrupted it.
+ * exit status, the first that applies: 128+N when signal N interrupted it;
+ * 3 (SB_EXIT_FAILURE) when a command could not start, the recorder failed
+ * or the results could not be read or written; 1 (SB_EXIT_FINDING) when a
+ * latent differs beyond noise (or is missing from a run that got to its end,
+ * changed shape or dtype, or a copy is corrupt) or a run's command failed on its own (non-zero exit,
+ * killed); else 0. A run the guard stopped is a result, not a finding.
  */
 int compare_execute(const struct compare_opts *o);
 

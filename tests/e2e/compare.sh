@@ -96,6 +96,21 @@ check "guard stop: table.md says 'stopped by the guard at'" \
 check "guard stop: runs.json says so" grep -q '"mode": *"eager".*"stopped_by": *"guard"' "$G/runs.json"
 check "guard stop: staged completed in the table" grep -q '^| staged | 1 | export (completed) |' "$G/table.md"
 
+# A run whose command fails on its own is a finding (exit 1, its log named); a command that
+# cannot start is a failure to run (exit 3). No demo: a shell pipeline of two variants.
+printf '%s\n' '{"name": "shell", "command": ["sh", "-c", "echo out-$0; exit $0"],' \
+	'"variants": {"ok": {"args": ["0"]}, "bad": {"args": ["5"]}}}' >"$tmp/shell.json"
+"$SB" compare ok bad --pipeline "$tmp/shell.json" --reps 1 --out "$tmp/sh" >/dev/null 2>"$tmp/sh.err"
+rc=$?
+check "a failing run: exit 1 (got $rc: $(tail -n 3 "$tmp/sh.err"))" [ "$rc" -eq 1 ]
+check "a failing run: its log is named and holds its stdout" \
+	sh -c "grep -q 'bad run 1: failed with exit code 5' '$tmp/sh.err' && grep -q '^out-' '$tmp/sh/bad-1.log'"
+printf '%s\n' '{"name": "none", "command": ["/nonexistent/stagebench-cmd"], "variants": {"v": {}}}' \
+	>"$tmp/none2.json"
+"$SB" compare --pipeline "$tmp/none2.json" --reps 1 --out "$tmp/none2" >/dev/null 2>"$tmp/none2.err"
+rc=$?
+check "a command that cannot start: exit 3 (got $rc)" [ "$rc" -eq 3 ]
+
 # The control: without RNG restore, staged loading changes the noise from the first stage
 # that builds a model mid-run (preprocess builds rembg_model before its output). Run from a
 # fresh directory with --by-commit and gnuplot off PATH (charts skipped, the runs go on).
@@ -104,7 +119,7 @@ ln -s "$(command -v git)" "$tmp/bin/git" 2>/dev/null
 (cd "$tmp/cwd" && PATH="$tmp/bin" "$SB" compare eager staged-no-rng --size tiny --reps 1 \
 	--cache "$tmp/cache" --by-commit >"$tmp/n.out" 2>"$tmp/n.err")
 rc=$?
-check "no-rng: exit 0 (got $rc: $(tail -n 3 "$tmp/n.err"))" [ "$rc" -eq 0 ]
+check "no-rng: exit 1, its latents differ (got $rc: $(tail -n 3 "$tmp/n.err"))" [ "$rc" -eq 1 ]
 N=$(ls -d "$tmp"/cwd/runs/*-demo* 2>/dev/null | head -n 1)
 if git -C "$root/demo" rev-parse HEAD >/dev/null 2>&1; then
 	short=$(basename "$N" | sed -n 's/^[0-9]\{4\}-[0-9]\{2\}-[0-9]\{2\}-demo-\([0-9a-f]\{7,\}\)\(-dirty\)\{0,1\}$/\1/p')
