@@ -1,10 +1,36 @@
-/* meter.c -- the public meter interface: backend choice and dispatch */
+/* meter.c -- the public meter interface: backend choice, dispatch, the GPU meter list */
 #include "meter_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
+
+/* Every GPU meter, tried in order; each that opens is sampled. */
+static const struct gpu_meter *const gpu_meters[] = {
+	&nvml_gpu_meter,
+};
+
+static void open_gpu_meters(struct meter *m)
+{
+	snprintf(m->backend_name, sizeof(m->backend_name), "%s", m->info.backend);
+	for (size_t i = 0; i < sizeof(gpu_meters) / sizeof(gpu_meters[0]); i++) {
+		void *h = m->ngpu < METER_MAX_GPU ? gpu_meters[i]->open() : NULL;
+		if (!h)
+			continue;
+		m->gpu[m->ngpu] = gpu_meters[i];
+		m->gpu_h[m->ngpu++] = h;
+		size_t len = strlen(m->backend_name);
+		snprintf(m->backend_name + len, sizeof(m->backend_name) - len, "+%s",
+			 gpu_meters[i]->name);
+	}
+	if (m->ngpu) {
+		m->info.gpu = true;
+		m->info.fields |= SF_GPU;
+		m->info.backend = m->backend_name;
+	}
+}
 
 struct meter *meter_new(const char *spec)
 {
@@ -21,13 +47,8 @@ struct meter *meter_new(const char *spec)
 			rc = error("meter backend '%s' is not available here (this is %s)",
 				   spec, m->info.backend);
 		}
-		if (!rc) {
-			m->nvml = nvml_open();
-			if (m->nvml) {
-				m->info.gpu = true;
-				m->info.fields |= SF_GPU;
-			}
-		}
+		if (!rc)
+			open_gpu_meters(m);
 	} else {
 		rc = error("unknown meter '%s' (expected nothing, 'default' or 'fake:FILE')", spec);
 	}
@@ -44,7 +65,8 @@ void meter_free(struct meter *m)
 		return;
 	if (m->be && m->be->free)
 		m->be->free(m);
-	nvml_close(m->nvml);
+	for (size_t i = 0; i < m->ngpu; i++)
+		m->gpu[i]->close(m->gpu_h[i]);
 	free(m);
 }
 
@@ -108,11 +130,19 @@ int meter_gpu(struct meter *m, uint64_t *bytes)
 {
 	size_t n;
 	const pid_t *pids;
+	uint64_t sum = 0;
 
 	if (m->be->gpu)
 		return m->be->gpu(m, bytes);
-	if (!m->nvml)
+	if (!m->ngpu)
 		return -1;
 	pids = meter_pids(m, &n);
-	return nvml_tree_bytes(m->nvml, pids, n, bytes);
+	for (size_t i = 0; i < m->ngpu; i++) {
+		uint64_t b;
+		if (m->gpu[i]->tree_bytes(m->gpu_h[i], pids, n, &b))
+			return -1;
+		sum += b;
+	}
+	*bytes = sum;
+	return 0;
 }

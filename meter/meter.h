@@ -1,15 +1,17 @@
 /* meter.h -- the neutral memory meter: one interface, a backend per platform
  *
- * Backends (chosen by the build, after htop's Platform.h):
- *   meter/linux.c  /proc: tree footprint (RssAnon + RssShmem), RSS, VmSwap,
- *                  /proc/meminfo swap and MemAvailable; exact peaks via
- *                  clear_refs (5) + VmHWM.
- *   meter/macos.c  proc_pid_rusage(RUSAGE_INFO_V4): ri_phys_footprint and
- *                  ri_interval_max_phys_footprint; vm.swapusage;
+ * Backends (one per platform, chosen by the build; platform/platform.h):
+ *   platform/linux/meter.c   /proc: tree footprint (RssAnon + RssShmem), RSS,
+ *                  VmSwap, /proc/meminfo swap and MemAvailable; exact peaks
+ *                  via clear_refs (5) + VmHWM.
+ *   platform/darwin/meter.c  proc_pid_rusage(RUSAGE_INFO_V4): ri_phys_footprint
+ *                  and ri_interval_max_phys_footprint; vm.swapusage;
  *                  kern.memorystatus_level.
- *   meter/nvml.c   NVIDIA per-process GPU memory through dlopen'd NVML,
- *                  sampled on its own slower timer; optional on both.
  *   meter/fake.c   a scripted backend for tests (STAGEBENCH_METER=fake:FILE).
+ * GPU meters (a list in meter.c, each optional, sampled on their own slower
+ * timer): meter/gpu/nvml.c, NVIDIA per-process memory through dlopen'd NVML.
+ * The trace's meter backend names them: "linux+nvml".
+ * docs/platforms.md states what each measures and from which OS version.
  * Each backend states which sample fields it fills (`fields`): a field it
  * lacks is left absent, never reported as 0.
  *
@@ -64,16 +66,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "../platform/platform.h"
 #include "../traces/trace.h"
 
 struct meter;
 
 struct meter_info {
-	const char *backend;    /* "linux", "macos", "fake" */
+	const char *backend;    /* "linux", "macos", "fake", + "+nvml" with a GPU meter */
 	const char *footprint;  /* what footprint counts, in words, for the start record */
 	unsigned fields;        /* SF_* this backend fills */
 	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no exact peaks */
-	bool gpu;               /* NVML found and initialised */
+	bool gpu;               /* a GPU meter (NVML) found and initialised */
 };
 
 /* spec: NULL or "" for the platform default, "fake:PATH" for the fake backend.
@@ -141,16 +144,10 @@ int meter_peak_read(struct meter *m, uint64_t *bytes);
  * ru_maxrss does not measure; the fake backend). */
 int meter_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss);
 
-/* GPU memory of the tree (NVML), for the slower GPU timer; returns 0 and sets
- * *bytes, or -1 when there is no GPU backend. */
+/* GPU memory of the tree (every GPU meter that opened, summed), for the
+ * slower GPU timer; returns 0 and sets *bytes, or -1 when there is none. */
 int meter_gpu(struct meter *m, uint64_t *bytes);
 
-/* Host facts for the start record. */
-struct host_info {
-	char os[64], kernel[128], machine[64];
-	int cpus;
-	uint64_t memory, swap;
-};
-void host_info_get(struct host_info *h);
+/* host_info_get(): platform/platform.h */
 
 #endif

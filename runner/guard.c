@@ -1,5 +1,4 @@
 /* guard.c -- guard options, admission and stop decisions, busy scan, PSI */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -11,6 +10,7 @@
 #include "../common/jsonw.h"
 #include "../common/parse.h"
 #include "../common/util.h"
+#include "../platform/platform.h"
 #include "guard.h"
 #include "spawn.h"
 
@@ -254,58 +254,46 @@ char *guard_readings_json(const struct guard_readings *r, const struct guard_sta
 
 /* ---- busy processes ------------------------------------------------------ */
 
-#ifdef __linux__
+struct busy_ctx {
+	const struct guard_opts *g;
+	pid_t skip[64]; /* this process and its ancestors */
+	size_t nskip;
+	char *buf, *what;
+	size_t size;
+	int found;
+};
+
+static int busy_one(const struct pl_proc *p, void *arg)
+{
+	struct busy_ctx *c = arg;
+	for (size_t i = 0; i < c->nskip; i++)
+		if (c->skip[i] == p->pid)
+			return 0;
+	if (pl_proc_cmdline(p->pid, c->buf, 65536))
+		return 0;
+	for (size_t i = 0; i < c->g->nbusy; i++) {
+		if (!regexec(&c->g->busy_re[i], c->buf, 0, NULL, 0)) {
+			snprintf(c->what, c->size, "%s", c->buf);
+			c->found = 1;
+			return 1; /* stops the walk */
+		}
+	}
+	return 0;
+}
+
 int guard_busy_scan(const struct guard_opts *g, char *what, size_t size)
 {
 	if (!g->nbusy)
 		return 0;
-	pid_t skip[64];
-	size_t nskip = 0;
-	for (pid_t p = getpid(); p > 1 && nskip < 64; p = spawn_parent_of(p))
-		skip[nskip++] = p;
-	DIR *d = opendir("/proc");
-	if (!d)
-		return 0;
-	struct dirent *de;
-	int found = 0;
-	char *buf = xmalloc(65536);
-	while (!found && (de = readdir(d))) {
-		int pid;
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' || parse_int(de->d_name, &pid))
-			continue;
-		bool ours = false;
-		for (size_t i = 0; i < nskip; i++)
-			ours |= skip[i] == pid;
-		if (ours)
-			continue;
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		ssize_t n = read(fd, buf, 65535);
-		close(fd);
-		if (n <= 0)
-			continue; /* kernel threads and zombies have none */
-		while (n > 0 && buf[n - 1] == '\0')
-			n--;
-		for (ssize_t i = 0; i < n; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[n] = '\0';
-		for (size_t i = 0; i < g->nbusy; i++) {
-			if (!regexec(&g->busy_re[i], buf, 0, NULL, 0)) {
-				snprintf(what, size, "%s", buf);
-				found = 1;
-				break;
-			}
-		}
-	}
-	free(buf);
-	closedir(d);
-	return found;
+	struct busy_ctx c = { g, { 0 }, 0, xmalloc(65536), what, size, 0 };
+	for (pid_t p = getpid(); p > 1 && c.nskip < 64; p = spawn_parent_of(p))
+		c.skip[c.nskip++] = p;
+	pl_proc_each(busy_one, &c);
+	free(c.buf);
+	return c.found;
 }
 
+#ifdef __linux__
 int guard_psi_open(void)
 {
 	static const char *const triggers[] = {
@@ -324,16 +312,6 @@ int guard_psi_open(void)
 	return -1;
 }
 #else
-int guard_busy_scan(const struct guard_opts *g, char *what, size_t size)
-{
-	static bool warned;
-	if (g->nbusy && !warned) {
-		warning("--busy needs /proc on this platform: ignored");
-		warned = true;
-	}
-	return 0;
-}
-
 int guard_psi_open(void)
 {
 	return -1;

@@ -126,8 +126,8 @@ bool guard_check(const struct guard_opts *g, struct guard_state *st,
 		 const struct guard_readings *r, struct strbuf *reason);
 bool guard_check_soon(const struct guard_state *st);
 
-/* Scan running processes for --busy matches (Linux /proc/PID/cmdline, args
- * joined by spaces), ignoring this process and its ancestors. Returns 1 and
+/* Scan running processes for --busy matches (pl_proc_cmdline: args joined by
+ * spaces), ignoring this process and its ancestors. Returns 1 and
  * fills what (the command line, cut to size) on a match, 0 for none. */
 int guard_busy_scan(const struct guard_opts *g, char *what, size_t size);
 

@@ -1,5 +1,4 @@
 /* spawn.c -- fork/exec in a new process group, exec errors over a pipe, tree-wide stop */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,26 +11,16 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
-#ifdef __APPLE__
-#include <sys/sysctl.h>
-#endif
 
-#include "../common/parse.h"
 #include "../common/util.h"
+#include "../platform/platform.h"
 #include "spawn.h"
 
 extern char **environ;
 
 int spawn_set_subreaper(void)
 {
-#ifdef __linux__
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
-		return error("cannot become a child subreaper: %s", strerror(errno));
-#endif
-	return 0;
+	return pl_set_subreaper() < 0 ? -1 : 0;
 }
 
 /* PATH lookup in the parent (execvp is not async-signal-safe). Returns a
@@ -229,20 +218,14 @@ static void tree_remove_at(struct spawn *sp, size_t i)
 	sp->tree[i] = sp->tree[--sp->ntree];
 }
 
-/* waitpid() through wait4(), telling on_reap of a reaped process.
- * ru_maxrss is KiB on Linux, bytes on macOS. */
+/* waitpid() through wait4(), telling on_reap of a reaped process. */
 static pid_t reap_one(struct spawn *sp, pid_t pid, int *status, int flags)
 {
 	struct rusage ru;
 	memset(&ru, 0, sizeof(ru));
 	pid_t r = wait4(pid, status, flags, &ru);
-	if (r == pid && sp->on_reap) {
-		uint64_t maxrss = ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
-#ifndef __APPLE__
-		maxrss *= 1024;
-#endif
-		sp->on_reap(sp->on_reap_arg, pid, maxrss);
-	}
+	if (r == pid && sp->on_reap)
+		sp->on_reap(sp->on_reap_arg, pid, pl_maxrss_bytes(ru.ru_maxrss));
 	return r;
 }
 
@@ -266,9 +249,10 @@ bool spawn_reap(struct spawn *sp)
 	for (size_t i = 0; i < sp->ntree;) {
 		pid_t r;
 		do
-			r = reap_one(sp, sp->tree[i], NULL, WNOHANG);
+			r = reap_one(sp, sp->tree[i].pid, NULL, WNOHANG);
 		while (r < 0 && errno == EINTR);
-		if (r == sp->tree[i] || (r < 0 && errno == ECHILD && kill(sp->tree[i], 0) && errno == ESRCH))
+		if (r == sp->tree[i].pid ||
+		    (r < 0 && errno == ECHILD && kill(sp->tree[i].pid, 0) && errno == ESRCH))
 			tree_remove_at(sp, i);
 		else
 			i++;
@@ -297,121 +281,57 @@ void spawn_track(struct spawn *sp, const pid_t *pids, size_t n)
 	pid_t self = sp->self ? sp->self : getpid();
 	for (size_t i = 0; i < n; i++) {
 		pid_t p = pids[i];
+		struct pl_proc pp;
 		if (p <= 1 || p == sp->pid || p == self)
 			continue;
 		size_t j;
-		for (j = 0; j < sp->ntree && sp->tree[j] != p; j++)
+		for (j = 0; j < sp->ntree && sp->tree[j].pid != p; j++)
 			;
 		if (j < sp->ntree)
 			continue;
 		ALLOC_GROW(sp->tree, sp->ntree + 1, sp->tree_alloc);
-		sp->tree[sp->ntree++] = p;
+		sp->tree[sp->ntree].pid = p;
+		/* Its identity, taken while it is ours: where no subreaper keeps
+		 * orphans with us (macOS), a descendant whose parent died is then
+		 * still recognised by pid and start time, and stopped by pid. */
+		sp->tree[sp->ntree].start =
+			spawn_is_descendant(p) && !pl_proc_read(p, &pp) ? pp.start : 0;
+		sp->ntree++;
 	}
 }
 
-/* ---- the process table ------------------------------------------------- */
+/* Still a process of the command: our descendant now, or the very process
+ * (same start time) that was our descendant when it was tracked. A zombie
+ * that is not our child is gone for us: its new parent reaps it. */
+static bool still_ours(const struct spawn_member *m)
+{
+	struct pl_proc pp;
+	if (spawn_is_descendant(m->pid))
+		return true;
+	return m->start && !pl_proc_read(m->pid, &pp) && pp.start == m->start &&
+	       pp.state != 'Z' && pp.state != 'X';
+}
 
-struct proc_ent {
-	pid_t pid, ppid, pgrp;
+/* ---- the process table (platform/platform.h) ---------------------------- */
+
+pid_t spawn_parent_of(pid_t pid)
+{
+	struct pl_proc pp;
+	return pl_proc_read(pid, &pp) ? -1 : pp.ppid;
+}
+
+struct scan {
+	struct pl_proc *p;
+	size_t n, alloc;
 };
 
-#ifdef __linux__
-static int read_stat(pid_t pid, struct proc_ent *pe)
+static int scan_add(const struct pl_proc *p, void *arg)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *rp = strrchr(buf, ')');
-	int ppid, pgrp;
-	char state;
-	if (!rp || sscanf(rp + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
-		return -1;
-	pe->pid = pid;
-	pe->ppid = ppid;
-	pe->pgrp = pgrp;
+	struct scan *sc = arg;
+	ALLOC_GROW(sc->p, sc->n + 1, sc->alloc);
+	sc->p[sc->n++] = *p;
 	return 0;
 }
-
-pid_t spawn_parent_of(pid_t pid)
-{
-	struct proc_ent pe;
-	return read_stat(pid, &pe) ? -1 : pe.ppid;
-}
-
-static struct proc_ent *proc_table(size_t *n)
-{
-	struct proc_ent *tab = NULL;
-	size_t alloc = 0;
-	*n = 0;
-	DIR *d = opendir("/proc");
-	if (!d)
-		return NULL;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		int pid;
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' || parse_int(de->d_name, &pid))
-			continue;
-		ALLOC_GROW(tab, *n + 1, alloc);
-		if (!read_stat(pid, &tab[*n]))
-			(*n)++;
-	}
-	closedir(d);
-	return tab;
-}
-#elif defined(__APPLE__)
-static struct proc_ent *proc_table(size_t *n)
-{
-	int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_ALL, 0 };
-	size_t len = 0;
-	*n = 0;
-	if (sysctl(mib, 3, NULL, &len, NULL, 0))
-		return NULL;
-	len += len / 4 + 16 * sizeof(struct kinfo_proc);
-	struct kinfo_proc *kp = xmalloc(len);
-	if (sysctl(mib, 3, kp, &len, NULL, 0)) {
-		free(kp);
-		return NULL;
-	}
-	size_t cnt = len / sizeof(*kp);
-	struct proc_ent *tab = xcalloc(cnt ? cnt : 1, sizeof(*tab));
-	for (size_t i = 0; i < cnt; i++) {
-		tab[i].pid = kp[i].kp_proc.p_pid;
-		tab[i].ppid = kp[i].kp_eproc.e_ppid;
-		tab[i].pgrp = kp[i].kp_eproc.e_pgid;
-	}
-	*n = cnt;
-	free(kp);
-	return tab;
-}
-
-pid_t spawn_parent_of(pid_t pid)
-{
-	int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, pid };
-	struct kinfo_proc kp;
-	size_t len = sizeof(kp);
-	if (sysctl(mib, 4, &kp, &len, NULL, 0) || len == 0)
-		return -1;
-	return kp.kp_eproc.e_ppid;
-}
-#else
-static struct proc_ent *proc_table(size_t *n)
-{
-	*n = 0;
-	return NULL;
-}
-
-pid_t spawn_parent_of(pid_t pid)
-{
-	return -1;
-}
-#endif
 
 bool spawn_is_descendant(pid_t pid)
 {
@@ -433,32 +353,33 @@ void spawn_scan_tree(struct spawn *sp)
 {
 	if (sp->pid <= 0)
 		return;
-	size_t n;
-	struct proc_ent *tab = proc_table(&n);
-	if (!tab)
+	struct scan sc = { NULL, 0, 0 };
+	if (pl_proc_each(scan_add, &sc)) {
+		free(sc.p);
 		return;
+	}
 	pid_t self = sp->self ? sp->self : getpid();
 	bool changed = true;
 	while (changed) {
 		changed = false;
-		for (size_t i = 0; i < n; i++) {
-			pid_t p = tab[i].pid;
+		for (size_t i = 0; i < sc.n; i++) {
+			pid_t p = sc.p[i].pid;
 			if (p == sp->pid || p == self)
 				continue;
-			bool known = false, parent_known = tab[i].ppid == sp->pid;
+			bool known = false, parent_known = sc.p[i].ppid == sp->pid;
 			for (size_t j = 0; j < sp->ntree; j++) {
-				known |= sp->tree[j] == p;
-				parent_known |= sp->tree[j] == tab[i].ppid;
+				known |= sp->tree[j].pid == p;
+				parent_known |= sp->tree[j].pid == sc.p[i].ppid;
 			}
 			if (known)
 				continue;
-			if (parent_known || (sp->pgid > 1 && tab[i].pgrp == sp->pgid)) {
+			if (parent_known || (sp->pgid > 1 && sc.p[i].pgrp == sp->pgid)) {
 				spawn_track(sp, &p, 1);
 				changed = true;
 			}
 		}
 	}
-	free(tab);
+	free(sc.p);
 }
 
 static bool group_signallable(const struct spawn *sp)
@@ -472,8 +393,8 @@ int spawn_signal_tree(struct spawn *sp, int sig)
 	/* Descendants outside the group first: once the group's leader dies they
 	 * would be re-parented away (without a subreaper) and fail the check. */
 	for (size_t i = 0; i < sp->ntree; i++) {
-		pid_t p = sp->tree[i];
-		if (getpgid(p) == sp->pgid || !spawn_is_descendant(p))
+		pid_t p = sp->tree[i].pid;
+		if (getpgid(p) == sp->pgid || !still_ours(&sp->tree[i]))
 			continue; /* signalled with the group, or no longer ours */
 		if (!kill(p, sig))
 			count++;
@@ -494,7 +415,7 @@ bool spawn_tree_alive(struct spawn *sp)
 	if (group_signallable(sp) && (!kill(-sp->pgid, 0) || errno == EPERM))
 		return true;
 	for (size_t i = 0; i < sp->ntree; i++)
-		if (spawn_is_descendant(sp->tree[i]))
+		if (still_ours(&sp->tree[i]))
 			return true;
 	return false;
 }

@@ -18,10 +18,12 @@
  *
  * What may be signalled: the command's process group (never pgid 0 or 1, never
  * our own group) and pids seen in the command's tree (its descendants, also
- * those that left the group with setsid), each checked to be still a
- * descendant of this process just before the signal. Nothing else: a process
- * the caller started outside the command survives. Call
- * spawn_set_subreaper() once (Linux) so orphans stay our descendants.
+ * those that left the group with setsid), each checked just before the signal
+ * to be still a descendant of this process, or the very process (same pid and
+ * start time, platform/platform.h) that was a descendant when it was tracked:
+ * without a subreaper (macOS) orphans go to launchd and are still stopped.
+ * Nothing else: a process the caller started outside the command survives.
+ * Call spawn_set_subreaper() once (Linux) so orphans stay our descendants.
  */
 #ifndef SB_SPAWN_H
 #define SB_SPAWN_H
@@ -47,7 +49,10 @@ struct spawn {
 	bool reaped;          /* the leader was waited for */
 	int status;           /* raw wait status once reaped */
 	int start_errno;      /* why spawn_start() failed (ENOENT, EACCES, ...) */
-	pid_t *tree;          /* pids seen in the command's tree (leader excluded) */
+	struct spawn_member {
+		pid_t pid;
+		uint64_t start; /* start time when tracked as our descendant, 0 = not */
+	} *tree;              /* processes seen in the command's tree (leader excluded) */
 	size_t ntree, tree_alloc;
 	pid_t self;           /* getpid() at spawn_start(), 0 before */
 
@@ -98,8 +103,8 @@ int spawn_exit_code(int status);
 /* Signal number that ended the command, or 0. */
 int spawn_exit_signal(int status);
 
-/* The parent of pid (from /proc/PID/stat on Linux, sysctl on macOS), or -1
- * when pid is gone or cannot be read (always -1 elsewhere). */
+/* The parent of pid (pl_proc_read: /proc/PID/stat on Linux, sysctl on
+ * macOS), or -1 when pid is gone or cannot be read. */
 pid_t spawn_parent_of(pid_t pid);
 /* True when pid is a descendant of this process (parent chain reaches us). */
 bool spawn_is_descendant(pid_t pid);

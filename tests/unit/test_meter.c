@@ -19,6 +19,10 @@
 #include "common/util.h"
 #include "meter/meter.h"
 #include "meter/meter_internal.h"
+#ifdef __linux__
+#include "platform/linux/linux.h"
+#include "platform/linux/procfs.h"
+#endif
 
 #define MiB (1024ull * 1024)
 
@@ -635,16 +639,38 @@ Test(meter, children_list_parser_reads_every_pid)
 	cr_assert_eq(linux_parse_pidlist("", 0, collect, &c), 0);
 }
 
-Test(meter, stat_parser_takes_the_ppid_after_the_last_paren)
+Test(meter, stat_parser_takes_the_fields_after_the_last_paren)
 {
-	static const char text[] = "4242 (evil) S 17 (name)) R 999 4242 4242 0 -1";
-	pid_t ppid = 0;
-	cr_assert_eq(linux_parse_stat_ppid(text, sizeof(text) - 1, &ppid), 0);
-	cr_assert_eq(ppid, 999);
+	/* fields 3.. after ')': state ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime cutime cstime priority nice threads
+	 * itrealvalue starttime */
+	static const char text[] = "4242 (evil) S 17 (name)) R 999 4200 4200 0 -1 4194560 "
+				   "10 0 0 0 1 2 0 0 20 0 1 0 123456 1000 10";
+	struct pl_proc p = { 0 };
+	cr_assert_eq(procfs_parse_stat(text, sizeof(text) - 1, &p), 0);
+	cr_assert_eq(p.pid, 4242);
+	cr_assert_eq(p.state, 'R');
+	cr_assert_eq(p.ppid, 999);
+	cr_assert_eq(p.pgrp, 4200);
+	cr_assert_eq(p.start, 123456);
 	static const char plain[] = "1 (init) S 0 1 1 0";
-	cr_assert_eq(linux_parse_stat_ppid(plain, sizeof(plain) - 1, &ppid), 0);
-	cr_assert_eq(ppid, 0);
-	cr_assert_eq(linux_parse_stat_ppid("garbage", 7, &ppid), -1);
+	cr_assert_eq(procfs_parse_stat(plain, sizeof(plain) - 1, &p), 0);
+	cr_assert_eq(p.ppid, 0);
+	cr_assert_eq(p.start, 0, "cut short: start unknown");
+	cr_assert_eq(procfs_parse_stat("garbage", 7, &p), -1);
+	cr_assert_eq(procfs_parse_stat("12 (x", 5, &p), -1);
+}
+
+Test(meter, one_walker_lists_this_process_with_its_parent_and_start)
+{
+	struct pl_proc self, again;
+	cr_assert_eq(pl_proc_read(getpid(), &self), 0);
+	cr_assert_eq(self.ppid, getppid());
+	cr_assert_eq(self.pgrp, getpgrp());
+	cr_assert_gt(self.start, 0);
+	cr_assert_eq(pl_proc_read(getpid(), &again), 0);
+	cr_assert_eq(again.start, self.start, "the start time names the process");
+	cr_assert_eq(pl_proc_read(-5, &again), -1);
 }
 
 /* ---- the process table --------------------------------------------------------- */
@@ -652,7 +678,7 @@ Test(meter, stat_parser_takes_the_ppid_after_the_last_paren)
 Test(meter, proctab_keeps_order_when_removing)
 {
 	struct proctab t;
-	proctab_init(&t);
+	proctab_init(&t, sizeof(struct mproc));
 	for (pid_t p = 10; p < 15; p++)
 		proctab_add(&t, p);
 	proctab_remove(&t, 1, NULL);

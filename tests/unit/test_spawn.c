@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../common/parse.h"
 #include "../../common/util.h"
+#include "../../platform/platform.h"
 #include "../../runner/spawn.h"
 
 static int run(char **argv)
@@ -286,4 +288,43 @@ Test(spawn, parent_of_names_the_parent_and_fails_for_a_reaped_pid, .timeout = 10
 		_exit(0);
 	cr_assert_eq(waitpid(child, NULL, 0), child);
 	cr_assert_eq(spawn_parent_of(child), -1, "a reaped pid has no parent");
+}
+
+/* Without a subreaper (as on macOS) a descendant that left the group and
+ * whose parent died goes to init: it is no longer our descendant, yet it is
+ * the process that was tracked (same pid and start time) and is stopped. */
+Test(spawn, orphan_outside_the_group_is_stopped_without_a_subreaper, .timeout = 20)
+{
+	char dir[] = "/tmp/sb-spawn-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char *fifo = xasprintf("%s/go", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	/* The leader starts a setsid'ed sleeper, then exits once told to. */
+	char *script = xasprintf("setsid sleep 60 & echo $! > %s/o.tmp; mv %s/o.tmp %s/o; "
+				 "read x < %s; exit 0", dir, dir, dir, fifo);
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct spawn sp = SPAWN_INIT;
+	sp.argv = argv;
+	cr_assert_eq(spawn_start(&sp), 0);
+	char *op = xasprintf("%s/o", dir);
+	pid_t orphan = read_pid_file(op);
+	cr_assert_gt(orphan, 1);
+	spawn_track(&sp, &orphan, 1); /* seen in the tree while its parent lives */
+	int fd = open(fifo, O_WRONLY);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(spawn_wait(&sp), 0);
+	cr_assert_not(spawn_is_descendant(orphan), "re-parented away from us");
+	cr_assert_eq(spawn_kill_tree(&sp, 2000000000LL), 0);
+	struct pl_proc pp;
+	cr_assert(pl_proc_read(orphan, &pp) || pp.state == 'Z', "the orphan %d survived",
+		  (int)orphan);
+	kill(orphan, SIGKILL);
+	spawn_release(&sp);
+	char *cmd = xasprintf("rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	free(op);
+	free(fifo);
+	free(script);
 }

@@ -1,5 +1,5 @@
-/* linux_parse.c -- parsers for /proc status, meminfo, children and stat text (pure) */
-#include "meter_internal.h"
+/* parse.c -- parsers for /proc status, meminfo and children text (pure; stat: procfs.c) */
+#include "linux.h"
 
 #include <string.h>
 
@@ -133,24 +133,4 @@ size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *
 			s++;
 	}
 	return count;
-}
-
-int linux_parse_stat_ppid(const char *buf, size_t len, pid_t *ppid)
-{
-	/* "PID (comm) S PPID ...": comm may hold spaces and ')', so parse after the last ')'. */
-	const char *s = NULL;
-	for (size_t i = len; i > 0; i--) {
-		if (buf[i - 1] == ')') {
-			s = buf + i;
-			break;
-		}
-	}
-	const char *end = buf + len;
-	if (!s || end - s < 4 || s[0] != ' ' || s[2] != ' ')
-		return -1;
-	s += 3;
-	if (s >= end || *s < '0' || *s > '9')
-		return -1;
-	*ppid = (pid_t)read_u64(&s, end);
-	return 0;
 }

@@ -1,5 +1,5 @@
 /* nvml.c -- GPU memory of the process tree through NVML, dlopen'd at run time */
-#include "meter_internal.h"
+#include "meter/meter_internal.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -195,3 +195,20 @@ int nvml_tree_bytes(struct nvml *n, const pid_t *pids, size_t npids, uint64_t *b
 	*bytes = sum;
 	return 0;
 }
+
+static void *gpu_open(void)
+{
+	return nvml_open();
+}
+
+static int gpu_tree_bytes(void *h, const pid_t *pids, size_t npids, uint64_t *bytes)
+{
+	return nvml_tree_bytes(h, pids, npids, bytes);
+}
+
+static void gpu_close(void *h)
+{
+	nvml_close(h);
+}
+
+const struct gpu_meter nvml_gpu_meter = { "nvml", gpu_open, gpu_tree_bytes, gpu_close };

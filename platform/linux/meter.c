@@ -1,7 +1,6 @@
-/* linux.c -- the Linux meter: /proc tree walk, RssAnon + RssShmem footprint, clear_refs peaks */
-#include "meter_internal.h"
+/* meter.c -- the Linux meter: /proc tree walk, RssAnon + RssShmem footprint, clear_refs peaks */
+#include "linux.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,14 +8,13 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "common/util.h"
+#include "procfs.h"
 
 /*
- * Cost model (PLATFORMS.md): one pread of /proc/PID/status is ~10 us, of
+ * Cost model (docs/platforms.md, Linux): one pread of /proc/PID/status is ~10 us, of
  * /proc/meminfo ~8 us. Every file the sampler reads each time is opened once
  * and re-read with pread(fd, 0), which the seq_file code regenerates. The fd
  * of /proc/PID/status is bound to the process, not to the number: after the
@@ -35,13 +33,13 @@ struct ppid_pair {
 
 struct linux_meter {
 	struct proctab tab;
-	struct mproc self;      /* the recorder: orphans are re-parented to it */
+	struct linux_proc self; /* the recorder: orphans are re-parented to it */
 	pid_t self_pid;
 	int meminfo_fd;
 	int proc_fd;            /* /proc, for the scan fallback */
 	bool scan;              /* no CONFIG_PROC_CHILDREN: scan /proc/PID/stat */
 	bool peaks;             /* clear_refs works */
-	bool warned_clear, warned_open;
+	bool warned_clear;
 	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset */
 	uint64_t hwm_seen;      /* highest VmHWM read in the tree this run, and the
 				 * recorder's own at meter_track (peak_exited) */
@@ -73,7 +71,7 @@ static const char footprint_words[] =
 #define RELIST_NS (100 * 1000000LL)
 #define SELF_RELIST_NS (1000 * 1000000LL)
 
-static void close_threads(struct mproc *p, bool all)
+static void close_threads(struct linux_proc *p, bool all)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < p->nthr; i++) {
@@ -90,7 +88,7 @@ static void close_threads(struct mproc *p, bool all)
 	}
 }
 
-static void close_proc(struct mproc *p)
+static void close_fds(struct linux_proc *p)
 {
 	close_threads(p, true);
 	if (p->status_fd >= 0)
@@ -100,6 +98,16 @@ static void close_proc(struct mproc *p)
 	if (p->children_fd >= 0)
 		close(p->children_fd);
 	p->status_fd = p->task_fd = p->children_fd = -1;
+}
+
+static void close_proc(struct mproc *m)
+{
+	close_fds((struct linux_proc *)m);
+}
+
+static struct linux_proc *entry(struct linux_meter *lm, size_t i)
+{
+	return (struct linux_proc *)lm->tab.p[i];
 }
 
 /* pread at 0 into lm->buf; returns the length or -1 (errno set). */
@@ -137,8 +145,9 @@ static void add_child(pid_t pid, void *arg)
 	int fd = open_proc_file(pid, "status", O_RDONLY);
 	if (fd < 0)
 		return; /* already gone */
-	struct mproc *p = proctab_add(&lm->tab, pid);
+	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, pid);
 	p->status_fd = fd;
+	p->task_fd = p->children_fd = -1;
 	p->threads = 1;
 }
 
@@ -149,39 +158,6 @@ static void read_children_fd(struct linux_meter *lm, int fd, struct add_ctx *c)
 		linux_parse_pidlist(lm->buf, (size_t)n, add_child, c);
 }
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
-/* Numeric entries of an open directory, from the start; fn(number, arg). */
-static void each_numeric_entry(struct linux_meter *lm, int dirfd, void (*fn)(pid_t, void *),
-			       void *arg)
-{
-	if (lseek(dirfd, 0, SEEK_SET) < 0)
-		return;
-	for (;;) {
-		long n = syscall(SYS_getdents64, dirfd, lm->dents, sizeof(lm->dents));
-		if (n <= 0)
-			return;
-		for (long off = 0; off < n;) {
-			struct linux_dirent64 *d = (struct linux_dirent64 *)(lm->dents + off);
-			off += d->d_reclen;
-			const char *s = d->d_name;
-			if (*s < '1' || *s > '9')
-				continue;
-			long v = 0;
-			while (*s >= '0' && *s <= '9' && v < (1L << 30))
-				v = v * 10 + (*s++ - '0');
-			if (!*s && v < (1L << 30))
-				fn((pid_t)v, arg);
-		}
-	}
-}
-
 struct thread_ctx {
 	struct linux_meter *lm;
 	long idx;               /* the owner: table index, -1 for the recorder */
@@ -190,16 +166,16 @@ struct thread_ctx {
 	size_t cursor;          /* threads come back in the same order: look here first */
 };
 
-static struct mproc *owner_of(struct linux_meter *lm, long idx)
+static struct linux_proc *owner_of(struct linux_meter *lm, long idx)
 {
-	return idx < 0 ? &lm->self : &lm->tab.p[idx];
+	return idx < 0 ? &lm->self : entry(lm, (size_t)idx);
 }
 
 static size_t cached_thread_fds(struct linux_meter *lm)
 {
 	size_t n = lm->self.nthr;
 	for (size_t i = 0; i < lm->tab.n; i++)
-		n += lm->tab.p[i].nthr;
+		n += entry(lm, i)->nthr;
 	return n;
 }
 
@@ -208,10 +184,10 @@ static size_t cached_thread_fds(struct linux_meter *lm)
 static void thread_children(pid_t tid, void *arg)
 {
 	struct thread_ctx *t = arg;
-	struct mproc *p = owner_of(t->lm, t->idx);
+	struct linux_proc *p = owner_of(t->lm, t->idx);
 	int fd;
 
-	if (tid == p->pid) {
+	if (tid == p->super.pid) {
 		read_children_fd(t->lm, p->children_fd, t->add);
 		return;
 	}
@@ -246,10 +222,10 @@ static void thread_children(pid_t tid, void *arg)
 static void discover_children(struct linux_meter *lm, long idx, bool from_self)
 {
 	struct add_ctx c = { lm, from_self };
-	struct mproc *p = owner_of(lm, idx);
+	struct linux_proc *p = owner_of(lm, idx);
 
 	if (lm->scan) {
-		pid_t pid = p->pid;
+		pid_t pid = p->super.pid;
 		for (size_t i = 0; i < lm->npairs; i++)
 			if (lm->pairs[i].ppid == pid)
 				add_child(lm->pairs[i].pid, &c);
@@ -257,8 +233,8 @@ static void discover_children(struct linux_meter *lm, long idx, bool from_self)
 	}
 	if (p->children_fd < 0) {
 		char name[48];
-		snprintf(name, sizeof(name), "task/%d/children", (int)p->pid);
-		p->children_fd = open_proc_file(p->pid, name, O_RDONLY);
+		snprintf(name, sizeof(name), "task/%d/children", (int)p->super.pid);
+		p->children_fd = open_proc_file(p->super.pid, name, O_RDONLY);
 		if (p->children_fd < 0)
 			return;
 	}
@@ -269,7 +245,7 @@ static void discover_children(struct linux_meter *lm, long idx, bool from_self)
 		return;
 	}
 	if (p->task_fd < 0) {
-		p->task_fd = open_proc_file(p->pid, "task", O_RDONLY | O_DIRECTORY);
+		p->task_fd = open_proc_file(p->super.pid, "task", O_RDONLY | O_DIRECTORY);
 		if (p->task_fd < 0)
 			return;
 	}
@@ -292,26 +268,19 @@ static void discover_children(struct linux_meter *lm, long idx, bool from_self)
 	p->listed_ns = lm->now_ns;
 	p->gen++;
 	struct thread_ctx t = { lm, idx, &c, p->task_fd, 0 };
-	each_numeric_entry(lm, p->task_fd, thread_children, &t);
+	procfs_each_number(p->task_fd, lm->dents, sizeof(lm->dents), thread_children, &t);
 	close_threads(owner_of(lm, idx), false); /* threads that ended */
 }
 
 static void scan_one(pid_t pid, void *arg)
 {
 	struct linux_meter *lm = arg;
-	char name[32];
-	pid_t ppid;
-	snprintf(name, sizeof(name), "%d/stat", (int)pid);
-	int fd = openat(lm->proc_fd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = reread(lm, fd);
-	close(fd);
-	if (n <= 0 || linux_parse_stat_ppid(lm->buf, (size_t)n, &ppid))
+	struct pl_proc pp;
+	if (procfs_read_stat(lm->proc_fd, pid, lm->buf, sizeof(lm->buf), &pp))
 		return;
 	ALLOC_GROW(lm->pairs, lm->npairs + 1, lm->pairs_alloc);
 	lm->pairs[lm->npairs].pid = pid;
-	lm->pairs[lm->npairs].ppid = ppid;
+	lm->pairs[lm->npairs].ppid = pp.ppid;
 	lm->npairs++;
 }
 
@@ -319,14 +288,29 @@ static void scan_one(pid_t pid, void *arg)
 static void scan_parents(struct linux_meter *lm)
 {
 	lm->npairs = 0;
-	each_numeric_entry(lm, lm->proc_fd, scan_one, lm);
+	procfs_each_number(lm->proc_fd, lm->dents, sizeof(lm->dents), scan_one, lm);
 }
 
 static void collect_recorder_children(pid_t pid, void *arg)
 {
 	struct linux_meter *lm = arg;
-	if (pid != lm->tab.p[0].pid)
+	if (pid != lm->tab.p[0]->pid)
 		proctab_add_foreign(&lm->tab, pid);
+}
+
+/* One thread of the recorder: its children now are not part of the tree. */
+static void recorder_thread_children(pid_t tid, void *arg)
+{
+	struct linux_meter *lm = arg;
+	char name[32];
+	snprintf(name, sizeof(name), "%d/children", (int)tid);
+	int fd = openat(lm->self.task_fd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t len = reread(lm, fd);
+	close(fd);
+	if (len > 0)
+		linux_parse_pidlist(lm->buf, (size_t)len, collect_recorder_children, lm);
 }
 
 /* ---- the backend ------------------------------------------------------- */
@@ -341,8 +325,9 @@ static void linux_track(struct meter *m, pid_t root)
 	struct rusage ru;
 	lm->hwm_seen = !getrusage(RUSAGE_SELF, &ru) && ru.ru_maxrss > 0
 			       ? (uint64_t)ru.ru_maxrss * 1024 : 0;
-	struct mproc *p = proctab_add(&lm->tab, root);
+	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, root);
 	p->threads = 1;
+	p->task_fd = p->children_fd = -1;
 	p->status_fd = open_proc_file(root, "status", O_RDONLY);
 
 	/* The recorder's children now, except the root, are not ours. */
@@ -356,31 +341,9 @@ static void linux_track(struct meter *m, pid_t root)
 	lm->self.threads = 2; /* always walk every thread of the recorder */
 	if (lm->self.task_fd < 0)
 		lm->self.task_fd = open_proc_file(lm->self_pid, "task", O_RDONLY | O_DIRECTORY);
-	if (lm->self.task_fd < 0)
-		return;
-	/* Reuse the thread walk with a collector instead of add_child. */
-	if (lseek(lm->self.task_fd, 0, SEEK_SET) < 0)
-		return;
-	for (;;) {
-		long n = syscall(SYS_getdents64, lm->self.task_fd, lm->dents, sizeof(lm->dents));
-		if (n <= 0)
-			break;
-		for (long off = 0; off < n;) {
-			struct linux_dirent64 *d = (struct linux_dirent64 *)(lm->dents + off);
-			off += d->d_reclen;
-			if (d->d_name[0] < '1' || d->d_name[0] > '9')
-				continue;
-			char name[300];
-			snprintf(name, sizeof(name), "%s/children", d->d_name);
-			int fd = openat(lm->self.task_fd, name, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			ssize_t len = reread(lm, fd);
-			close(fd);
-			if (len > 0)
-				linux_parse_pidlist(lm->buf, (size_t)len, collect_recorder_children, lm);
-		}
-	}
+	if (lm->self.task_fd >= 0)
+		procfs_each_number(lm->self.task_fd, lm->dents, sizeof(lm->dents),
+				   recorder_thread_children, lm);
 }
 
 static void linux_ignore(struct meter *m, pid_t pid)
@@ -413,24 +376,24 @@ static int read_meminfo(struct linux_meter *lm, struct meminfo_fields *mi)
  * gone (the entry is then removed and its last VmHWM kept for peaks). */
 static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st)
 {
-	struct mproc *p = &lm->tab.p[i];
+	struct linux_proc *p = entry(lm, i);
 	ssize_t n = p->status_fd >= 0 ? reread(lm, p->status_fd) : -1;
 	if (n <= 0) {
-		lm->departed_hwm += p->hwm;
+		lm->departed_hwm += p->super.hwm;
 		proctab_remove(&lm->tab, i, close_proc);
 		return -1;
 	}
 	linux_parse_status(lm->buf, (size_t)n, st);
 	if (st->have & ST_VM_HWM) {
-		p->hwm = st->vm_hwm;
+		p->super.hwm = st->vm_hwm;
 		if (st->vm_hwm > lm->hwm_seen)
 			lm->hwm_seen = st->vm_hwm;
 	}
 	if (st->have & ST_THREADS)
 		p->threads = st->threads;
-	p->zombie = (st->have & ST_STATE) && (st->state == 'Z' || st->state == 'X');
-	if (p->zombie && !p->hwm_read)
-		p->stale_exit = true; /* never seen alive: when it exited is unknown */
+	p->super.zombie = (st->have & ST_STATE) && (st->state == 'Z' || st->state == 'X');
+	if (p->super.zombie && !p->hwm_read)
+		p->super.stale_exit = true; /* never seen alive: when it exited is unknown */
 	p->hwm_read |= (st->have & ST_VM_HWM) != 0;
 	return 0;
 }
@@ -469,7 +432,7 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	for (size_t i = 0; i < lm->tab.n;) {
 		if (refresh(lm, i, &st))
 			continue; /* removed: entry i is the next one now */
-		if (!lm->tab.p[i].zombie) {
+		if (!lm->tab.p[i]->zombie) {
 			if (st.have & ST_VM_RSS)
 				s->procs++;
 			s->footprint += st.rss_anon + st.rss_shmem;
@@ -532,7 +495,7 @@ static int linux_peak_reset(struct meter *m)
 	}
 	lm->departed_hwm = 0;
 	for (size_t i = 0; i < lm->tab.n; i++) {
-		struct mproc *p = &lm->tab.p[i];
+		struct mproc *p = lm->tab.p[i];
 		p->hwm = 0;
 		if (p->zombie) {
 			p->stale_exit = true; /* its ru_maxrss is an earlier window's */
@@ -565,9 +528,9 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 		for (size_t i = 0; i < lm->tab.n;) {
 			if (refresh(lm, i, &st))
 				continue;
-			exiting |= !lm->tab.p[i].zombie && lm->tab.p[i].hwm_read &&
+			exiting |= !lm->tab.p[i]->zombie && entry(lm, i)->hwm_read &&
 				   !(st.have & ST_VM_HWM);
-			sum += lm->tab.p[i].hwm; /* a zombie keeps its last known figure */
+			sum += lm->tab.p[i]->hwm; /* a zombie keeps its last known figure */
 			i++;
 		}
 		/* Such a process lost its VmHWM and cannot be reaped yet: once a
@@ -590,7 +553,7 @@ static int linux_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss)
 	long i = proctab_find(&lm->tab, pid);
 	if (i < 0)
 		return 0;
-	struct mproc *p = &lm->tab.p[i];
+	struct mproc *p = lm->tab.p[i];
 	if (p->stale_exit || maxrss <= lm->hwm_seen || maxrss <= p->hwm)
 		return 0;
 	p->hwm = maxrss; /* kept as its last figure when the entry goes */
@@ -604,7 +567,7 @@ static void linux_free(struct meter *m)
 	if (!lm)
 		return;
 	proctab_release(&lm->tab, close_proc);
-	close_proc(&lm->self);
+	close_fds(&lm->self);
 	if (lm->meminfo_fd >= 0)
 		close(lm->meminfo_fd);
 	if (lm->proc_fd >= 0)
@@ -639,9 +602,9 @@ int meter_platform_init(struct meter *m)
 	struct linux_meter *lm = xcalloc(1, sizeof(*lm));
 	char path[64];
 
-	proctab_init(&lm->tab);
+	proctab_init(&lm->tab, sizeof(struct linux_proc));
 	lm->self_pid = getpid();
-	lm->self.pid = lm->self_pid;
+	lm->self.super.pid = lm->self_pid;
 	lm->self.status_fd = lm->self.task_fd = lm->self.children_fd = -1;
 	lm->self.threads = 2;
 	lm->proc_fd = -1;
@@ -675,72 +638,4 @@ int meter_platform_init(struct meter *m)
 	m->info.peak_metric = lm->peaks ? "rss" : NULL;
 	m->info.gpu = false;
 	return 0;
-}
-
-/* ---- host facts ---------------------------------------------------------- */
-
-static void copy_str(char *dst, size_t cap, const char *src, size_t n)
-{
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-/* PRETTY_NAME from /etc/os-release ("Debian GNU/Linux 12 (bookworm)"). */
-static bool os_pretty_name(char *out, size_t cap)
-{
-	char *data;
-	size_t len;
-	bool found = false;
-	if (access("/etc/os-release", R_OK) || read_file("/etc/os-release", &data, &len))
-		return false;
-	for (char *line = data; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		if (str_starts_with(line, "PRETTY_NAME=")) {
-			char *v = line + 12;
-			size_t n = strlen(v);
-			if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
-				v++;
-				n -= 2;
-			}
-			if (n) {
-				copy_str(out, cap, v, n);
-				found = true;
-			}
-			break;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	free(data);
-	return found;
-}
-
-void host_info_get(struct host_info *h)
-{
-	struct utsname u;
-	memset(h, 0, sizeof(*h));
-	if (!uname(&u)) {
-		copy_str(h->os, sizeof(h->os), u.sysname, strlen(u.sysname));
-		copy_str(h->kernel, sizeof(h->kernel), u.release, strlen(u.release));
-		copy_str(h->machine, sizeof(h->machine), u.machine, strlen(u.machine));
-	}
-	os_pretty_name(h->os, sizeof(h->os));
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	h->cpus = cpus > 0 ? (int)cpus : 1;
-
-	int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		char buf[8192];
-		ssize_t n = pread(fd, buf, sizeof(buf), 0);
-		close(fd);
-		if (n > 0) {
-			struct meminfo_fields mi;
-			linux_parse_meminfo(buf, (size_t)n, &mi);
-			h->memory = mi.mem_total;
-			h->swap = mi.swap_total;
-		}
-	}
 }

@@ -1,0 +1,68 @@
+/* linux.h -- the Linux meter's own parts: its process entry and its /proc parsers
+ *
+ * Not for use outside platform/linux/ except by the unit tests.
+ */
+#ifndef SB_PLATFORM_LINUX_H
+#define SB_PLATFORM_LINUX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "meter/meter_internal.h"
+
+/* Test hook: find children by scanning /proc/PID/stat, as on a kernel
+ * without CONFIG_PROC_CHILDREN. */
+void meter_linux_force_scan(struct meter *m);
+
+struct mthread {
+	pid_t tid;
+	int fd;       /* /proc/PID/task/TID/children */
+	unsigned gen; /* walk in which it was last seen */
+};
+
+/* A tree process on Linux: struct mproc plus its kept /proc descriptors. */
+struct linux_proc {
+	struct mproc super;
+	int status_fd;   /* /proc/PID/status, -1 when not open */
+	int task_fd;     /* /proc/PID/task directory, -1 */
+	int children_fd; /* /proc/PID/task/PID/children, -1 */
+	int threads;     /* Threads: from the last status read */
+	int64_t listed_ns; /* when task/ was last listed, 0 = never */
+	bool hwm_read;   /* VmHWM was read once (seen alive) */
+	struct mthread *thr; /* children fds of the other threads */
+	size_t nthr, thr_alloc;
+	unsigned gen;
+};
+
+/* ---- parsers (parse.c; pure) -------------------------------------------- */
+
+struct status_fields {
+	unsigned have;     /* ST_* bits of the lines found */
+	uint64_t rss_anon, rss_file, rss_shmem, vm_rss, vm_swap, vm_hwm; /* bytes */
+	int threads;
+	char state;        /* 'R', 'S', 'Z', ... ; 0 when absent */
+};
+enum {
+	ST_RSS_ANON = 1u << 0, ST_RSS_SHMEM = 1u << 1, ST_VM_RSS = 1u << 2,
+	ST_VM_SWAP = 1u << 3, ST_VM_HWM = 1u << 4, ST_THREADS = 1u << 5,
+	ST_STATE = 1u << 6, ST_RSS_FILE = 1u << 7,
+};
+/* Parse /proc/PID/status text (need not be NUL-terminated). A zombie or a
+ * kernel thread has no Vm* lines: their bits stay clear. */
+void linux_parse_status(const char *buf, size_t len, struct status_fields *f);
+
+struct meminfo_fields {
+	unsigned have; /* MI_* bits */
+	uint64_t mem_total, mem_available, swap_total, swap_free; /* bytes */
+};
+enum { MI_MEM_TOTAL = 1u << 0, MI_MEM_AVAILABLE = 1u << 1, MI_SWAP_TOTAL = 1u << 2,
+       MI_SWAP_FREE = 1u << 3 };
+void linux_parse_meminfo(const char *buf, size_t len, struct meminfo_fields *f);
+
+/* Parse a list of decimal pids separated by spaces/newlines (the children
+ * file), calling fn(pid, arg) for each. Returns the number parsed. */
+size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *), void *arg);
+
+#endif

@@ -1,0 +1,57 @@
+/* platform.h -- the neutral process and machine interface (after htop's Platform.h)
+ *
+ * One implementation per operating system, in its own directory:
+ *   platform/linux/   procfs.c: the one /proc walker and the one /proc/PID/stat
+ *                     parser (used by the meter, runner/spawn.c and runner/guard.c);
+ *                     meter.c + parse.c: the Linux memory meter.
+ *   platform/darwin/  sys.c: sysctl(KERN_PROC), libproc; meter.c: the macOS
+ *                     memory meter, written against a table of libproc/sysctl
+ *                     calls (struct darwin_api) so that it also builds and is
+ *                     unit-tested on Linux with a scripted fake.
+ * The Makefile compiles exactly one of them and refuses any other system.
+ * docs/platforms.md holds the platform facts this code relies on.
+ */
+#ifndef SB_PLATFORM_H
+#define SB_PLATFORM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* One process as the process table reports it. */
+struct pl_proc {
+	pid_t pid, ppid, pgrp;
+	char state;     /* 'R', 'S', ...; 'Z' for a zombie */
+	uint64_t start; /* start time in the platform's own unit (Linux: clock
+			 * ticks since boot; macOS: microseconds since the epoch):
+			 * the same pid with another start is another process */
+};
+
+/* The process pid; 0, or -1 when it is gone or cannot be read. */
+int pl_proc_read(pid_t pid, struct pl_proc *p);
+
+/* One walk over every process of the machine: fn(p, arg) for each, until fn
+ * returns non-zero. Returns 0, or -1 when the process list cannot be read. */
+int pl_proc_each(int (*fn)(const struct pl_proc *p, void *arg), void *arg);
+
+/* The command line of pid, arguments joined by spaces, cut to size. Returns
+ * 0, or -1 for none (a kernel thread, a zombie, another user's process). */
+int pl_proc_cmdline(pid_t pid, char *buf, size_t size);
+
+/* Keep orphaned descendants as our children (Linux: PR_SET_CHILD_SUBREAPER).
+ * Returns 0, 1 where the system has no such thing (macOS: descendants that
+ * leave are then followed by pid and start time), -1 after error(). */
+int pl_set_subreaper(void);
+
+/* ru_maxrss of struct rusage in bytes (KiB on Linux, bytes on macOS). */
+uint64_t pl_maxrss_bytes(long ru_maxrss);
+
+/* Host facts for the start record. */
+struct host_info {
+	char os[64], kernel[128], machine[64];
+	int cpus;
+	uint64_t memory, swap;
+};
+void host_info_get(struct host_info *h);
+
+#endif
