@@ -89,8 +89,11 @@ void analysis_render_text(struct strbuf *o, const struct analysis *a)
 		strbuf_addf(o, "  %-18s %.0f %%\n", "lowest available", a->lowest_level);
 	strbuf_addf(o, "  %-18s %.1f s\n", "wall time", a->wall_s);
 	gb(a->load_bytes, b1);
-	strbuf_addf(o, "  %-18s %zu (%zu reloads), %s in %.1f s, %zu outside their stage\n", "loads",
-		    a->nloads, a->nreloads, b1, a->load_seconds, a->loads_outside);
+	if (!a->nloads)
+		strbuf_addf(o, "  %-18s not reported (no load events)\n", "loads");
+	else
+		strbuf_addf(o, "  %-18s %zu (%zu reloads), %s in %.1f s, %zu outside their stage\n",
+			    "loads", a->nloads, a->nreloads, b1, a->load_seconds, a->loads_outside);
 	for (size_t i = 0; i < a->nloads; i++) {
 		const struct load_info *l = &a->loads[i];
 		if (l->outside)

@@ -201,7 +201,10 @@ void table_render_md(const struct table *t, struct strbuf *out)
 		strbuf_addstr(out, " | ");
 		s_range(tm->wall_min, tm->wall_max, out);
 		strbuf_addstr(out, " | ");
-		s_range(tm->load_s_min, tm->load_s_max, out);
+		if (tm->loads_max) /* no load event in any run: the adapter does not report loads */
+			s_range(tm->load_s_min, tm->load_s_max, out);
+		else
+			strbuf_addstr(out, "not reported");
 		strbuf_addstr(out, " |\n");
 	}
 }

@@ -17,6 +17,24 @@ static const char *size_parts(double bytes, enum units_style style, bool sign, c
 {
 	double mag = fabs(bytes);
 	const char *plus = sign && bytes > 0 ? "+" : bytes < 0 ? "-" : "";
+	if (mag == 0) {
+		snprintf(num, NUM_BUF, "0.0");
+		return "GB";
+	}
+	if (mag < 0.05 * MB) {
+		snprintf(num, NUM_BUF, "%s<0.1", plus);
+		return "MB";
+	}
+	if (mag < 9.95 * MB) {
+		snprintf(num, NUM_BUF, "%s%.1f", plus, mag / MB);
+		return "MB";
+	}
+	if (mag < 1023.5 * MB) {
+		snprintf(num, NUM_BUF, "%s%.0f", plus, mag / MB);
+		return "MB";
+	}
+	if (mag < GB) /* 1023.5 MB up: reads 1.0 GB */
+		mag = GB;
 	int digits = style == UNITS_FINE && mag < 10 * GB ? 2 : 1;
 	snprintf(num, NUM_BUF, "%s%.*f", plus, digits, mag / GB);
 	return "GB";

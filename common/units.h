@@ -2,17 +2,16 @@
  *
  * Sizes (GB = 2^30 bytes, MB = 2^20 bytes):
  *   exactly 0          "0.0 GB"
- *   under 1 MB         "0.4 MB" (one decimal; never "0.0" for a non-zero value
- *                      that rounds there: "<0.1 MB")
- *   1 MB to 1 GB       "410 MB" (whole MB)
+ *   under 10 MB        one decimal of MB, "3.2 MB" ("<0.1 MB" below 0.05 MB)
+ *   10 MB to 1 GB      whole MB, "410 MB"
  *   1 GB and above     UNITS_COARSE: one decimal, "20.4 GB" (tables, summaries,
  *                      analyze, chart labels);
  *                      UNITS_FINE: two decimals under 10 GB, "2.13 GB", one
  *                      above (check, whose changes are often a few percent)
  * So a size or a difference of 64 MB or more never prints as "0.0 GB", and a
  * size under 1 GB keeps its figure (0.4 vs 0.5 GB reads "410 MB" vs "512 MB").
- * Every size of 1 GB or more prints exactly as it did before this module, so
- * the published tables come out cell for cell.
+ * Every size of 1 GB or more prints as it did before this module, so the
+ * published tables (all above 2 GB) come out cell for cell.
  *
  * Differences are the same rule on the magnitude, with a sign when asked
  * ("+307 MB", "-1.25 GB").

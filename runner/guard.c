@@ -14,13 +14,10 @@
 #include "guard.h"
 #include "spawn.h"
 
-/* "183 MB" under a GiB, else "8.2 GB": small caps read better in MB. */
+/* "183 MB" under a GiB, else "8.2 GB" (common/units.h's rule). */
 static void format_size(uint64_t bytes, char out[32])
 {
-	if (bytes < (1ULL << 30))
-		snprintf(out, 32, "%.0f MB", (double)bytes / (1 << 20));
-	else
-		format_gb(bytes, out);
+	format_gb(bytes, out);
 }
 
 static int bad_value(struct strbuf *why, const char *opt, const char *arg, const char *what)
