@@ -1,7 +1,9 @@
 /* gp.c -- gnuplot strings, axes and the script header shared by every chart */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "../common/units.h"
 #include "gp.h"
 
 static const char *const mode_colors[] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
@@ -95,4 +97,35 @@ void gp_header(struct strbuf *sb, enum plot_format fmt, int w, int h, const char
 	strbuf_addstr(sb, "set output ");
 	gp_quote(sb, out_path);
 	strbuf_addstr(sb, "\nset encoding utf8\nset decimalsign '.'\n");
+}
+
+void gp_fig_title(struct strbuf *sb, const char *title, int h)
+{
+	if (!title)
+		return;
+	strbuf_addstr(sb, "set label ");
+	gp_quote(sb, title);
+	strbuf_addf(sb, " at screen 0.5, screen %.4f center font '%s' front\n",
+		    1 - (FIG_TITLE_PX / 2.0 + 2) / h, TITLE_FONT);
+}
+
+void gp_fig_note(struct strbuf *sb, const char *note, int h)
+{
+	if (!note)
+		return;
+	strbuf_addstr(sb, "set label ");
+	gp_quote(sb, note);
+	strbuf_addf(sb, " at screen %.4f, screen %.4f left font '%s' tc rgb '%s' front\n",
+		    12.0 / FIG_W, (FIG_NOTE_PX / 2.0) / h, SMALL_FONT, COLOR_NOTE);
+}
+
+void gp_ram_line(struct strbuf *sb, double gb)
+{
+	char text[UNITS_BUF + 8], size[UNITS_BUF];
+	snprintf(text, sizeof(text), "RAM %s", units_size(gb * (1ull << 30), UNITS_COARSE, false, size));
+	double after = 0.005 + ((double)strlen(text) * CHAR_PX + 10) / (RIGHT_PX - LEFT_PX);
+	strbuf_addf(sb, "set arrow from graph %.4f, first %.4f to graph 1, first %.4f nohead "
+			"lc rgb '%s' dt 2 lw 1.2 front\n", after, gb, gb, COLOR_RAM);
+	strbuf_addf(sb, "set label '%s' at graph 0.005, first %.4f left font '%s' tc rgb '%s' front\n",
+		    text, gb, SMALL_FONT, COLOR_RAM);
 }

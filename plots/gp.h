@@ -12,6 +12,7 @@
 
 #define FIG_W 900
 #define FONT "DejaVu Sans,10"
+#define TITLE_FONT "DejaVu Sans,13"
 #define SMALL_FONT "DejaVu Sans,9"
 #define CHAR_PX 6.6       /* average advance of the 9 pt label font, generous */
 #define LEFT_PX 70.0      /* left edge of every plot area */
@@ -47,6 +48,18 @@ struct gp_num gp_bound(double v);
 
 /* Axis maximum: a multiple of a nice tick step (about five ticks) >= x. */
 double gp_axis_max(double x);
+
+/* --title and --note: the title centred at the top of a figure h px high
+ * (FIG_TITLE_PX of it), the note in small print at the bottom left
+ * (FIG_NOTE_PX). Nothing for NULL. */
+#define FIG_TITLE_PX 30
+#define FIG_NOTE_PX 20
+void gp_fig_title(struct strbuf *sb, const char *title, int h);
+void gp_fig_note(struct strbuf *sb, const char *note, int h);
+
+/* The machine's RAM at `gb`: a dashed line across the plot area, its label
+ * "RAM 48.0 GB" on the line at the left, the line starting after it. */
+void gp_ram_line(struct strbuf *sb, double gb);
 
 /* "# generated ...", reset, the terminal, the quoted output path, encoding. */
 void gp_header(struct strbuf *sb, enum plot_format fmt, int w, int h, const char *out_path);

@@ -8,8 +8,18 @@
 #include "gp.h"
 
 #define MAX_POINTS 1600   /* per series; more are reduced to per-bucket min and max */
-#define LABEL_ROWS 4      /* stage-name rows at the top of a memory panel */
+#define LABEL_ROWS 2      /* stage-name rows above a memory panel (staggered) */
 #define PANELS_PER_RUN_MAX 4 /* more runs than this: one panel per mode */
+
+/* Vertical layout of a figure, in pixels from the top. */
+#define LEGEND_PX 28      /* the legend row */
+#define PANEL_TITLE_PX 22 /* each panel's title */
+#define ROW_PX 14         /* one row of stage names */
+#define TICKS_PX 32       /* x tick labels under a panel */
+#define XLABEL_PX 22      /* the x axis label under the last panel */
+#define PLOT_ONE_PX 340   /* plot area of a lone panel */
+#define PLOT_MANY_PX 190  /* plot area of each of several panels */
+#define LABEL_GAP_PX 6    /* least room between two stage names in a row */
 
 struct panel {
 	size_t first;   /* the run whose bands are drawn */
@@ -22,15 +32,17 @@ struct layout {
 	struct panel *panels;
 	size_t np;
 	double xmax;            /* the longest run fills the width */
-	double ymin, ymax;      /* data (and RAM when on the scale) */
-	double data_max;        /* data alone */
+	double ymin, ymax;      /* data */
+	double ram_max;         /* the largest RAM on the scale; 0 for none */
 	double yrange_max;
 	bool any_gpu, any_swap, any_stop;
 	size_t overlaid;        /* most runs in one panel */
 	int rows_used;          /* label rows of the busiest panel */
-	int top_px, bottom_px, slot_px, height;
-	double title_px, plot_px;
-	int *rows;              /* scratch: label row and x of each band */
+	double top_px;          /* title and legend above the first panel */
+	double strip_px;        /* stage-name rows above each plot area */
+	double plot_px, slot_px;
+	int height;
+	int *rows;              /* scratch: label row (-1: unlabelled) and x of each band */
 	double *xs;
 };
 
@@ -80,16 +92,27 @@ static double series_min(const struct plot_series *s, double m)
 	return m;
 }
 
-/* Greedy rows for stage labels: each label goes to the first row where it
- * does not overlap the labels already there. Returns the rows used. */
+/* Does [lo, hi] (px) clear every label already in the row? */
+static bool row_free(const double *lo, const double *hi, const int *row, size_t n, int k,
+		     double l, double h)
+{
+	for (size_t i = 0; i < n; i++)
+		if (row[i] == k && l < hi[i] + LABEL_GAP_PX && h > lo[i] - LABEL_GAP_PX)
+			return false;
+	return true;
+}
+
+/* Stage names in rows above the panel, never overlapping: the last stage
+ * (where the run ended) first, then the longest stages; each takes the first
+ * row where it fits, and a name that fits nowhere is left out (row -1).
+ * Returns the rows used. */
 static int place_labels(const struct plot_run *r, double xmax, int *row, double *x_px)
 {
-	double right_edge[LABEL_ROWS];
-	int used = 0;
-	for (int k = 0; k < LABEL_ROWS; k++)
-		right_edge[k] = -1e9;
+	size_t n = r->nbands;
+	double *lo = xcalloc(n + 1, sizeof(*lo)), *hi = xcalloc(n + 1, sizeof(*hi));
+	size_t *order = xcalloc(n + 1, sizeof(*order));
 	double scale = (RIGHT_PX - LEFT_PX) / xmax;
-	for (size_t i = 0; i < r->nbands; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct plot_band *b = &r->bands[i];
 		double w = (double)strlen(b->name) * CHAR_PX + 6;
 		double c = LEFT_PX + (b->t0 + b->t1) / 2 * scale;
@@ -97,24 +120,41 @@ static int place_labels(const struct plot_run *r, double xmax, int *row, double 
 			c = LEFT_PX + w / 2;
 		if (c + w / 2 > RIGHT_PX)
 			c = RIGHT_PX - w / 2;
-		int k = 0;
-		while (k < LABEL_ROWS - 1 && c - w / 2 < right_edge[k])
-			k++;
-		if (c - w / 2 < right_edge[k]) {
-			/* every row is taken here: the row whose last label ends first */
-			for (int j = 0; j < LABEL_ROWS; j++)
-				if (right_edge[j] < right_edge[k])
-					k = j;
-		}
-		right_edge[k] = c + w / 2;
-		row[i] = k;
 		x_px[i] = c;
-		if (k + 1 > used)
-			used = k + 1;
+		lo[i] = c - w / 2;
+		hi[i] = c + w / 2;
+		row[i] = -1;
+		order[i] = i;
 	}
+	/* the last band first, then the others by duration, longest first (stable) */
+	if (n > 1) {
+		order[0] = n - 1;
+		for (size_t i = 0; i + 1 < n; i++) {
+			size_t j = i + 1;
+			double d = r->bands[i].t1 - r->bands[i].t0;
+			while (j > 1 && r->bands[order[j - 1]].t1 - r->bands[order[j - 1]].t0 < d) {
+				order[j] = order[j - 1];
+				j--;
+			}
+			order[j] = i;
+		}
+	}
+	int used = 0;
+	for (size_t q = 0; q < n; q++) {
+		size_t i = order[q];
+		for (int k = 0; k < LABEL_ROWS; k++)
+			if (row_free(lo, hi, row, n, k, lo[i], hi[i])) {
+				row[i] = k;
+				if (k + 1 > used)
+					used = k + 1;
+				break;
+			}
+	}
+	free(lo);
+	free(hi);
+	free(order);
 	return used;
 }
-
 /* Label rows and x positions of panel p's bands into L->rows, L->xs. */
 static int place_panel_labels(const struct plot_run *runs, size_t p, struct layout *L)
 {
@@ -172,17 +212,16 @@ static void measure(const struct plot_run *runs, size_t n, struct layout *L)
 	}
 	/* RAM joins the scale unless it would flatten the data (a small run on
 	 * a big machine): then it is named in a corner instead of drawn */
-	L->data_max = L->ymax;
 	for (size_t i = 0; i < n; i++) {
 		double ram = plot_gb(runs[i].ram_bytes);
-		if (runs[i].ram_bytes && ram <= 4 * L->data_max && ram > L->ymax)
-			L->ymax = ram;
+		if (runs[i].ram_bytes && ram <= 4 * L->ymax && ram > L->ram_max)
+			L->ram_max = ram;
 	}
 	L->xmax = tmax > 0 ? tmax : 1;
 }
 
-/* Heights: label rows per panel decide the head room above the data. */
-static void size_up(const struct plot_run *runs, struct layout *L)
+/* Heights, and a y range that holds the data and the RAM line with a small margin. */
+static void size_up(const struct plot_run *runs, const struct plot_opts *o, struct layout *L)
 {
 	L->rows_used = 1;
 	for (size_t p = 0; p < L->np; p++) {
@@ -190,20 +229,22 @@ static void size_up(const struct plot_run *runs, struct layout *L)
 		if (u > L->rows_used)
 			L->rows_used = u;
 	}
-	L->top_px = 30;
-	L->bottom_px = 40;
-	L->slot_px = L->np == 1 ? 500 - L->top_px - L->bottom_px : 290;
-	L->height = L->top_px + L->bottom_px + L->slot_px * (int)L->np;
-	L->title_px = 30;
-	double ticks_px = 28;
-	L->plot_px = L->slot_px - L->title_px - ticks_px;
-	double head_px = L->rows_used * 15.0 + 8;
+	L->top_px = LEGEND_PX + (o->title ? FIG_TITLE_PX : 0);
+	L->strip_px = L->rows_used * ROW_PX + 4;
+	L->plot_px = L->np == 1 ? PLOT_ONE_PX : PLOT_MANY_PX;
+	L->slot_px = PANEL_TITLE_PX + L->strip_px + L->plot_px + TICKS_PX;
+	double bottom_px = XLABEL_PX + (o->note ? FIG_NOTE_PX : 0);
+	L->height = (int)ceil(L->top_px + L->slot_px * (double)L->np + bottom_px);
 	if (L->ymin < 0)
 		L->ymin = -gp_axis_max(-L->ymin * 1.05);
-	double span = L->ymax - L->ymin;
+	double top = L->ymax > L->ram_max ? L->ymax : L->ram_max;
+	double span = top - L->ymin;
 	if (!(span > 0))
 		span = 1;
-	L->yrange_max = gp_axis_max(L->ymin + span / (1 - head_px / L->plot_px) * 1.02);
+	double need = L->ymax + span * 0.04;
+	if (L->ram_max + span * 0.02 > need) /* its label sits on the line */
+		need = L->ram_max + span * 0.02;
+	L->yrange_max = gp_axis_max(need > 0 ? need : 1);
 }
 
 static void data_blocks(struct strbuf *sb, const struct plot_run *runs, size_t n)
@@ -225,20 +266,27 @@ static void data_blocks(struct strbuf *sb, const struct plot_run *runs, size_t n
 	}
 }
 
-static void panel_title(struct strbuf *sb, const struct plot_run *runs, const struct panel *p)
+/* "eager, run 1: stopped by the guard in decode; peak 43.6 GB", or for runs
+ * overlaid "staged, 2 runs (stage bands of run 1): all completed; peak 19.0 / 19.0 GB". */
+static void panel_title(struct strbuf *sb, const struct plot_run *runs, const struct panel *p,
+			double y)
 {
 	const struct plot_run *r = &runs[p->first];
 	struct strbuf t = STRBUF_INIT;
 	if (p->nruns == 1) {
-		strbuf_addf(&t, "%s, run %d: peak ", r->mode, r->run);
+		strbuf_addf(&t, "%s, run %d: %s; peak ", r->mode, r->run, r->ending);
 		units_add_gb_label(&t, r->peak_gb, true);
-		if (r->outcome != PLOT_COMPLETED) {
-			strbuf_addf(&t, ", %s", r->outcome_text ? r->outcome_text : "did not complete");
-			if (r->ended_in)
-				strbuf_addf(&t, " in %s", r->ended_in);
-		}
 	} else {
-		strbuf_addf(&t, "%s, %zu runs (stage bands of run %d); peak", r->mode, p->nruns, r->run);
+		strbuf_addf(&t, "%s, %zu runs (stage bands of run %d): ", r->mode, p->nruns, r->run);
+		bool same = true;
+		for (size_t k = 1; k < p->nruns; k++)
+			same &= !strcmp(runs[p->runs[k]].ending, runs[p->runs[0]].ending);
+		if (same)
+			strbuf_addf(&t, "all %s", runs[p->runs[0]].ending);
+		for (size_t k = 0; !same && k < p->nruns; k++)
+			strbuf_addf(&t, "%srun %d %s", k ? ", " : "", runs[p->runs[k]].run,
+				    runs[p->runs[k]].ending);
+		strbuf_addstr(&t, "; peak");
 		bool small = false; /* under 1 GB: each figure with its unit */
 		for (size_t k = 0; k < p->nruns; k++)
 			small |= runs[p->runs[k]].peak_gb < 1;
@@ -248,15 +296,11 @@ static void panel_title(struct strbuf *sb, const struct plot_run *runs, const st
 		}
 		if (!small)
 			strbuf_addstr(&t, " GB");
-		size_t stopped = 0;
-		for (size_t k = 0; k < p->nruns; k++)
-			stopped += runs[p->runs[k]].outcome != PLOT_COMPLETED;
-		if (stopped)
-			strbuf_addf(&t, "; %zu did not complete", stopped);
 	}
-	strbuf_addstr(sb, "set title ");
+	strbuf_addstr(sb, "set label ");
 	gp_quote(sb, strbuf_str(&t));
-	strbuf_addstr(sb, " offset 0,-0.6\n");
+	strbuf_addf(sb, " at screen %.4f, screen %.4f center front\n",
+		    (LEFT_PX + RIGHT_PX) / 2 / FIG_W, y);
 	strbuf_release(&t);
 }
 
@@ -285,7 +329,7 @@ static void legend_items(const struct layout *L, struct legend_item *items, size
 		items[(*n)++] = (struct legend_item){ run_text[k], run_style[k] };
 }
 
-/* The legend, one row at the top of the figure, laid out here. */
+/* The legend, one row under the title at the top of the figure, laid out here. */
 static void legend(struct strbuf *sb, const struct layout *L)
 {
 	struct legend_item items[8];
@@ -295,7 +339,7 @@ static void legend(struct strbuf *sb, const struct layout *L)
 	double total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += sample_px + gap_px + (double)strlen(items[i].text) * char_px + (i ? sep_px : 0);
-	double x = (FIG_W - total) / 2, y = 1 - 14.0 / L->height;
+	double x = (FIG_W - total) / 2, y = 1 - (L->top_px - 14.0) / L->height;
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			x += sep_px;
@@ -331,8 +375,10 @@ static void axes(struct strbuf *sb, const struct layout *L)
 		    LEFT_PX / FIG_W, RIGHT_PX / FIG_W);
 }
 
-/* Stage bands, alternately shaded, names on rows at the top. */
-static void panel_bands(struct strbuf *sb, const struct plot_run *r, const struct layout *L)
+/* Stage bands, alternately shaded, names in rows above the plot area (row 0
+ * nearest it); `graph_top` is the plot area's top in screen units. */
+static void panel_bands(struct strbuf *sb, const struct plot_run *r, const struct layout *L,
+			double graph_top)
 {
 	for (size_t b = 0; b < r->nbands; b++) {
 		const struct plot_band *bd = &r->bands[b];
@@ -344,11 +390,14 @@ static void panel_bands(struct strbuf *sb, const struct plot_run *r, const struc
 			strbuf_addf(sb, "set arrow from %s, graph 0 to %s, graph 1 nohead "
 					"lc rgb '#c8ccd4' lw 1 back\n", gp_num(bd->t0, 3).s,
 				    gp_num(bd->t0, 3).s);
-		double xfirst = (L->xs[b] - LEFT_PX) / (RIGHT_PX - LEFT_PX) * L->xmax;
+		if (L->rows[b] < 0)
+			continue;
+		double x = (L->xs[b] - LEFT_PX) / (RIGHT_PX - LEFT_PX) * L->xmax;
+		double y = graph_top + (ROW_PX * (L->rows[b] + 0.5) + 2) / L->height;
 		strbuf_addstr(sb, "set label ");
 		gp_quote(sb, bd->name);
-		strbuf_addf(sb, " at %s, graph 1 center offset 0,%.2f font '%s' tc rgb '%s' front\n",
-			    gp_num(xfirst, 3).s, -(0.9 + 1.25 * L->rows[b]), SMALL_FONT, COLOR_NOTE);
+		strbuf_addf(sb, " at first %s, screen %.4f center font '%s' tc rgb '%s' front\n",
+			    gp_num(x, 3).s, y, SMALL_FONT, COLOR_NOTE);
 	}
 }
 
@@ -359,22 +408,18 @@ static void panel_ram(struct strbuf *sb, const struct plot_run *r, const struct 
 		return;
 	double ram = plot_gb(r->ram_bytes);
 	char ram_txt[UNITS_BUF];
-	if (ram > 4 * L->data_max) {
+	if (ram > 4 * L->ymax) {
 		strbuf_addf(sb, "set label 'RAM %s (off the scale)' at graph 0.995, "
 				"graph 0.04 right font '%s' tc rgb '%s' boxed bs 1 front\n",
 			    units_size((double)r->ram_bytes, UNITS_COARSE, false, ram_txt), SMALL_FONT,
 			    COLOR_RAM);
 		return;
 	}
-	strbuf_addf(sb, "set arrow from graph 0, first %.4f to graph 1, first %.4f nohead "
-			"lc rgb '%s' dt 2 lw 1.2 front\n", ram, ram, COLOR_RAM);
-	strbuf_addf(sb, "set label 'RAM %s' at graph 0.005, first %.4f left "
-			"offset 0,0.6 font '%s' tc rgb '%s' boxed bs 1 front\n",
-		    units_size((double)r->ram_bytes, UNITS_COARSE, false, ram_txt), ram, SMALL_FONT,
-		    COLOR_RAM);
+	gp_ram_line(sb, ram);
 }
 
-/* Where runs did not complete: a line and a point at the last sample. */
+/* Where runs did not complete: a line and a point at the last sample, and
+ * what stopped it beside the point. */
 static void panel_stops(struct strbuf *sb, const struct plot_run *runs, const struct panel *pn,
 			const struct layout *L)
 {
@@ -389,13 +434,12 @@ static void panel_stops(struct strbuf *sb, const struct plot_run *runs, const st
 				"fc rgb '%s' fs solid 1.0 noborder\n", gp_num(t, 3).s, y, COLOR_STOP);
 		strbuf_addstr(sb, "set label ");
 		gp_quote(sb, q->outcome_text ? q->outcome_text : "did not complete");
-		/* beside the line (left of it unless it is near the left edge),
-		 * under the stage names, on a white box */
+		/* left of the point unless it is near the left edge, on a white box;
+		 * runs overlaid in one panel one line apart */
 		bool left = t > L->xmax * 0.3;
-		strbuf_addf(sb, " at %s, graph 1 %s offset %s,%.2f font '%s' tc rgb '%s' "
-				"boxed bs 1 front\n", gp_num(t, 3).s, left ? "right" : "left",
-			    left ? "-0.8" : "0.8", -(0.9 + 1.25 * L->rows_used + 1.3 * (double)k + 0.3),
-			    SMALL_FONT, COLOR_STOP);
+		strbuf_addf(sb, " at %s, %.4f %s offset %s,%.2f font '%s' tc rgb '%s' boxed bs 1 front\n",
+			    gp_num(t, 3).s, y, left ? "right" : "left", left ? "-1.2" : "1.2",
+			    -1.3 * (double)k, SMALL_FONT, COLOR_STOP);
 	}
 }
 
@@ -424,11 +468,12 @@ static void panel_plot(struct strbuf *sb, const struct plot_run *runs, const str
 	strbuf_addch(sb, '\n');
 }
 
-static void panel(struct strbuf *sb, const struct plot_run *runs, size_t p, struct layout *L)
+static void panel(struct strbuf *sb, const struct plot_run *runs, const struct plot_opts *o,
+		  size_t p, struct layout *L)
 {
 	const struct panel *pn = &L->panels[p];
 	double slot_top = L->top_px + (double)p * L->slot_px;
-	double tm = slot_top + L->title_px, bm = slot_top + L->title_px + L->plot_px;
+	double tm = slot_top + PANEL_TITLE_PX + L->strip_px, bm = tm + L->plot_px;
 	strbuf_addf(sb, "\n# panel %zu\nunset object\nunset label\nunset arrow\n"
 			"set tmargin at screen %.4f\nset bmargin at screen %.4f\n",
 		    p + 1, 1 - tm / L->height, 1 - bm / L->height);
@@ -436,13 +481,16 @@ static void panel(struct strbuf *sb, const struct plot_run *runs, size_t p, stru
 		strbuf_addstr(sb, "set xlabel 'time since the run started (s)' offset 0,0.4\n");
 	else
 		strbuf_addstr(sb, "unset xlabel\n");
-	panel_title(sb, runs, pn);
+	panel_title(sb, runs, pn, 1 - (slot_top + PANEL_TITLE_PX / 2.0 + 2) / L->height);
 	place_panel_labels(runs, p, L);
-	panel_bands(sb, &runs[pn->first], L);
+	panel_bands(sb, &runs[pn->first], L, 1 - tm / L->height);
 	panel_ram(sb, &runs[pn->first], L);
 	panel_stops(sb, runs, pn, L);
-	if (p == 0)
+	if (p == 0) {
 		legend(sb, L);
+		gp_fig_title(sb, o->title, L->height);
+		gp_fig_note(sb, o->note, L->height);
+	}
 	panel_plot(sb, runs, pn);
 }
 
@@ -454,13 +502,13 @@ void plot_memory_script(struct strbuf *sb, const struct plot_model *m, const str
 	struct layout L = { 0 };
 	build_panels(runs, n, &L);
 	measure(runs, n, &L);
-	size_up(runs, &L);
+	size_up(runs, o, &L);
 
 	gp_header(sb, o->format, FIG_W, L.height, out_path);
 	data_blocks(sb, runs, n);
 	axes(sb, &L);
 	for (size_t p = 0; p < L.np; p++)
-		panel(sb, runs, p, &L);
+		panel(sb, runs, o, p, &L);
 	strbuf_addstr(sb, "unset multiplot\nset output\n");
 
 	free(L.rows);

@@ -108,6 +108,35 @@ static void bands_of(const struct trace *tr, const struct analysis *a, struct pl
 	}
 }
 
+/* When the run ended: the guard's last stop event, else its last sample. */
+static double stop_time(const struct trace *tr, double t_last)
+{
+	double t = t_last;
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct trace_event *ev = &tr->events[i];
+		if (ev->kind == EV_GUARD && ev->action && !strcmp(ev->action, "stop"))
+			t = ev->t;
+	}
+	return t;
+}
+
+/* "completed", "stopped by the guard in decode", "... where texture begins". */
+static char *ending_of(const struct trace *tr, const struct analysis *a, const struct plot_run *r)
+{
+	if (r->outcome == PLOT_COMPLETED)
+		return xstrdup("completed");
+	const char *how = r->outcome_text ? r->outcome_text : "did not complete";
+	if (!r->ended_in || !a->nwindows)
+		return xstrdup(how);
+	const struct stage_window *w = &a->windows[a->nwindows - 1];
+	bool implicit_setup = a->nwindows == 1 && !(w->stage_t > 0);
+	double interval = tr->has_start && tr->start.interval > 0 ? tr->start.interval : 0.5;
+	double slack = 2 * interval > 1.0 ? 2 * interval : 1.0;
+	if (!implicit_setup && (!w->nsamples || r->stop_t - w->stage_t <= slack))
+		return xasprintf("%s where %s begins", how, r->ended_in);
+	return xasprintf("%s in %s", how, r->ended_in);
+}
+
 /* Analyse one trace into *a and describe it in *r. The analysis takes the
  * plotted mode name, so that the table groups runs as the panels name them. */
 static int fill_run(const struct trace *tr, const struct run_entry *entry, int ordinal,
@@ -133,7 +162,25 @@ static int fill_run(const struct trace *tr, const struct run_entry *entry, int o
 		if (a->nstages && a->ran_to < a->nstages)
 			r->ended_in = xstrdup(a->stages[a->ran_to].name);
 	}
+	r->stop_t = stop_time(tr, r->t_last);
+	r->ending = ending_of(tr, a, r);
 	bands_of(tr, a, r);
+	return 0;
+}
+
+/* The supplements' analyses after the main runs', marked as supplements; a
+ * supplement without a mode takes the first main run's (it fills that mode). */
+static int add_supplements(const struct plot_opts *o, struct plot_model *m)
+{
+	for (size_t i = 0; i < o->nsupplements; i++) {
+		struct table_run *tr = &m->analyses[m->nanalyses++];
+		const struct run_entry *e = o->supplement_runs ? o->supplement_runs[i] : NULL;
+		tr->supplement = true;
+		if (analysis_run(&o->supplements[i], e, &tr->a))
+			return -1;
+		if (!tr->a.mode)
+			tr->a.mode = xstrdup(e && e->mode ? e->mode : m->runs[0].mode);
+	}
 	return 0;
 }
 
@@ -158,7 +205,7 @@ int plot_model_build(const struct plot_opts *opts, const struct trace *traces,
 	if (!n)
 		return error("no trace to plot");
 	out->runs = xcalloc(n, sizeof(*out->runs));
-	out->analyses = xcalloc(n, sizeof(*out->analyses));
+	out->analyses = xcalloc(n + opts->nsupplements, sizeof(*out->analyses));
 	struct plot_run *r = out->runs;
 	bool any = false;
 	for (size_t i = 0; i < n; i++) {
@@ -182,7 +229,8 @@ int plot_model_build(const struct plot_opts *opts, const struct trace *traces,
 		      n > 1 ? " or the other traces" : "");
 		goto fail;
 	}
-	if (table_build(&out->table, out->analyses, out->nanalyses, NULL, 0))
+	if (add_supplements(opts, out) ||
+	    table_build(&out->table, out->analyses, out->nanalyses, NULL, 0))
 		goto fail;
 	return 0;
 fail:
@@ -206,6 +254,7 @@ void plot_model_release(struct plot_model *m)
 		free(r->bands);
 		free(r->outcome_text);
 		free(r->ended_in);
+		free(r->ending);
 	}
 	free(m->runs);
 	for (size_t i = 0; i < m->nanalyses; i++)

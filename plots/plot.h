@@ -5,20 +5,28 @@
  * fixed sizes, fonts and number formats, no timestamps), piped to gnuplot's
  * stdin; the same traces give the same script and therefore the same SVG bytes.
  *
- * Two charts per call, written to opts->out_dir:
+ * The charts (plot_charts[], one row each), written to opts->out_dir:
  *   memory.{png,svg}  memory over time, one panel per run (per mode, runs
  *                     overlaid, when there are many runs): footprint, GPU
  *                     memory where sampled, system swap growth since the run's
- *                     start, the machine's RAM as a line when known, stage
- *                     bands labelled with their names, a marker where the
- *                     guard stopped the run;
- *   stages.{png,svg}  per-stage peak footprint: grouped bars per stage, one per
- *                     mode, bar = the highest run, whiskers = the range across
- *                     runs; "stopped" and "not reached" written on the chart.
- * Sizes are in GB = 2^30 bytes.
+ *                     start, the machine's RAM as a dashed labelled line when
+ *                     known, stage bands with their names in rows above the
+ *                     panel (never overlapping: a name that fits nowhere is
+ *                     left out, the last stage always named), a marker where a
+ *                     run ended early; each panel's title says how its run
+ *                     ended ("completed", "stopped by the guard in decode",
+ *                     "... where texture begins");
+ *   stages.{png,svg}  per-stage peak footprint, drawn from the table model
+ *                     (analyze/table.h): grouped bars per stage, one per mode,
+ *                     bar = the highest run, whiskers = the range across runs;
+ *                     --supplement cells hatched with a legend entry naming the
+ *                     file; "stopped" and "not reached" (two lines) written on
+ *                     the chart; the RAM line as in memory.
+ * Both: y ranges that hold the data and the RAM line with a small margin; the
+ * --title and --note text when given; sizes in GB = 2^30 bytes.
  *
  * Call order, from the command or from compare:
- *   struct plot_opts o = PLOT_OPTS_INIT;  (set out_dir, format, ram_bytes)
+ *   struct plot_opts o = PLOT_OPTS_INIT;  (set out_dir, format, ram_bytes, title, ...)
  *   plot_runs(&o, traces, runs, n)        (prints each path written on stdout)
  *
  * The lower layer (struct plot_model, plot_charts[]) is public for tests: a
@@ -47,6 +55,14 @@ struct plot_opts {
 				  * records' host.memory, none when absent */
 	const char *gnuplot;     /* program, looked up on PATH; default "gnuplot" */
 	bool quiet_paths;        /* do not print the paths written */
+	const char *title;       /* a title over every chart (a post's); NULL for none */
+	const char *note;        /* a line of small print under every chart; NULL for none */
+	/* --supplement runs: they fill stages of the stages chart that no main run
+	 * of their mode entered (as in `table`), drawn hatched with a legend entry
+	 * naming their file; they get no panel of their own. */
+	const struct trace *supplements;
+	const struct run_entry *const *supplement_runs; /* NULL, or one entry (or NULL) each */
+	size_t nsupplements;
 };
 #define PLOT_OPTS_INIT { .out_dir = ".", .format = PLOT_PNG }
 
@@ -97,14 +113,21 @@ struct plot_run {
 	enum plot_outcome outcome;
 	char *outcome_text; /* "stopped by the guard", ...; NULL when completed */
 	char *ended_in;  /* the stage it ended in when not completed */
+	char *ending;    /* how it ended, for the panel title: "completed",
+			  * "stopped by the guard in decode", "stopped by the
+			  * guard where texture begins" (the stop came within
+			  * max(2 intervals, 1 s) of the stage's event, or before
+			  * any sample of the stage) */
+	double stop_t;   /* when it ended: the guard's stop event, else t_last */
 };
 
 /* What is drawn: the runs over time, and the per-stage table of their peaks. */
 struct plot_model {
 	struct plot_run *runs;     /* one per trace, in the order given */
 	size_t nruns;
-	struct table_run *analyses; /* the same runs analysed (table rows point into them) */
-	size_t nanalyses;
+	struct table_run *analyses; /* the same runs analysed, then the supplements
+				     * (the table points into them) */
+	size_t nanalyses;           /* nruns + the supplements */
 	struct table table;        /* per-stage peaks by mode (analyze/table.h) */
 };
 #define PLOT_MODEL_INIT { 0 }

@@ -16,7 +16,18 @@ struct bar_cell {
 	size_t valued;    /* of those, with a sample in the window */
 	size_t ended;     /* runs that ended in it without completing */
 	bool stopped;     /* one of those was stopped by the guard */
+	bool supplement;  /* the figures come from --supplement runs: hatched */
 	double lo, hi;    /* GB */
+};
+
+#define LEGEND_MAX 24     /* legend items */
+#define LEGEND_ROW_PX 20
+#define EXPLAIN_PX 24     /* the line that says what a bar is */
+
+struct legend_item {
+	char *text;
+	size_t mode;      /* its colour */
+	int kind;         /* 0 bar, 1 hatched bar (supplement) */
 };
 
 struct bars {
@@ -29,7 +40,12 @@ struct bars {
 	double top_px, bottom_px, plot_px;
 	double bar;             /* bar width in x units (a stage is 1) */
 	bool rotate_xtics, rotate_notes;
+	bool one_line;          /* rotated notes joined into one line each */
 	double yrange_max;
+	double ram_gb;          /* the RAM line; 0 for none */
+	struct legend_item legend[LEGEND_MAX];
+	size_t nlegend;
+	double legend_px;       /* rows of the legend */
 };
 
 static void bar_value(struct bar_cell *c, uint64_t lo, uint64_t hi)
@@ -46,6 +62,7 @@ static void cell_from_table(const struct table *t, size_t s, size_t m, struct ba
 	const struct table_cell *tc = table_cell(t, s, m);
 	c->runs = t->modes[m].nruns;
 	c->reached = tc->nentered;
+	c->supplement = tc->from_supplement;
 	if (tc->ncompleted) {
 		bar_value(c, tc->min_bytes, tc->max_bytes);
 		c->valued += tc->ncompleted;
@@ -101,52 +118,174 @@ static void build_cells(const struct table *t, struct bars *B)
 		}
 }
 
-/* Bars, x tick labels and the room they need; notes rotated when too wide. */
-static void geometry(struct bars *B)
+/* The last two components of a path: where a supplement came from, short. */
+static const char *short_path(const char *path)
+{
+	const char *p = path + strlen(path), *cut = path;
+	int slashes = 0;
+	while (p > path)
+		if (*--p == '/' && ++slashes == 2) {
+			cut = p + 1;
+			break;
+		}
+	return cut;
+}
+
+static void legend_add(struct bars *B, char *text, size_t mode, int kind)
+{
+	if (B->nlegend == LEGEND_MAX) {
+		free(text);
+		return;
+	}
+	B->legend[B->nlegend++] = (struct legend_item){ text, mode, kind };
+}
+
+/* One entry per mode, then one per supplement that fills a bar, naming its file. */
+static void build_legend(const struct plot_model *pm, struct bars *B)
+{
+	for (size_t m = 0; m < B->nm; m++)
+		legend_add(B, xstrdup(B->t->modes[m].name), m, 0);
+	for (size_t i = 0; i < pm->nanalyses; i++) {
+		const struct analysis *a = &pm->analyses[i].a;
+		if (!pm->analyses[i].supplement)
+			continue;
+		size_t m, s;
+		for (m = 0; m < B->nm; m++)
+			if (!strcmp(B->t->modes[m].name, a->mode))
+				break;
+		for (s = 0; m < B->nm && s < B->ns; s++)
+			if (B->cells[s * B->nm + m].supplement && analysis_stage(a, B->t->stages[s]))
+				break;
+		if (m == B->nm || s == B->ns)
+			continue; /* it filled no bar */
+		char how[96];
+		legend_add(B, xasprintf("%s, supplement: %s (%s)", a->mode,
+					a->path ? short_path(a->path) : "(trace)",
+					analysis_outcome_str(a, how, sizeof(how))), m, 1);
+	}
+}
+
+/* Lay the legend out in rows; returns their number. x_px[i], row[i] per item. */
+static int legend_rows(const struct bars *B, double *x_px, int *row)
+{
+	const double sample_px = 18, gap_px = 5, sep_px = 20, width = FIG_W - 40;
+	double w_row = 0;
+	int r = 0;
+	size_t first = 0;
+	for (size_t i = 0; i <= B->nlegend; i++) {
+		double w = i < B->nlegend ?
+				   sample_px + gap_px + (double)strlen(B->legend[i].text) * CHAR_PX : 0;
+		if (i == B->nlegend || (i > first && w_row + sep_px + w > width)) {
+			/* centre the row just finished */
+			double x = (FIG_W - w_row) / 2;
+			for (size_t k = first; k < i; k++) {
+				x_px[k] = x;
+				row[k] = r;
+				x += sample_px + gap_px + (double)strlen(B->legend[k].text) * CHAR_PX + sep_px;
+			}
+			if (i == B->nlegend)
+				break;
+			r++;
+			first = i;
+			w_row = 0;
+		}
+		w_row += (i > first ? sep_px : 0) + w;
+	}
+	return r + 1;
+}
+/* Longest line and number of lines of a note. */
+static void note_extent(const char *t, size_t *longest, size_t *lines)
+{
+	size_t cur = 0;
+	*longest = 0;
+	*lines = 1;
+	for (; *t; t++) {
+		if (*t == '\n') {
+			(*lines)++;
+			cur = 0;
+		} else if (++cur > *longest) {
+			*longest = cur;
+		}
+	}
+}
+
+/* The label text of cell i: its lines, or for rotated notes too many lines
+ * to stand side by side over the bar, one line ("not reached" stays a phrase). */
+static char *note_text(const struct bars *B, size_t i, bool one_line)
+{
+	const char *t = B->notes[i];
+	if (!one_line)
+		return xstrdup(t);
+	struct strbuf sb = STRBUF_INIT;
+	for (; *t; t++)
+		if (*t != '\n')
+			strbuf_addch(&sb, *t);
+		else
+			strbuf_addstr(&sb, B->cells[i].reached ? ", " : " ");
+	return strbuf_detach(&sb);
+}
+
+/* The room (px) above a bar its note takes. */
+static double note_room(const struct bars *B, size_t i, bool one_line)
+{
+	char *t = note_text(B, i, one_line);
+	size_t longest, lines;
+	note_extent(t, &longest, &lines);
+	double px = B->rotate_notes ? (double)longest * CHAR_PX + 12 : (double)lines * 14 + 10;
+	free(t);
+	return px > B->plot_px * 0.6 ? B->plot_px * 0.6 : px;
+}
+
+/* Notes rotated when a line is wider than its bar; rotated lines side by side
+ * when they fit the bar. Then the y range: every bar with its note, and the
+ * RAM line, with a small margin. */
+static void fit_notes(struct bars *B, double bar_px)
+{
+	size_t longest_line = 0, most_lines = 1;
+	for (size_t i = 0; i < B->ns * B->nm; i++) {
+		size_t longest, lines;
+		note_extent(B->notes[i], &longest, &lines);
+		if (longest > longest_line)
+			longest_line = longest;
+		if (lines > most_lines)
+			most_lines = lines;
+	}
+	/* CHAR_PX is generous for digits: a line may overhang the bar a little */
+	B->rotate_notes = (double)longest_line * CHAR_PX > bar_px * 1.2;
+	B->one_line = B->rotate_notes && (double)most_lines * 13 > bar_px * 1.3;
+	double need = B->ram_gb * 1.03;
+	for (size_t i = 0; i < B->ns * B->nm; i++) {
+		double hi = B->cells[i].valued ? B->cells[i].hi : 0;
+		double y = hi / (1 - note_room(B, i, B->one_line) / B->plot_px);
+		if (y > need)
+			need = y;
+	}
+	B->yrange_max = gp_axis_max(need > 0 ? need : 1);
+}
+
+/* Bars, x tick labels, legend rows and the room they need. */
+static void geometry(struct bars *B, const struct plot_opts *o, double *lx, int *lrow)
 {
 	B->width = FIG_W;
-	B->height = 500;
-	B->top_px = 66;
-	B->bottom_px = 60;
+	int nrows = legend_rows(B, lx, lrow);
+	B->legend_px = nrows * LEGEND_ROW_PX;
+	B->top_px = (o->title ? FIG_TITLE_PX : 0) + EXPLAIN_PX + B->legend_px + 12;
+	B->bottom_px = 60 + (o->note ? FIG_NOTE_PX : 0);
 	double group = 0.8;
 	B->bar = group / (double)(B->nm ? B->nm : 1);
 	double slot_px = (RIGHT_PX - LEFT_PX) / (double)(B->ns ? B->ns : 1);
 	if (B->bar * slot_px > 110) /* few stages: bars no wider than 110 px */
 		B->bar = 110 / slot_px;
-	double bar_px = slot_px * B->bar;
 	size_t longest_stage = 0;
 	for (size_t s = 0; s < B->ns; s++)
 		if (strlen(B->t->stages[s]) > longest_stage)
 			longest_stage = strlen(B->t->stages[s]);
 	B->rotate_xtics = (double)longest_stage * CHAR_PX + 8 > slot_px;
-	if (B->rotate_xtics)
-		B->bottom_px += (double)longest_stage * CHAR_PX * 0.5;
-	B->plot_px = B->height - B->top_px - B->bottom_px;
-
-	size_t longest_line = 0, longest_note = 0, most_lines = 1;
-	for (size_t i = 0; i < B->ns * B->nm; i++) {
-		const char *t = B->notes[i];
-		size_t lines = 1, cur = 0;
-		for (const char *q = t; *q; q++) {
-			if (*q == '\n') {
-				lines++;
-				cur = 0;
-			} else if (++cur > longest_line) {
-				longest_line = cur;
-			}
-		}
-		if (lines > most_lines)
-			most_lines = lines;
-		if (strlen(t) > longest_note)
-			longest_note = strlen(t);
-	}
-	/* CHAR_PX is generous for digits: a line may overhang the bar a little */
-	B->rotate_notes = (double)longest_line * CHAR_PX > bar_px * 1.2;
-	double note_px = B->rotate_notes ? (double)longest_note * CHAR_PX + 12 :
-					   (double)most_lines * 14 + 10;
-	if (note_px > B->plot_px * 0.6)
-		note_px = B->plot_px * 0.6;
-	B->yrange_max = gp_axis_max((B->ymax > 0 ? B->ymax : 1) / (1 - note_px / B->plot_px));
+	double xtics_px = B->rotate_xtics ? (double)longest_stage * CHAR_PX * 0.5 : 0;
+	B->bottom_px += xtics_px;
+	B->plot_px = 384 - xtics_px;
+	B->height = (int)ceil(B->top_px + B->plot_px + B->bottom_px);
+	fit_notes(B, slot_px * B->bar);
 }
 
 static double bar_x(const struct bars *B, size_t s, size_t m)
@@ -154,29 +293,24 @@ static double bar_x(const struct bars *B, size_t s, size_t m)
 	return (double)s + ((double)m - (double)(B->nm - 1) / 2) * B->bar;
 }
 
-/* One label above each bar: one line each, or one rotated line. */
+/* One label above each bar: its lines, rotated when wider than the bar. */
 static void note_labels(struct strbuf *sb, const struct bars *B)
 {
 	for (size_t s = 0; s < B->ns; s++) {
 		for (size_t m = 0; m < B->nm; m++) {
-			const struct bar_cell *c = &B->cells[s * B->nm + m];
+			size_t i = s * B->nm + m;
+			const struct bar_cell *c = &B->cells[i];
 			double x = bar_x(B, s, m), y = c->valued ? c->hi : 0;
-			struct strbuf note = STRBUF_INIT;
-			size_t lines = 1;
-			for (const char *q = B->notes[s * B->nm + m]; *q; q++) {
-				if (*q != '\n') {
-					strbuf_addch(&note, *q);
-					continue;
-				}
-				lines++;
-				strbuf_addstr(&note, B->rotate_notes ? ", " : "\n");
-			}
+			char *text = note_text(B, i, B->one_line);
+			size_t longest, lines;
+			note_extent(text, &longest, &lines);
 			strbuf_addstr(sb, "set label ");
-			gp_quote(sb, strbuf_str(&note));
-			strbuf_release(&note);
+			gp_quote(sb, text);
+			free(text);
 			const char *color = !c->reached ? "#777777" : c->ended ? COLOR_STOP : COLOR_NOTE;
-			if (B->rotate_notes)
-				strbuf_addf(sb, " at %.4f, %.4f rotate by 90 left offset 0,0.5", x, y);
+			if (B->rotate_notes) /* lines side by side, centred on the bar */
+				strbuf_addf(sb, " at %.4f, %.4f rotate by 90 left offset %.2f,0.5", x, y,
+					    -(double)(lines - 1) * 0.55);
 			else /* gnuplot centres a label's first line on its anchor */
 				strbuf_addf(sb, " at %.4f, %.4f center offset 0,%.2f", x, y,
 					    (double)(lines - 1) * 1.05 + 0.8);
@@ -190,31 +324,67 @@ static bool has_range(const struct bar_cell *c)
 	return c->valued > 1 && c->hi - c->lo >= 0.05;
 }
 
+/* $barsM (main runs) and $supM (supplements, hatched): x, top, width, whisker low and high. */
 static void bar_blocks(struct strbuf *sb, const struct bars *B)
 {
-	for (size_t m = 0; m < B->nm; m++) {
-		strbuf_addf(sb, "$bars%zu << EOD\n", m);
-		for (size_t s = 0; s < B->ns; s++) {
-			const struct bar_cell *c = &B->cells[s * B->nm + m];
-			if (!c->valued)
-				continue;
-			double x = bar_x(B, s, m);
-			/* whiskers only where there is a range: NaN skips them */
-			if (has_range(c))
-				strbuf_addf(sb, "%.4f %.4f %.4f %.4f %.4f\n", x, c->hi, B->bar * 0.9,
-					    c->lo, c->hi);
-			else
-				strbuf_addf(sb, "%.4f %.4f %.4f NaN NaN\n", x, c->hi, B->bar * 0.9);
+	for (size_t m = 0; m < B->nm; m++)
+		for (int sup = 0; sup < 2; sup++) {
+			strbuf_addf(sb, "$%s%zu << EOD\n", sup ? "sup" : "bars", m);
+			for (size_t s = 0; s < B->ns; s++) {
+				const struct bar_cell *c = &B->cells[s * B->nm + m];
+				if (!c->valued || c->supplement != (sup == 1))
+					continue;
+				double x = bar_x(B, s, m);
+				/* whiskers only where there is a range: NaN skips them */
+				if (has_range(c))
+					strbuf_addf(sb, "%.4f %.4f %.4f %.4f %.4f\n", x, c->hi,
+						    B->bar * 0.9, c->lo, c->hi);
+				else
+					strbuf_addf(sb, "%.4f %.4f %.4f NaN NaN\n", x, c->hi, B->bar * 0.9);
+			}
+			strbuf_addstr(sb, "EOD\n");
 		}
-		strbuf_addstr(sb, "EOD\n");
-	}
 }
 
-static void axes(struct strbuf *sb, const struct bars *B)
+/* The legend, drawn here (not gnuplot's key) so that it wraps into rows. */
+static void legend(struct strbuf *sb, const struct bars *B, const double *x_px, const int *row,
+		   double top_px)
 {
+	const double sample_px = 18, gap_px = 5;
+	for (size_t i = 0; i < B->nlegend; i++) {
+		const struct legend_item *it = &B->legend[i];
+		double yc = top_px + LEGEND_ROW_PX * (row[i] + 0.5);
+		double y0 = 1 - (yc + 5) / B->height, y1 = 1 - (yc - 5) / B->height;
+		const char *color = gp_mode_color(it->mode);
+		strbuf_addf(sb, "set object rect from screen %.4f, screen %.4f to screen %.4f, screen %.4f "
+				"fc rgb '%s' ", x_px[i] / FIG_W, y0, (x_px[i] + sample_px) / FIG_W, y1,
+			    color);
+		if (it->kind == 1)
+			strbuf_addf(sb, "fs transparent pattern 4 border lc rgb '%s' front\n", color);
+		else
+			strbuf_addstr(sb, "fs solid 0.85 noborder front\n");
+		strbuf_addstr(sb, "set label ");
+		gp_quote(sb, it->text);
+		strbuf_addf(sb, " at screen %.4f, screen %.4f left front\n",
+			    (x_px[i] + sample_px + gap_px) / FIG_W, 1 - yc / B->height);
+	}
+	strbuf_addstr(sb, "unset key\n");
+}
+
+/* The machine's RAM as a dashed line, its label on the line at the left. */
+static void ram_line(struct strbuf *sb, const struct bars *B)
+{
+	if (!(B->ram_gb > 0))
+		return;
+	gp_ram_line(sb, B->ram_gb);
+}
+
+static void axes(struct strbuf *sb, const struct bars *B, const struct plot_opts *o)
+{
+	double explain_px = (o->title ? FIG_TITLE_PX : 0) + EXPLAIN_PX / 2.0;
 	strbuf_addf(sb, "set label 'Peak footprint per stage (GB = 2^30 bytes): bar = the highest "
 			"run, whiskers = range across runs' at screen 0.5, screen %.4f center\n",
-		    1 - 16.0 / B->height);
+		    1 - explain_px / B->height);
 	strbuf_addf(sb, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n"
 			"set lmargin at screen %.4f\nset rmargin at screen %.4f\n",
 		    1 - B->top_px / B->height, B->bottom_px / B->height, LEFT_PX / B->width,
@@ -226,7 +396,7 @@ static void axes(struct strbuf *sb, const struct bars *B)
 			  "set border 3 lc rgb '#888888'\n"
 			  "set grid ytics lc rgb '#dddddd' lt 1\n"
 			  "set style fill solid 0.85 noborder\n"
-			  "set key horizontal maxrows 1 at screen 0.5, screen 0.94 center top samplen 1.5\n"
+			  "set style textbox opaque noborder margins 2,1\n"
 			  "set xtics nomirror scale 0 (");
 	for (size_t s = 0; s < B->ns; s++) {
 		strbuf_addstr(sb, s ? ", " : "");
@@ -237,31 +407,53 @@ static void axes(struct strbuf *sb, const struct bars *B)
 	if (B->rotate_xtics)
 		strbuf_addstr(sb, " rotate by 30 right");
 	strbuf_addstr(sb, "\n");
+	ram_line(sb, B);
+	gp_fig_title(sb, o->title, B->height);
+	gp_fig_note(sb, o->note, B->height);
 }
 
 static void plot_command(struct strbuf *sb, const struct bars *B)
 {
 	strbuf_addstr(sb, "plot ");
-	for (size_t m = 0; m < B->nm; m++) {
-		size_t valued = 0, ranged = 0;
-		for (size_t s = 0; s < B->ns; s++) {
-			valued += B->cells[s * B->nm + m].valued > 0;
-			ranged += has_range(&B->cells[s * B->nm + m]);
+	bool first = true;
+	for (size_t m = 0; m < B->nm; m++)
+		for (int sup = 0; sup < 2; sup++) {
+			size_t valued = 0, ranged = 0;
+			for (size_t s = 0; s < B->ns; s++) {
+				const struct bar_cell *c = &B->cells[s * B->nm + m];
+				if (c->supplement != (sup == 1))
+					continue;
+				valued += c->valued > 0;
+				ranged += has_range(c);
+			}
+			if (!valued)
+				continue;
+			const char *name = sup ? "sup" : "bars", *color = gp_mode_color(m);
+			strbuf_addf(sb, "%s$%s%zu using 1:2:3 with boxes lc rgb '%s'", first ? "" : ", \\\n     ",
+				    name, m, color);
+			if (sup)
+				strbuf_addf(sb, " fs transparent pattern 4 border lc rgb '%s'", color);
+			strbuf_addstr(sb, " notitle");
+			if (ranged)
+				strbuf_addf(sb, ", \\\n     $%s%zu using 1:4:(0):($5-$4) with vectors "
+						"heads size screen 0.006,90 lc rgb '#222222' lw 1.2 notitle",
+					    name, m);
+			first = false;
 		}
-		strbuf_addstr(sb, m ? ", \\\n     " : "");
-		if (valued)
-			strbuf_addf(sb, "$bars%zu using 1:2:3 with boxes", m);
-		else
-			strbuf_addstr(sb, "keyentry with boxes");
-		strbuf_addf(sb, " lc rgb '%s' title ", gp_mode_color(m));
-		gp_quote(sb, B->t->modes[m].name);
-		if (ranged)
-			strbuf_addf(sb, ", \\\n     $bars%zu using 1:4:(0):($5-$4) with vectors "
-					"heads size screen 0.006,90 lc rgb '#222222' lw 1.2 notitle", m);
-	}
-	if (!B->nm)
+	if (first)
 		strbuf_addstr(sb, "NaN notitle");
 	strbuf_addstr(sb, "\nset output\n");
+}
+
+/* The RAM line: the largest RAM among the runs, when the bars would not be
+ * flattened by it (as in the memory chart). */
+static double ram_of(const struct plot_model *m, double ymax)
+{
+	double ram = 0;
+	for (size_t i = 0; i < m->nruns; i++)
+		if (plot_gb(m->runs[i].ram_bytes) > ram)
+			ram = plot_gb(m->runs[i].ram_bytes);
+	return ram > 0 && ram <= 4 * ymax ? ram : 0;
 }
 
 void plot_stages_script(struct strbuf *sb, const struct plot_model *m, const struct plot_opts *o,
@@ -269,18 +461,25 @@ void plot_stages_script(struct strbuf *sb, const struct plot_model *m, const str
 {
 	struct bars B = { 0 };
 	struct strbuf labels = STRBUF_INIT;
+	double lx[LEGEND_MAX];
+	int lrow[LEGEND_MAX];
 	build_cells(&m->table, &B);
-	geometry(&B);
+	build_legend(m, &B);
+	B.ram_gb = ram_of(m, B.ymax);
+	geometry(&B, o, lx, lrow);
 	note_labels(&labels, &B);
 
 	gp_header(sb, o->format, B.width, B.height, out_path);
 	bar_blocks(sb, &B);
-	axes(sb, &B);
+	axes(sb, &B, o);
+	legend(sb, &B, lx, lrow, (o->title ? FIG_TITLE_PX : 0) + EXPLAIN_PX);
 	strbuf_addstr(sb, strbuf_str(&labels));
 	plot_command(sb, &B);
 
 	for (size_t i = 0; i < B.ns * B.nm; i++)
 		free(B.notes[i]);
+	for (size_t i = 0; i < B.nlegend; i++)
+		free(B.legend[i].text);
 	free(B.notes);
 	free(B.cells);
 	strbuf_release(&labels);

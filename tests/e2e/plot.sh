@@ -41,11 +41,34 @@ for f in memory stages; do
 done
 # runs.json says the guard stopped eager in decode (its trace ends with `end` all the same).
 check "memory.svg marks the stopped run" grep -q 'stopped by the guard' "$tmp/a/memory.svg"
+check "memory.svg says where eager was stopped" \
+	grep -q '>eager, run 1: stopped by the guard in decode; peak 43.6 GB<' "$tmp/a/memory.svg"
 for s in setup encode denoise decode; do
 	check "memory.svg labels stage $s" grep -q ">$s<" "$tmp/a/memory.svg"
 done
 check "stages.svg shows eager stopped in decode" grep -q '>stopped<' "$tmp/a/stages.svg"
 check "stages.svg has both modes" grep -q '>staged<' "$tmp/a/stages.svg"
+
+# The published Qwen-Image charts: the first eager attempt, the full one as a
+# supplement (hatched, named in the legend), the machine's 48 GB, a title and a note.
+(cd "$QWEN" && "$SB" plot --format svg -o "$tmp/pub" --ram 48G --supplement eager-1.trace.jsonl \
+	--title 'Qwen-Image-2.1 at 1024 px' --note 'stageload, 2026-10-06' \
+	first-attempt/eager-1.trace.jsonl staged-1.trace.jsonl staged-2.trace.jsonl) \
+	>"$tmp/pub.out" 2>"$tmp/pub.err"
+rc=$?
+check "published charts exit 0 (exit $rc: $(cat "$tmp/pub.err"))" [ $rc -eq 0 ]
+check "the supplement is named in the legend" \
+	grep -q '>eager, supplement: eager-1.trace.jsonl (stopped by the guard)<' "$tmp/pub/stages.svg"
+check "the supplement's bars are hatched" grep -q '<pattern' "$tmp/pub/stages.svg"
+for f in memory stages; do
+	check "$f.svg has the RAM label" grep -q '>RAM 48.0 GB<' "$tmp/pub/$f.svg"
+	check "$f.svg has the title" grep -q '>Qwen-Image-2.1 at 1024 px<' "$tmp/pub/$f.svg"
+	check "$f.svg has the note" grep -q '>stageload, 2026-10-06<' "$tmp/pub/$f.svg"
+done
+check "the first attempt's panel says how it ended" \
+	grep -q '>eager, run 1: stopped by the guard in setup; peak 27.4 GB<' "$tmp/pub/memory.svg"
+check "the staged panels say they completed" \
+	grep -q '>staged, run 2: completed; peak 19.0 GB<' "$tmp/pub/memory.svg"
 
 # A stagebench-less Pixal3D run (the reload trace), png by default, in the current directory.
 mkdir -p "$tmp/moss"

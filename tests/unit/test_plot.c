@@ -1,5 +1,6 @@
 /* test_plot.c -- the gnuplot scripts: determinism, GB figures, stop markers, "not reached", gnuplot itself */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,13 +147,16 @@ Test(plot, one_run_is_sized_for_a_readme_and_more_runs_are_taller)
 	read_mem("b", completed_trace, &trs[1]);
 	struct plot_model *m1 = model_of(trs, 1), *m = model_of(trs, 2);
 	char *one = memory_script(m1, PLOT_SVG), *two = memory_script(m, PLOT_SVG);
-	cr_assert(strstr(one, "set terminal svg size 900,500 "), "%s", one);
-	int w, h;
-	const char *p = strstr(two, "svg size ");
+	int w, h, w1, h1;
+	const char *p = strstr(one, "svg size ");
+	cr_assert_eq(sscanf(p, "svg size %d,%d", &w1, &h1), 2);
+	cr_assert_eq(w1, 900);
+	cr_assert(h1 >= 420 && h1 <= 520, "one panel is %d px high", h1);
+	p = strstr(two, "svg size ");
 	cr_assert_not_null(p);
 	cr_assert_eq(sscanf(p, "svg size %d,%d", &w, &h), 2);
 	cr_assert_eq(w, 900);
-	cr_assert_gt(h, 500);
+	cr_assert_gt(h, h1 + 100);
 	free(one);
 	free(two);
 	model_free(m1);
@@ -192,10 +196,12 @@ Test(plot, a_stopped_run_is_marked_at_its_last_sample)
 	cr_assert_eq(m->runs[0].outcome, PLOT_STOPPED);
 	cr_assert_str_eq(m->runs[0].ended_in, "encode");
 	char *s = memory_script(m, PLOT_SVG);
-	cr_assert(strstr(s, "set label \"stopped by the guard\" at 1.500, graph 1"), "%s", s);
+	cr_assert(strstr(s, "set label \"stopped by the guard\" at 1.500, 10.0000 right"), "%s", s);
 	cr_assert(strstr(s, "set arrow from 1.500, graph 0 to 1.500, graph 1 nohead"), "%s", s);
 	cr_assert(strstr(s, "set object circle at 1.500, 10.0000 "), "%s", s);
-	cr_assert(strstr(s, "stopped by the guard in encode"), "the panel title says where: %s", s);
+	/* stopped 0.5 s into encode, its first sample there: where encode begins */
+	cr_assert(strstr(s, "set label \"eager, run 1: stopped by the guard where encode begins; "
+			    "peak 10.0 GB\""), "the panel title says how and where it ended: %s", s);
 	free(s);
 	model_free(m);
 	trace_release(&tr);
@@ -297,8 +303,8 @@ Test(plot, stage_bars_show_peaks_stopped_and_not_reached)
 	cr_assert(strstr(s, "set label \"2.0\" "), "%s", s);
 	/* stage order and one bar series per mode, titled by mode */
 	cr_assert(strstr(s, "set xtics nomirror scale 0 (\"setup\" 0, \"encode\" 1, \"decode\" 2)"), "%s", s);
-	cr_assert(strstr(s, "title \"eager\""), "%s", s);
-	cr_assert(strstr(s, "title \"staged\""), "%s", s);
+	cr_assert(strstr(s, "set label \"eager\" at screen"), "in the legend: %s", s);
+	cr_assert(strstr(s, "set label \"staged\" at screen"), "in the legend: %s", s);
 	cr_assert(strstr(s, "bar = the highest run"), "the title says what a bar is: %s", s);
 	free(s);
 	model_free(m);
@@ -585,6 +591,288 @@ Test(plot, huge_times_are_written_as_short_numbers)
 	}
 	cr_assert(strstr(s, "1.000e+300"), "%s", s);
 	free(s);
+	model_free(m);
+	trace_release(&tr);
+}
+
+/* ---- issue: the published charts (supplement, RAM, endings, labels, title) ---- */
+
+/* eager's full attempt of the day before: setup, encode, decode, stopped in decode */
+static const char full_eager_trace[] =
+	"{\"type\":\"start\",\"interval\":0.5,\"mode\":\"eager\"}\n"
+	"{\"type\":\"sample\",\"t\":0.0,\"footprint\":" GiB "}\n"
+	"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"encode\",\"t\":1.0}\n"
+	"{\"type\":\"sample\",\"t\":1.5,\"footprint\":8589934592}\n"
+	"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"decode\",\"t\":2.0}\n"
+	"{\"type\":\"sample\",\"t\":2.5,\"footprint\":12884901888}\n"
+	"{\"type\":\"sample\",\"t\":5.0,\"footprint\":12884901888}\n";
+
+Test(plot, a_supplement_fills_stages_as_hatched_bars_named_in_the_legend)
+{
+	struct trace trs[2] = { TRACE_INIT, TRACE_INIT }, sup = TRACE_INIT;
+	read_mem("eager", stopped_trace, &trs[0]);
+	read_mem("staged", completed_trace, &trs[1]);
+	read_mem("runs/day-before/eager-1.trace.jsonl", full_eager_trace, &sup);
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.supplements = &sup;
+	o.nsupplements = 1;
+	struct plot_model *m = model_with(&o, trs, NULL, 2);
+	cr_assert_eq(m->nruns, 2, "a supplement gets no panel");
+	char *s = script_with(m, &o, "stages");
+	/* eager's decode (12 GB) comes from the supplement, drawn hatched */
+	cr_assert(strstr(s, "$sup0 << EOD\n1.8000 12.0000 "), "%s", s);
+	cr_assert(strstr(s, "$sup0 using 1:2:3 with boxes lc rgb '#1f77b4' fs transparent pattern 4"),
+		  "%s", s);
+	cr_assert_null(strstr(s, "$sup1 using"), "staged has no supplement bar: %s", s);
+	/* its own legend entry: a hatched sample and where the run came from */
+	cr_assert(strstr(s, "fs transparent pattern 4 border lc rgb '#1f77b4' front\nset label "
+			    "\"eager, supplement: day-before/eager-1.trace.jsonl (stopped by the guard)\" "
+			    "at screen"), "%s", s);
+	/* main runs keep their cells: encode is the main run's 10 GB, solid */
+	cr_assert(strstr(s, "$bars0 << EOD\n-0.2000 1.0000 0.3600 NaN NaN\n0.8000 10.0000 "), "%s", s);
+	free(s);
+	s = script_with(m, &o, "memory");
+	cr_assert_null(strstr(s, "day-before"), "the memory chart draws main runs only: %s", s);
+	free(s);
+	model_free(m);
+	trace_release(&trs[0]);
+	trace_release(&trs[1]);
+	trace_release(&sup);
+}
+
+Test(plot, the_ram_line_is_dashed_and_labelled_in_both_charts)
+{
+	struct trace tr = TRACE_INIT;
+	read_mem("done", completed_trace, &tr);
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.ram_bytes = 8ull << 30;
+	struct plot_model *m = model_with(&o, &tr, NULL, 1);
+	for (size_t i = 0; i < plot_ncharts; i++) {
+		char *s = script_with(m, &o, plot_charts[i].name);
+		cr_assert(strstr(s, "first 8.0000 to graph 1, first 8.0000 nohead lc rgb '#555555' dt 2"),
+			  "%s: %s", plot_charts[i].name, s);
+		cr_assert(strstr(s, "set label 'RAM 8.0 GB' at graph 0.005, first 8.0000"), "%s", s);
+		free(s);
+	}
+	model_free(m);
+	trace_release(&tr);
+}
+
+/* A run of one stage whose footprint peaks at `gb`. */
+static void peak_trace(double gb, struct strbuf *t)
+{
+	strbuf_addstr(t, "{\"type\":\"start\",\"mode\":\"eager\"}\n");
+	strbuf_addf(t, "{\"type\":\"sample\",\"t\":0.0,\"footprint\":%llu}\n", 1ull << 30);
+	strbuf_addf(t, "{\"type\":\"sample\",\"t\":1.0,\"footprint\":%llu}\n",
+		    (unsigned long long)(gb * (1 << 30)));
+	strbuf_addstr(t, "{\"type\":\"end\"}\n");
+}
+
+static double yrange_top(const char *s)
+{
+	double lo, hi;
+	const char *y = strstr(s, "set yrange [");
+	cr_assert_not_null(y, "%s", s);
+	cr_assert_eq(sscanf(y, "set yrange [%lf:%lf]", &lo, &hi), 2, "%s", y);
+	return hi;
+}
+
+Test(plot, the_y_range_fits_the_data_and_the_ram_line_with_a_small_margin)
+{
+	struct strbuf t = STRBUF_INIT;
+	peak_trace(70, &t);
+	struct trace tr = TRACE_INIT;
+	read_mem("seventy", t.buf, &tr);
+	struct plot_opts o = PLOT_OPTS_INIT;
+	struct plot_model *m = model_with(&o, &tr, NULL, 1);
+	for (size_t i = 0; i < plot_ncharts; i++) {
+		char *s = script_with(m, &o, plot_charts[i].name);
+		double top = yrange_top(s);
+		cr_assert(top >= 72 && top <= 80, "%s: a 70 GB peak under %g GB", plot_charts[i].name, top);
+		free(s);
+	}
+	model_free(m);
+	trace_release(&tr);
+	strbuf_reset(&t);
+	/* the published Qwen-Image eager run: 43.6 GB on a 48 GB machine */
+	peak_trace(43.6, &t);
+	read_mem("qwen", t.buf, &tr);
+	o.ram_bytes = 48ull << 30;
+	m = model_with(&o, &tr, NULL, 1);
+	for (size_t i = 0; i < plot_ncharts; i++) {
+		char *s = script_with(m, &o, plot_charts[i].name);
+		cr_assert_float_eq(yrange_top(s), 50.0, 1e-9, "%s: %s", plot_charts[i].name, s);
+		free(s);
+	}
+	model_free(m);
+	trace_release(&tr);
+	strbuf_release(&t);
+}
+
+/* A run through `nstages` stages of `secs` seconds each, interval 0.5 s;
+ * `stop_after` > 0: no end record (the guard stopped it) that many seconds
+ * into the last stage. */
+static void staged_run(struct strbuf *t, const char *mode, const char *const *stages,
+		       const double *secs, size_t nstages, double stop_after)
+{
+	strbuf_addf(t, "{\"type\":\"start\",\"interval\":0.5,\"mode\":\"%s\"}\n", mode);
+	double at = 0;
+	for (size_t i = 0; i < nstages; i++) {
+		strbuf_addf(t, "{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"%s\",\"t\":%.3f}\n",
+			    stages[i], at);
+		double len = stop_after > 0 && i + 1 == nstages ? stop_after : secs[i];
+		for (double s = 0; s < len; s += 0.05)
+			strbuf_addf(t, "{\"type\":\"sample\",\"t\":%.3f,\"footprint\":%llu}\n", at + s,
+				    (unsigned long long)(i + 1) << 28);
+		at += len;
+	}
+	if (stop_after <= 0)
+		strbuf_addstr(t, "{\"type\":\"end\"}\n");
+}
+
+Test(plot, each_panel_title_says_how_its_run_ended)
+{
+	static const char *const st[] = { "setup", "shape", "texture" };
+	static const double secs[] = { 4, 6, 5 };
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT, c = STRBUF_INIT;
+	staged_run(&a, "staged", st, secs, 3, 0);
+	staged_run(&b, "eager", st, secs, 3, 3.0);  /* stopped 3 s into texture */
+	staged_run(&c, "eager", st, secs, 3, 0.3);  /* stopped as texture began */
+	struct trace trs[3] = { TRACE_INIT, TRACE_INIT, TRACE_INIT };
+	read_mem("staged-1.trace.jsonl", a.buf, &trs[0]);
+	read_mem("eager-1.trace.jsonl", b.buf, &trs[1]);
+	read_mem("eager-2.trace.jsonl", c.buf, &trs[2]);
+	struct plot_model *m = model_of(trs, 3);
+	char *s = memory_script(m, PLOT_SVG);
+	cr_assert(strstr(s, "\"staged, run 1: completed; peak 768 MB\""), "%s", s);
+	cr_assert(strstr(s, "\"eager, run 1: stopped by the guard in texture; peak 768 MB\""), "%s", s);
+	cr_assert(strstr(s, "\"eager, run 2: stopped by the guard where texture begins; peak 768 MB\""),
+		  "%s", s);
+	free(s);
+	model_free(m);
+	for (int i = 0; i < 3; i++)
+		trace_release(&trs[i]);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	strbuf_release(&c);
+}
+
+/* The demo's stages, as long as they took in its published run (s). */
+static const char *const demo_stages[] = { "setup", "preprocess", "camera", "structure",
+					   "shape_512", "shape_1024", "texture", "decode", "export" };
+static const double demo_secs[] = { 4.1, 0.9, 0.05, 0.35, 0.6, 0.55, 0.5, 0.2, 0.35 };
+
+Test(plot, not_reached_is_two_lines_even_when_the_notes_are_rotated)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	staged_run(&a, "staged", demo_stages, demo_secs, 9, 0);
+	staged_run(&b, "eager", demo_stages, demo_secs, 4, 0.2); /* stopped in structure */
+	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
+	read_mem("eager", b.buf, &trs[0]);
+	read_mem("staged", a.buf, &trs[1]);
+	struct plot_model *m = model_of(trs, 2);
+	char *s = stages_script(m, PLOT_SVG);
+	cr_assert(strstr(s, "rotate by 90"), "nine stages, two modes: notes are rotated: %s", s);
+	cr_assert(strstr(s, "set label \"not\\nreached\""), "%s", s);
+	cr_assert_null(strstr(s, "not, reached"), "%s", s);
+	free(s);
+	model_free(m);
+	trace_release(&trs[0]);
+	trace_release(&trs[1]);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
+/* Stage names in the memory chart: "set label "NAME" at first X, screen Y center". */
+struct placed {
+	char name[64];
+	double lo, hi, y;
+};
+
+static size_t stage_labels(const char *s, double xmax, struct placed *out, size_t max)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, "set label \"")) != NULL; p++) {
+		char name[64];
+		double at, y;
+		if (sscanf(p, "set label \"%63[^\"]\" at first %lf, screen %lf center", name, &at, &y) != 3)
+			continue;
+		cr_assert_lt(n, max);
+		double c = 70 + at / xmax * 810, w = (double)strlen(name) * 6.6 + 6;
+		snprintf(out[n].name, sizeof(out[n].name), "%s", name);
+		out[n].lo = c - w / 2;
+		out[n].hi = c + w / 2;
+		out[n].y = y;
+		n++;
+	}
+	return n;
+}
+
+Test(plot, stage_names_never_overlap_and_the_last_stage_is_always_named)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	staged_run(&a, "eager", demo_stages, demo_secs, 9, 0);
+	staged_run(&b, "staged", demo_stages, demo_secs, 9, 0.05); /* stopped as export began */
+	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
+	read_mem("eager", a.buf, &trs[0]);
+	read_mem("staged", b.buf, &trs[1]);
+	struct plot_model *m = model_of(trs, 2);
+	char *s = memory_script(m, PLOT_SVG);
+	double xmax = 0;
+	cr_assert_eq(sscanf(strstr(s, "set xrange [0:"), "set xrange [0:%lf]", &xmax), 1);
+	/* per panel: the labels between one "# panel" line and the next */
+	for (const char *p = strstr(s, "# panel 1"); p; p = strstr(p + 1, "# panel ")) {
+		const char *next = strstr(p + 1, "# panel ");
+		char *part = next ? xstrndup(p, (size_t)(next - p)) : xstrdup(p);
+		struct placed l[16];
+		size_t n = stage_labels(part, xmax, l, 16);
+		cr_assert_geq(n, 5, "most stages are named: %s", part);
+		bool last = false;
+		for (size_t i = 0; i < n; i++) {
+			last |= !strcmp(l[i].name, "export");
+			for (size_t j = 0; j < i; j++)
+				cr_assert(fabs(l[i].y - l[j].y) > 1e-6 || l[i].hi <= l[j].lo ||
+					  l[j].hi <= l[i].lo, "'%s' [%.0f, %.0f] overlaps '%s' [%.0f, %.0f]",
+					  l[i].name, l[i].lo, l[i].hi, l[j].name, l[j].lo, l[j].hi);
+		}
+		cr_assert(last, "export, where the run ended, is named: %s", part);
+		free(part);
+	}
+	free(s);
+	model_free(m);
+	trace_release(&trs[0]);
+	trace_release(&trs[1]);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
+Test(plot, title_and_note_go_on_every_chart)
+{
+	struct trace tr = TRACE_INIT;
+	read_mem("done", completed_trace, &tr);
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.format = PLOT_SVG;
+	struct plot_model *m = model_with(&o, &tr, NULL, 1);
+	int h0[2];
+	for (size_t i = 0; i < plot_ncharts && i < 2; i++) {
+		char *s = script_with(m, &o, plot_charts[i].name);
+		cr_assert_eq(sscanf(strstr(s, "svg size "), "svg size 900,%d", &h0[i]), 1);
+		free(s);
+	}
+	o.title = "Qwen-Image-2.1: \"eager\" against staged";
+	o.note = "stageload traces, 2026-10-06";
+	for (size_t i = 0; i < plot_ncharts && i < 2; i++) {
+		char *s = script_with(m, &o, plot_charts[i].name);
+		cr_assert(strstr(s, "set label \"Qwen-Image-2.1: \\\"eager\\\" against staged\" at screen 0.5, "),
+			  "%s", s);
+		cr_assert(strstr(s, "font 'DejaVu Sans,13'"), "%s", s);
+		cr_assert(strstr(s, "set label \"stageload traces, 2026-10-06\" at screen"), "%s", s);
+		int h;
+		cr_assert_eq(sscanf(strstr(s, "svg size "), "svg size 900,%d", &h), 1);
+		cr_assert_eq(h, h0[i] + 50, "%s: room for both, %d px before, %d after",
+			     plot_charts[i].name, h0[i], h);
+		free(s);
+	}
 	model_free(m);
 	trace_release(&tr);
 }
