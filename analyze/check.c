@@ -176,7 +176,7 @@ static double threshold(const struct check_options *o, enum check_metric m, doub
 }
 
 /* Collect one side's values of a metric for mode x stage. */
-static size_t collect(const struct check_side *sd, const char *mode, const char *stage,
+size_t check_collect(const struct check_side *sd, const char *mode, const char *stage,
 		      enum check_metric m, double **out)
 {
 	size_t n = 0;
@@ -219,11 +219,12 @@ static void not_judged(struct check *c, const char *mode, const char *stage,
 	f->detail = xstrdup(why);
 }
 
-static void judge_metric(struct check *c, const char *mode, const char *stage, enum check_metric m)
+static void judge_metric(struct check *c, const char *mode, const char *stage, enum check_metric m,
+			 const struct check_noise *nz)
 {
 	double *b, *cv;
-	size_t nb = collect(&c->side[CHECK_BASELINE], mode, stage, m, &b);
-	size_t nc = collect(&c->side[CHECK_CANDIDATE], mode, stage, m, &cv);
+	size_t nb = check_collect(&c->side[CHECK_BASELINE], mode, stage, m, &b);
+	size_t nc = check_collect(&c->side[CHECK_CANDIDATE], mode, stage, m, &cv);
 	if (!nb)
 		goto out; /* nothing to hold the candidate against */
 	if (nb < 2 || !nc) {
@@ -248,21 +249,31 @@ static void judge_metric(struct check *c, const char *mode, const char *stage, e
 	double blo, bhi, clo, chi;
 	range(b, nb, &blo, &bhi);
 	range(cv, nc, &clo, &chi);
-	double spread = bhi - blo;
-	double allowed = threshold(&c->opt, m, bhi);
-	double floor = check_metric_is_time(m) ? CHECK_TIME_FLOOR_S : (double)CHECK_MEM_FLOOR_BYTES;
-	if (spread > allowed)
-		allowed = spread;
-	if (floor > allowed)
-		allowed = floor;
+	double spread = bhi - blo, cspread = chi - clo;
+	/* the fixed part: threshold and floor; the noise part: either side's own
+	 * spread, or the pooled relative noise of the mode's stages */
+	double fixed = threshold(&c->opt, m, bhi);
+	if (check_floor(m) > fixed)
+		fixed = check_floor(m);
+	double noise = spread > cspread ? spread : cspread;
+	if (CHECK_NOISE_K * nz->rel_sd * bhi > noise)
+		noise = CHECK_NOISE_K * nz->rel_sd * bhi;
+	double allowed = fixed > noise ? fixed : noise;
+	/* a machine-wide time shift (every stage slower now) is not a stage's regression */
+	double up = nz->shift > 1 ? nz->shift : 1, down = nz->shift < 1 ? nz->shift : 1;
 	enum check_kind kind;
 	double change;
-	if (clo > bhi + allowed) {
+	if (clo > bhi * up + allowed) {
 		kind = CK_REGRESSION;
 		change = clo - bhi;
-	} else if (chi < blo - allowed) {
+	} else if (chi < blo * down - allowed) {
 		kind = CK_IMPROVEMENT;
 		change = chi - blo;
+	} else if (clo > bhi * up + fixed || chi < blo * down - fixed) {
+		char *why = xasprintf("too noisy (spread %.0f%%)", bhi > 0 ? 100.0 * noise / bhi : 0.0);
+		not_judged(c, mode, stage, m, why);
+		free(why);
+		goto out;
 	} else {
 		goto out;
 	}
@@ -279,6 +290,7 @@ static void judge_metric(struct check *c, const char *mode, const char *stage, e
 	f->spread = spread;
 	f->allowed = allowed;
 	f->change = change;
+	f->shift = up > 1 ? up : down;
 out:
 	free(b);
 	free(cv);
@@ -504,6 +516,10 @@ int check_run(struct check *c)
 		char **stages = NULL;
 		size_t ns = 0, nbase_stages = 0, first = c->nfindings;
 		stages_of(c, mode, &stages, &ns, &nbase_stages);
+		struct check_noise noise[CM_NNUMERIC];
+		for (int m = 0; m < CM_NNUMERIC; m++)
+			check_noise_estimate(c, mode, stages, nbase_stages, (enum check_metric)m,
+					     &noise[m]);
 		for (size_t si = 0; si < ns; si++) {
 			if (si >= nbase_stages) {
 				struct check_finding *f =
@@ -513,7 +529,7 @@ int check_run(struct check *c)
 			}
 			judge_outcome(c, mode, stages[si]);
 			for (int m = 0; m < CM_NNUMERIC; m++)
-				judge_metric(c, mode, stages[si], (enum check_metric)m);
+				judge_metric(c, mode, stages[si], (enum check_metric)m, &noise[m]);
 		}
 		free(stages);
 		merge_not_judged(c, first);

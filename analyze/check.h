@@ -29,19 +29,39 @@
  * ------------------------
  * For each mode x stage x metric, b_1..b_n are the baseline runs' values and
  * c_1..c_m the candidate's. With n >= 2 and m >= 1:
- *   spread  = max(b) - min(b)                  the baseline's own noise
- *   allowed = max(threshold, spread, floor)
+ *   fixed   = max(threshold, floor)
+ *   noise   = max(max(b) - min(b),             the baseline's own spread
+ *                 max(c) - min(c),             the candidate's own spread
+ *                 K * pooled * max(b))         the mode's pooled noise
+ *   allowed = max(fixed, noise)
  *   threshold: memory metrics --max-growth: a percentage of max(b) (default
  *              5%) or a size ("512M"); times --max-time-growth: a percentage
  *              of max(b) (default 10%) or a duration ("2s").
  *   floor:     64 MiB for memory, 0.5 s for times. A change smaller than the
  *              floor is never judged: the meter, the allocator and the
  *              scheduler move a process by that much between identical runs.
- *   regression  when min(c) > max(b) + allowed: every candidate run is worse
- *               than every baseline run by more than the allowed growth;
+ *   pooled:    the pooled relative standard deviation of the metric over every
+ *              stage and both sides of the mode: for each stage and side with
+ *              at least 2 values whose mean is at least CHECK_NOISE_MIN_FLOORS
+ *              floors, the values' squared relative deviations from their mean,
+ *              summed and divided by the summed degrees of freedom (n - 1). Two
+ *              values of one stage say little about its noise; every stage of
+ *              every run together says more, on the assumption that noise is
+ *              roughly proportional to the value. K = CHECK_NOISE_K (3).
+ *   shift:     times only: the median over stages (baseline median at least
+ *              one floor, at least CHECK_SHIFT_MIN_STAGES of them) of
+ *              median(c) / median(b). A machine busier (or idler) for the whole
+ *              candidate moves every stage; a regression moves one. A shift
+ *              above 1 raises the baseline's max(b) for regressions, one below
+ *              1 lowers its min(b) for improvements; 1 otherwise.
+ *   regression  when min(c) > max(b) * shift + allowed: every candidate run is
+ *               worse than every baseline run by more than the allowed growth;
  *               change = min(c) - max(b) (at least this much worse).
- *   improvement when max(c) < min(b) - allowed (the symmetric rule);
+ *   improvement when max(c) < min(b) * shift - allowed (the symmetric rule);
  *               change = max(c) - min(b) (negative).
+ *   not judged "too noisy (spread X%)" when the change passes the fixed part
+ *               but not the noise (X = noise / max(b)): the data cannot tell
+ *               that change from the runs' own noise.
  * With n = 1 the spread is unknown and the metric is not judged: the report
  * lists it under "not judged" ("1 baseline run with a value, 2 needed for
  * the run-to-run spread") rather than guessing; so does a metric the
@@ -106,6 +126,9 @@ struct run_entry;
 
 #define CHECK_MEM_FLOOR_BYTES (64ull << 20)
 #define CHECK_TIME_FLOOR_S 0.5
+#define CHECK_NOISE_K 3.0          /* pooled relative SDs a change must pass */
+#define CHECK_NOISE_MIN_FLOORS 4.0 /* a stage joins the pool from 4 floors up */
+#define CHECK_SHIFT_MIN_STAGES 3   /* stages needed to call a time shift machine-wide */
 
 struct check_options {
 	bool growth_is_pct;   /* --max-growth as a percentage of max(b) */
@@ -161,6 +184,7 @@ struct check_finding {
 	size_t nbase, ncand;
 	double base_min, base_max, cand_min, cand_max;
 	double spread, allowed, change; /* change: see the noise rule */
+	double shift;        /* the machine-wide time shift applied (1: none) */
 	/* words: outcome and latent rows, reasons, notes */
 	char *base_text;     /* "completed 2 of 2" */
 	char *now_text;      /* "staged-2 stopped by the guard here" */
@@ -196,6 +220,21 @@ int check_add_trace(struct check *c, enum check_side_id side, const char *id,
 /* Apply the rules above; fills c->findings. Returns 0, or -1 after error()
  * when a latent copy cannot be read. Call once. */
 int check_run(struct check *c);
+
+/* The noise of one metric of a mode, over its stages (the noise rule). */
+struct check_noise {
+	double rel_sd;       /* pooled relative standard deviation; 0 when unknown */
+	size_t nsets;        /* degrees of freedom behind it */
+	double shift;        /* machine-wide time shift, 1 when none */
+	size_t nshift;       /* stages behind it */
+};
+void check_noise_estimate(const struct check *c, const char *mode, char *const *stages,
+			  size_t nstages, enum check_metric m, struct check_noise *out);
+double check_floor(enum check_metric m);
+/* One side's values of a metric for mode x stage (runs that completed it), in
+ * run order, into a new array *out. */
+size_t check_collect(const struct check_side *sd, const char *mode, const char *stage,
+		     enum check_metric m, double **out);
 
 size_t check_count(const struct check *c, enum check_kind kind);
 static inline size_t check_regressions(const struct check *c)

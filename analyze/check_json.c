@@ -55,6 +55,8 @@ static void json_finding(struct jsonw *w, const struct check_finding *f)
 		json_value(w, f->metric, f->spread);
 		jw_key(w, "allowed");
 		json_value(w, f->metric, f->allowed);
+		jw_key(w, "shift");
+		jw_double(w, f->shift);
 	} else {
 		if (f->base_text) {
 			jw_key(w, "baseline");
@@ -121,6 +123,8 @@ void check_format_json(const struct check *c, struct strbuf *out)
 	jw_u64(&w, CHECK_MEM_FLOOR_BYTES);
 	jw_key(&w, "time_floor_seconds");
 	jw_double(&w, CHECK_TIME_FLOOR_S);
+	jw_key(&w, "noise_k");
+	jw_double(&w, CHECK_NOISE_K);
 	jw_key(&w, "allow_latent_change");
 	jw_bool(&w, c->opt.allow_latent_change);
 	jw_object_end(&w);

@@ -67,6 +67,9 @@ static void md_row(const struct check_finding *f, struct strbuf *out)
 		add_value(&cell, f->metric, f->spread, false);
 		strbuf_addstr(&cell, ", allowed ");
 		add_value(&cell, f->metric, f->allowed, false);
+		if (f->shift > 1.005 || (f->shift > 0 && f->shift < 0.995))
+			strbuf_addf(&cell, ", every stage %.0f%% %s", 100.0 * fabs(f->shift - 1),
+				    f->shift > 1 ? "slower" : "faster");
 		add_cell(out, cell.buf);
 	} else {
 		add_cell(out, f->base_text);
@@ -142,8 +145,10 @@ void check_format_md(const struct check *c, struct strbuf *out)
 	md_section(c, CK_IMPROVEMENT, "Improvements", out);
 	md_section(c, CK_NOT_JUDGED, "Not judged", out);
 	md_section(c, CK_NOTE, "Notes", out);
-	strbuf_addf(out, "\nrule: worse than every baseline run by more than max(threshold, "
-			 "baseline spread, floor); memory threshold ");
+	strbuf_addf(out, "\nrule: worse than every baseline run by more than max(threshold, floor, "
+			 "noise), noise = max(either side's spread, %g x the pooled relative SD of "
+			 "the mode's stages), times after the machine-wide shift; memory threshold ",
+		    CHECK_NOISE_K);
 	if (c->opt.growth_is_pct)
 		strbuf_addf(out, "%g%%", c->opt.growth_pct);
 	else

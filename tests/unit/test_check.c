@@ -136,15 +136,23 @@ Test(check, growth_inside_the_baseline_spread_is_not_a_regression)
 	struct spec c1 = { .mib = { 100, 150, 1380, 120 } }, c2 = { .mib = { 100, 150, 1390, 120 } };
 	four(&c, &b1, &b2, &c1, &c2);
 	cr_expect_eq(check_regressions(&c), 0);
-	/* and beyond it (1400 + 400 < 1850) it is one */
+	/* beyond the spread (1400 + 400 < 1850) but within 3 pooled SDs (the pool: work's
+	 * runs, 1000 and 1400 around 1200, relative SD 1/6; 3/6 of 1400 is 700): too noisy */
+	struct check e = CHECK_INIT;
+	struct spec e1 = { .mib = { 100, 150, 1850, 120 } };
+	four(&e, &b1, &b2, &e1, &e1);
+	cr_expect_eq(check_regressions(&e), 0);
+	cr_expect_not_null(check_find(&e, CK_NOT_JUDGED, "m", "work", CM_PEAK));
+	/* and beyond that (1400 + 700 < 2200) it is one */
 	struct check d = CHECK_INIT;
-	struct spec d1 = { .mib = { 100, 150, 1850, 120 } };
+	struct spec d1 = { .mib = { 100, 150, 2200, 120 } };
 	four(&d, &b1, &b2, &d1, &d1);
 	const struct check_finding *f = check_find(&d, CK_REGRESSION, "m", "work", CM_PEAK);
 	cr_assert_not_null(f);
-	cr_expect_float_eq(f->allowed, 400 * MiB, 1);
+	cr_expect_float_eq(f->allowed, 700 * MiB, 1);
 	check_release(&c);
 	check_release(&d);
+	check_release(&e);
 }
 
 Test(check, growth_under_threshold_or_floor_is_not_judged_a_regression)
@@ -533,5 +541,52 @@ Test(check_latents, a_directory_without_traces_is_an_error)
 {
 	struct check c = CHECK_INIT;
 	cr_expect_eq(check_add_dir(&c, CHECK_BASELINE, dir), -1);
+	check_release(&c);
+}
+
+/* Every stage 30% slower in the candidate: the machine was busier, no stage regressed.
+ * The old rule (threshold and the baseline's spread alone) flagged all four. */
+Test(check, a_machine_wide_time_shift_is_no_stage_regression)
+{
+	struct check c = CHECK_INIT;
+	struct spec b1 = { .mib = { 100, 100, 100, 100 }, .dur = { 10, 10, 10, 10 } };
+	struct spec b2 = { .mib = { 100, 100, 100, 100 }, .dur = { 10.2, 10, 10.1, 10 } };
+	struct spec c1 = { .mib = { 100, 100, 100, 100 }, .dur = { 13, 13, 13, 13 } };
+	struct spec c2 = { .mib = { 100, 100, 100, 100 }, .dur = { 13.1, 13, 13.2, 13 } };
+	four(&c, &b1, &b2, &c1, &c2);
+	cr_assert_eq(check_regressions(&c), 0);
+	check_release(&c);
+}
+
+/* ... and on top of that shift, work 50% slower than the rest: work only. */
+Test(check, a_stage_slower_than_the_machine_wide_shift_is_flagged_alone)
+{
+	struct check c = CHECK_INIT;
+	struct spec b1 = { .mib = { 100, 100, 100, 100 }, .dur = { 10, 10, 10, 10 } };
+	struct spec b2 = { .mib = { 100, 100, 100, 100 }, .dur = { 10.2, 10, 10.1, 10 } };
+	struct spec c1 = { .mib = { 100, 100, 100, 100 }, .dur = { 13, 13, 19.5, 13 } };
+	struct spec c2 = { .mib = { 100, 100, 100, 100 }, .dur = { 13.1, 13, 19.7, 13 } };
+	four(&c, &b1, &b2, &c1, &c2);
+	const struct check_finding *f = check_find(&c, CK_REGRESSION, "m", "work", CM_TIME);
+	cr_assert_not_null(f);
+	cr_assert_float_eq(f->shift, 1.3, 0.01);
+	only_regressions_in(&c, "work");
+	check_release(&c);
+}
+
+/* Stages whose runs spread by 30-40%: two close work values in the baseline do not make
+ * work's +18% a regression; it is not judged, too noisy, and says how noisy. */
+Test(check, a_change_within_the_pooled_noise_is_not_judged_too_noisy)
+{
+	struct check c = CHECK_INIT;
+	struct spec b1 = { .mib = { 100, 100, 100, 100 }, .dur = { 10, 10, 10, 14 } };
+	struct spec b2 = { .mib = { 100, 100, 100, 100 }, .dur = { 14, 13.5, 10.1, 10 } };
+	struct spec c1 = { .mib = { 100, 100, 100, 100 }, .dur = { 14, 10, 11.8, 10 } };
+	struct spec c2 = { .mib = { 100, 100, 100, 100 }, .dur = { 10, 13.5, 12, 14 } };
+	four(&c, &b1, &b2, &c1, &c2);
+	cr_assert_eq(check_regressions(&c), 0);
+	const struct check_finding *f = check_find(&c, CK_NOT_JUDGED, "m", "work", CM_TIME);
+	cr_assert_not_null(f);
+	cr_assert(!strncmp(f->detail, "too noisy (spread ", 18), "%s", f->detail);
 	check_release(&c);
 }
