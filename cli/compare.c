@@ -13,7 +13,7 @@
 #include "../runner/git.h"
 #include "../runner/guard.h"
 #include "../runner/record.h"
-#include "../traces/pipeline.h"
+#include "../runner/pipeline.h"
 #include "../traces/runs.h"
 #include "../traces/trace.h"
 #include "commands.h"

@@ -170,7 +170,6 @@ int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-double mono_s(void) { return (double)mono_ns() / 1e9; }
 
 int64_t real_ns(void)
 {

@@ -76,7 +76,6 @@ const char *strbuf_str(const struct strbuf *sb); /* "" when empty */
 
 /* Clocks. Instants and durations are nanoseconds in int64_t, named *_ns. */
 int64_t mono_ns(void);     /* CLOCK_MONOTONIC */
-double mono_s(void);       /* CLOCK_MONOTONIC in seconds (the probe's "mono") */
 int64_t real_ns(void);     /* CLOCK_REALTIME */
 void sleep_ns(int64_t ns); /* restarts on EINTR */
 void utc_iso8601(int64_t real_ns, char out[32]); /* 2026-10-06T10:36:12+00:00 */

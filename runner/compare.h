@@ -1,6 +1,6 @@
 /* compare.h -- the compare engine: plan and run a pipeline's variants, then report
  *
- * cmd_compare (cli/compare.c) reads a pipeline file (traces/pipeline.h),
+ * cmd_compare (cli/compare.c) reads a pipeline file (runner/pipeline.h),
  * runs its variants alternately (E S E S ...), each one record_run() with
  * the guard on, and then prints and writes the per-stage table, the latent
  * comparison and the run summary. This header holds the pure parts, which
@@ -27,7 +27,7 @@
 
 #include <stdint.h>
 
-#include "../traces/pipeline.h"
+#include "pipeline.h"
 
 struct guard_opts;
 

@@ -8,7 +8,7 @@
 
 #include "../../common/util.h"
 #include "../../runner/compare.h"
-#include "../../traces/pipeline.h"
+#include "../../runner/pipeline.h"
 
 static char tmpdir[64];
 

@@ -22,15 +22,7 @@
 
 #include <stddef.h>
 
-struct kv {
-	char *key;
-	char *value;
-};
-
-struct kv_list {
-	struct kv *items;
-	size_t n, alloc;
-};
+#include "../common/kv.h"
 
 struct pipeline_variant {
 	char *name;
@@ -57,10 +49,6 @@ struct pipeline {
 int pipeline_read(const char *path, struct pipeline *p);
 const struct pipeline_variant *pipeline_variant(const struct pipeline *p, const char *name);
 void pipeline_release(struct pipeline *p);
-
-void kv_set(struct kv_list *l, const char *key, const char *value); /* replaces */
-const char *kv_get(const struct kv_list *l, const char *key);
-void kv_release(struct kv_list *l);
 
 /* Expand "{key}" placeholders from `vars`; an unknown key is an error
  * (returns NULL after error() naming the key); "{{" and "}}" are literal braces. */
