@@ -320,10 +320,10 @@ static void outcome(const struct trace *tr, const struct run_entry *e, struct an
 	 * when the trace ends with `end` (a pipeline's own exit 3 under stagebench
 	 * is just an exit code). */
 	if (e && !(a->stagebench && tr->has_end)) {
-		if ((e->stopped_by && !strcmp(e->stopped_by, "guard")) ||
+		if (e->stopped_by == STOPPED_GUARD ||
 		    (e->has_exit && e->exit == 3 && !a->stagebench)) {
 			a->outcome = RUN_GUARD;
-		} else if ((e->stopped_by && !strcmp(e->stopped_by, "signal")) || e->signal > 0) {
+		} else if (e->stopped_by == STOPPED_SIGNAL || e->signal > 0) {
 			a->outcome = RUN_SIGNAL;
 			a->signal = e->signal;
 		} else if (e->has_exit && e->exit > 128 && e->exit < 160 && !a->stagebench) {

@@ -147,8 +147,8 @@ int latent_set_add_path(struct latent_set *s, const char *path)
 		else if (e) {
 			/* runs.json knows how the run ended better than the trace */
 			struct latent_run *r = &s->runs[s->nruns - 1];
-			if ((e->stopped_by && !strcmp(e->stopped_by, "guard")) ||
-			    (e->has_exit && e->exit == 3 && !e->stopped_by)) {
+			if (e->stopped_by == STOPPED_GUARD ||
+			    (e->has_exit && e->exit == 3 && e->stopped_by == STOPPED_NONE)) {
 				free(r->note);
 				r->note = xstrdup("stopped by the guard");
 			}

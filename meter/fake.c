@@ -22,28 +22,6 @@ struct fake_meter {
 	uint64_t win_peak, win_footprint;
 };
 
-static const struct {
-	const char *key;
-	unsigned field;
-} fake_keys[] = {
-	{ "footprint", SF_FOOTPRINT }, { "rss", SF_RSS }, { "swapped", SF_SWAPPED },
-	{ "swap_used", SF_SWAP_USED }, { "swap_total", SF_SWAP_TOTAL }, { "gpu", SF_GPU },
-	{ "level", SF_LEVEL }, { "procs", SF_PROCS },
-};
-
-static uint64_t *size_slot(struct trace_sample *s, unsigned field)
-{
-	switch (field) {
-	case SF_FOOTPRINT: return &s->footprint;
-	case SF_RSS: return &s->rss;
-	case SF_SWAPPED: return &s->swapped;
-	case SF_SWAP_USED: return &s->swap_used;
-	case SF_SWAP_TOTAL: return &s->swap_total;
-	case SF_GPU: return &s->gpu;
-	}
-	return NULL;
-}
-
 int fake_parse_line(const char *line, struct fake_line *out, bool *empty,
 		    const char **why, const char **bad_key)
 {
@@ -81,10 +59,9 @@ int fake_parse_line(const char *line, struct fake_line *out, bool *empty,
 		}
 		*eq = '\0';
 		const char *key = word, *val = eq + 1;
-		unsigned field = 0;
-		for (size_t i = 0; i < sizeof(fake_keys) / sizeof(fake_keys[0]); i++)
-			if (!strcmp(key, fake_keys[i].key))
-				field = fake_keys[i].field;
+		/* the sample fields by their trace keys (trace.h's schema) */
+		const struct sample_field_info *fi = trace_sample_field(key, strlen(key));
+		unsigned field = fi ? fi->bit : 0;
 		if (field && (out->s.fields & field)) {
 			*why = "key given twice";
 			return -1;
@@ -99,8 +76,8 @@ int fake_parse_line(const char *line, struct fake_line *out, bool *empty,
 				*why = "procs is not a count";
 				return -1;
 			}
-		} else if (field) {
-			if (parse_size(val, size_slot(&out->s, field))) {
+		} else if (fi && fi->kind == SAMPLE_BYTES) {
+			if (parse_size(val, (uint64_t *)((char *)&out->s + fi->offset))) {
 				*why = "not a size (e.g. 300M)";
 				return -1;
 			}

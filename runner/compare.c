@@ -362,9 +362,7 @@ static void note_run(struct session *s, const char *mode, int rep, const struct 
 	e->exit = res->exit_code;
 	const char *slash = strrchr(cr->trace_path, '/');
 	e->trace = xstrdup(slash ? slash + 1 : cr->trace_path);
-	e->stopped_by = res->stopped_by == STOPPED_GUARD    ? xstrdup("guard")
-			: res->stopped_by == STOPPED_SIGNAL ? xstrdup("signal")
-							    : NULL;
+	e->stopped_by = res->stopped_by;
 	e->signal = res->signal;
 	char *runs_path = xasprintf("%s/runs.json", s->o->setup.out);
 	if (runs_write(runs_path, &s->runs) < 0)

@@ -60,7 +60,8 @@ static int entry_from_json(const char *path, size_t idx, json_t *o, struct run_e
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v))
 			return error("%s: entry %zu: \"stopped_by\" is not a string", path, idx + 1);
-		e->stopped_by = xstrdup(json_string_value(v));
+		/* a value from a later version: as if absent */
+		stopped_by_parse(json_string_value(v), &e->stopped_by);
 	}
 	v = json_object_get(o, "signal");
 	if (v && !json_is_null(v) && (!get_int(v, &e->signal) || e->signal < 0))
@@ -72,7 +73,6 @@ static void entry_release(struct run_entry *e)
 {
 	free(e->mode);
 	free(e->trace);
-	free(e->stopped_by);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -128,9 +128,9 @@ int runs_write(const char *path, const struct run_list *runs)
 			strbuf_addstr(&sb, ", \"trace\": ");
 			json_escape(&sb, e->trace);
 		}
-		if (e->stopped_by) {
+		if (stopped_by_name(e->stopped_by)) {
 			strbuf_addstr(&sb, ", \"stopped_by\": ");
-			json_escape(&sb, e->stopped_by);
+			json_escape(&sb, stopped_by_name(e->stopped_by));
 		}
 		if (e->signal)
 			strbuf_addf(&sb, ", \"signal\": %d", e->signal);

@@ -11,13 +11,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "trace.h"
+
 struct run_entry {
 	char *mode;
 	int run;          /* 1-based within the mode */
 	bool has_exit;
 	int exit;         /* the guarded command's exit: 3 = stopped by the guard */
 	char *trace;      /* file name relative to runs.json; NULL = MODE-RUN.trace.jsonl[.zst] */
-	char *stopped_by; /* "guard", "signal" or NULL */
+	enum stopped_by stopped_by; /* "guard", "signal"; STOPPED_NONE when absent */
 	int signal;
 };
 

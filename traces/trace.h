@@ -24,24 +24,64 @@
 
 /* ---- samples ----------------------------------------------------------- */
 
+/*
+ * The sample fields: the one list that the struct, the writer, the reader
+ * and the table below are generated from (FORMAT.md, "sample", documents the
+ * same keys). In the order the writer writes them.
+ *   X(UPPER, key, bit, kind, what)
+ * key is the JSON key and the struct member; its bit in `fields` is
+ * SF_UPPER = 1 << bit; kind is BYTES (uint64_t), NUMBER (double) or COUNT
+ * (int, >= 0).
+ */
+#define TRACE_SAMPLE_FIELDS(X) \
+	X(FOOTPRINT, footprint, 0, BYTES, "tree footprint, bytes") \
+	X(RSS, rss, 1, BYTES, "tree resident set, bytes") \
+	X(SWAPPED, swapped, 2, BYTES, "tree swapped-out bytes") \
+	X(SWAP_USED, swap_used, 3, BYTES, "system swap in use, bytes") \
+	X(SWAP_TOTAL, swap_total, 7, BYTES, "system swap size, bytes") \
+	X(LEVEL, level, 4, NUMBER, "system memory available, percent") \
+	X(GPU, gpu, 5, BYTES, "tree GPU memory, bytes") \
+	X(PROCS, procs, 6, COUNT, "processes in the tree")
+
+#define SF_CTYPE_BYTES uint64_t
+#define SF_CTYPE_NUMBER double
+#define SF_CTYPE_COUNT int
+
 enum sample_field {
-	SF_FOOTPRINT = 1u << 0, /* "footprint": tree footprint, bytes */
-	SF_RSS = 1u << 1,       /* "rss": tree resident set, bytes */
-	SF_SWAPPED = 1u << 2,   /* "swapped": tree swapped-out bytes */
-	SF_SWAP_USED = 1u << 3, /* "swap_used": system swap in use, bytes */
-	SF_LEVEL = 1u << 4,     /* "level": system memory available, percent */
-	SF_GPU = 1u << 5,       /* "gpu": tree GPU memory (NVML), bytes */
-	SF_PROCS = 1u << 6,     /* "procs": processes in the tree */
-	SF_SWAP_TOTAL = 1u << 7,/* "swap_total": system swap size, bytes */
+#define X(UP, key, bit, kind, what) SF_##UP = 1u << (bit),
+	TRACE_SAMPLE_FIELDS(X)
+#undef X
+};
+
+/* Index of each field in TRACE_SAMPLE_FIELDS (and trace_sample_fields[]). */
+enum sample_field_index {
+#define X(UP, key, bit, kind, what) SFI_##UP,
+	TRACE_SAMPLE_FIELDS(X)
+#undef X
+	SAMPLE_NFIELDS
 };
 
 struct trace_sample {
 	double t; /* seconds since the run started */
-	unsigned fields;
-	uint64_t footprint, rss, swapped, swap_used, swap_total, gpu;
-	double level;
-	int procs;
+	unsigned fields; /* SF_* bits of the fields present */
+#define X(UP, key, bit, kind, what) SF_CTYPE_##kind key;
+	TRACE_SAMPLE_FIELDS(X)
+#undef X
 };
+
+enum sample_kind { SAMPLE_BYTES, SAMPLE_NUMBER, SAMPLE_COUNT };
+
+struct sample_field_info {
+	const char *key;   /* JSON key */
+	size_t len;        /* strlen(key) */
+	unsigned bit;      /* SF_* */
+	enum sample_kind kind;
+	size_t offset;     /* of the member in struct trace_sample */
+	const char *what;  /* in words */
+};
+extern const struct sample_field_info trace_sample_fields[SAMPLE_NFIELDS];
+/* The field of a JSON key, or NULL. */
+const struct sample_field_info *trace_sample_field(const char *key, size_t len);
 
 /* ---- events ------------------------------------------------------------ */
 
@@ -121,7 +161,7 @@ struct trace_start {
 	int host_cpus;
 	uint64_t host_memory, host_swap; /* bytes; 0 when absent */
 	/* meter */
-	char *meter_backend;   /* "linux", "macos", "fake" (+ "+nvml") */
+	char *meter_backend;   /* "linux", "macos", "fake" */
 	char *meter_footprint; /* what footprint counts, in words */
 	struct trace_label *labels;
 	size_t nlabels;
@@ -132,6 +172,10 @@ struct trace_start {
 };
 
 enum stopped_by { STOPPED_NONE = 0, STOPPED_GUARD, STOPPED_SIGNAL };
+/* "guard", "signal"; NULL for STOPPED_NONE. */
+const char *stopped_by_name(enum stopped_by by);
+/* The value of a "stopped_by" key; false for a string it does not know. */
+bool stopped_by_parse(const char *name, enum stopped_by *by);
 
 struct trace_end {
 	bool has_exit;

@@ -28,11 +28,12 @@ struct trace_writer {
 	ZSTD_CCtx *cctx;
 	void *frame;
 	size_t frame_alloc;
-	/* the text of the last sample's level: it changes only when the
-	 * meter re-reads the system figures, its formatting is the costly part */
-	bool level_known;
-	double level_v;
-	char level_txt[40];
+	/* the text of each NUMBER sample field's last value (level): it changes
+	 * only when the meter re-reads the system figures, and formatting it is
+	 * the costly part */
+	unsigned num_known; /* SF_* bits */
+	double num_v[SAMPLE_NFIELDS];
+	char num_txt[SAMPLE_NFIELDS][40];
 };
 
 struct trace_writer *trace_writer_open(const char *path)
@@ -337,6 +338,28 @@ int trace_writer_start(struct trace_writer *w, const struct trace_start *st)
 	return trace_writer_flush(w);
 }
 
+/* The value of a sample field of each kind (TRACE_SAMPLE_FIELDS). */
+static inline void put_BYTES(struct trace_writer *w, struct strbuf *sb, int i, uint64_t v)
+{
+	add_u64(sb, v);
+}
+
+static inline void put_COUNT(struct trace_writer *w, struct strbuf *sb, int i, int v)
+{
+	add_i64(sb, v);
+}
+
+static inline void put_NUMBER(struct trace_writer *w, struct strbuf *sb, int i, double v)
+{
+	unsigned bit = 1u << i;
+	if (!(w->num_known & bit) || memcmp(&w->num_v[i], &v, sizeof(double))) {
+		format_double(w->num_txt[i], v);
+		w->num_v[i] = v;
+		w->num_known |= bit;
+	}
+	strbuf_addstr(sb, w->num_txt[i]);
+}
+
 int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s)
 {
 	if (check(w))
@@ -347,29 +370,13 @@ int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s)
 
 	strbuf_addstr(sb, "{\"type\":\"sample\",\"t\":");
 	add_time(sb, s->t);
-	if (f & SF_FOOTPRINT)
-		kv_u64(sb, "footprint", s->footprint);
-	if (f & SF_RSS)
-		kv_u64(sb, "rss", s->rss);
-	if (f & SF_SWAPPED)
-		kv_u64(sb, "swapped", s->swapped);
-	if (f & SF_SWAP_USED)
-		kv_u64(sb, "swap_used", s->swap_used);
-	if (f & SF_SWAP_TOTAL)
-		kv_u64(sb, "swap_total", s->swap_total);
-	if (f & SF_LEVEL) {
-		if (!w->level_known || memcmp(&w->level_v, &s->level, sizeof(double))) {
-			format_double(w->level_txt, s->level);
-			w->level_v = s->level;
-			w->level_known = true;
-		}
-		key(sb, "level");
-		strbuf_addstr(sb, w->level_txt);
+#define X(UP, key, bit, kind, what) \
+	if (f & SF_##UP) { \
+		strbuf_add(sb, ",\"" #key "\":", sizeof(#key) + 3); \
+		put_##kind(w, sb, SFI_##UP, s->key); \
 	}
-	if (f & SF_GPU)
-		kv_u64(sb, "gpu", s->gpu);
-	if (f & SF_PROCS)
-		kv_i64(sb, "procs", s->procs);
+	TRACE_SAMPLE_FIELDS(X)
+#undef X
 	strbuf_addch(sb, '}');
 	return record_done(w, before, mono_ns());
 }
@@ -440,10 +447,7 @@ int trace_writer_end(struct trace_writer *w, const struct trace_end *end)
 		kv_i64(sb, "exit", end->exit_code);
 	if (end->signal)
 		kv_i64(sb, "signal", end->signal);
-	if (end->stopped_by == STOPPED_GUARD)
-		kv_str(sb, "stopped_by", "guard");
-	else if (end->stopped_by == STOPPED_SIGNAL)
-		kv_str(sb, "stopped_by", "signal");
+	kv_str(sb, "stopped_by", stopped_by_name(end->stopped_by));
 	kv_str(sb, "reason", end->reason);
 	if (end->has_wall)
 		kv_double(sb, "wall", end->wall);

@@ -43,7 +43,7 @@ Test(runs, reads_stageloads_runs_json)
 	cr_assert_eq(runs.items[2].run, 2);
 	cr_assert_eq(runs.items[2].exit, 0);
 	cr_assert_null(runs.items[1].trace);
-	cr_assert_null(runs.items[1].stopped_by);
+	cr_assert_eq(runs.items[1].stopped_by, STOPPED_NONE);
 	cr_assert_eq(runs.items[1].signal, 0);
 
 	const struct run_entry *e = runs_find(&runs, "eager-1.trace.jsonl");
@@ -61,10 +61,10 @@ Test(runs, write_then_read_keeps_every_key)
 	char *path = xasprintf("%s/runs.json", dir);
 	struct run_entry items[] = {
 		{ .mode = "eager", .run = 1, .has_exit = true, .exit = 3,
-		  .trace = "eager-1.trace.jsonl.zst", .stopped_by = "guard", .signal = 15 },
+		  .trace = "eager-1.trace.jsonl.zst", .stopped_by = STOPPED_GUARD, .signal = 15 },
 		{ .mode = "staged \"q\"", .run = 1, .has_exit = false },
 		{ .mode = "staged", .run = 2, .has_exit = true, .exit = 137,
-		  .stopped_by = "signal", .signal = 9 },
+		  .stopped_by = STOPPED_SIGNAL, .signal = 9 },
 	};
 	struct run_list out = { items, 3, 3 };
 	cr_assert_eq(runs_write(path, &out), 0);
@@ -90,10 +90,7 @@ Test(runs, write_then_read_keeps_every_key)
 			cr_assert_str_eq(in.items[i].trace, items[i].trace);
 		else
 			cr_assert_null(in.items[i].trace);
-		if (items[i].stopped_by)
-			cr_assert_str_eq(in.items[i].stopped_by, items[i].stopped_by);
-		else
-			cr_assert_null(in.items[i].stopped_by);
+		cr_assert_eq(in.items[i].stopped_by, items[i].stopped_by);
 	}
 	/* an entry that names its trace is found by that name only */
 	cr_assert_eq(runs_find(&in, "eager-1.trace.jsonl.zst"), &in.items[0]);

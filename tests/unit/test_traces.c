@@ -243,6 +243,34 @@ static void assert_event_eq(const struct trace_event *got, const struct trace_ev
 		cr_assert_eq(got->shape[i], want->shape[i]);
 }
 
+/* Give field i of the schema a value by its kind: 0 the kind's largest,
+ * 1 zero, others a small distinct value. */
+static void set_field(struct trace_sample *s, size_t i, int which)
+{
+	const struct sample_field_info *f = &trace_sample_fields[i];
+	void *slot = (char *)s + f->offset;
+	switch (f->kind) {
+	case SAMPLE_BYTES:
+		*(uint64_t *)slot = which == 0 ? UINT64_MAX : which == 1 ? 0 : (uint64_t)which * 4096;
+		break;
+	case SAMPLE_NUMBER:
+		*(double *)slot = which == 0 ? 89.5 : which == 1 ? 0 : which + 0.25;
+		break;
+	case SAMPLE_COUNT:
+		*(int *)slot = which == 0 ? 2147483647 : which;
+		break;
+	}
+}
+
+/* Field i of the schema of two samples is equal. */
+static bool field_eq(const struct trace_sample *a, const struct trace_sample *b, size_t i)
+{
+	const struct sample_field_info *f = &trace_sample_fields[i];
+	size_t size = f->kind == SAMPLE_BYTES ? sizeof(uint64_t) :
+		      f->kind == SAMPLE_NUMBER ? sizeof(double) : sizeof(int);
+	return !memcmp((const char *)a + f->offset, (const char *)b + f->offset, size);
+}
+
 /* Write a trace holding every record type to path; samples exercise every
  * field alone and all together. */
 static void write_full(const char *path, struct trace_sample *samples, size_t *nsamples)
@@ -256,26 +284,21 @@ static void write_full(const char *path, struct trace_sample *samples, size_t *n
 	memset(&s, 0, sizeof(s));
 	s.t = 0.0001; /* only t */
 	samples[n++] = s;
-	static const unsigned bits[] = { SF_FOOTPRINT, SF_RSS, SF_SWAPPED, SF_SWAP_USED,
-					 SF_LEVEL, SF_GPU, SF_PROCS, SF_SWAP_TOTAL };
-	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+	/* every field of the schema alone, then all of them; the values are
+	 * the kind's extremes (a present zero stays a zero) */
+	for (size_t i = 0; i < SAMPLE_NFIELDS; i++) {
 		memset(&s, 0, sizeof(s));
 		s.t = 0.01 * (double)(i + 1);
-		s.fields = bits[i];
-		s.footprint = 293815328;
-		s.rss = 400000000;
-		s.swapped = 0; /* a present zero stays a zero */
-		s.swap_used = 12312248320ull;
-		s.swap_total = 25769803776ull;
-		s.level = 89.5;
-		s.gpu = 18446744073709551615ull;
-		s.procs = 3;
+		s.fields = trace_sample_fields[i].bit;
+		set_field(&s, i, i % 2);
 		samples[n++] = s;
 	}
 	memset(&s, 0, sizeof(s));
-	s.t = 1234.5678;
-	s.fields = SF_FOOTPRINT | SF_RSS | SF_SWAPPED | SF_SWAP_USED | SF_LEVEL | SF_GPU |
-		   SF_PROCS | SF_SWAP_TOTAL;
+	s.t = 1234.5678; /* all of them (the plain test checks this line's text) */
+	for (size_t i = 0; i < SAMPLE_NFIELDS; i++) {
+		s.fields |= trace_sample_fields[i].bit;
+		set_field(&s, i, 2 + (int)i);
+	}
 	s.footprint = 1;
 	s.rss = 2;
 	s.swapped = 3;
@@ -334,22 +357,10 @@ static void check_full(const struct trace *tr, const struct trace_sample *sample
 		cr_assert_float_eq(g->t, w->t, 1e-4, "sample %zu t", i);
 		cr_assert_eq(g->fields, w->fields, "sample %zu fields %#x want %#x", i, g->fields,
 			     w->fields);
-		if (w->fields & SF_FOOTPRINT)
-			cr_assert_eq(g->footprint, w->footprint);
-		if (w->fields & SF_RSS)
-			cr_assert_eq(g->rss, w->rss);
-		if (w->fields & SF_SWAPPED)
-			cr_assert_eq(g->swapped, w->swapped);
-		if (w->fields & SF_SWAP_USED)
-			cr_assert_eq(g->swap_used, w->swap_used);
-		if (w->fields & SF_SWAP_TOTAL)
-			cr_assert_eq(g->swap_total, w->swap_total);
-		if (w->fields & SF_LEVEL)
-			cr_assert_eq(g->level, w->level);
-		if (w->fields & SF_GPU)
-			cr_assert_eq(g->gpu, w->gpu);
-		if (w->fields & SF_PROCS)
-			cr_assert_eq(g->procs, w->procs);
+		for (size_t k = 0; k < SAMPLE_NFIELDS; k++)
+			if (w->fields & trace_sample_fields[k].bit)
+				cr_assert(field_eq(g, w, k), "sample %zu field %s", i,
+					  trace_sample_fields[k].key);
 	}
 
 	struct trace_event ev[NEV];
@@ -377,7 +388,7 @@ Test(traces, zstd_round_trip_keeps_every_record_type_and_field)
 {
 	char *dir = tmpdir();
 	char *path = xasprintf("%s/run.trace.jsonl.zst", dir);
-	struct trace_sample samples[16];
+	struct trace_sample samples[SAMPLE_NFIELDS + 2];
 	size_t n;
 	write_full(path, samples, &n);
 
@@ -401,7 +412,7 @@ Test(traces, plain_round_trip_writes_json_lines)
 {
 	char *dir = tmpdir();
 	char *path = xasprintf("%s/run.trace.jsonl", dir);
-	struct trace_sample samples[16];
+	struct trace_sample samples[SAMPLE_NFIELDS + 2];
 	size_t n;
 	write_full(path, samples, &n);
 
@@ -1312,6 +1323,66 @@ Test(traces, event_kind_names_round_trip)
 	trace_event_release(NULL);
 	trace_release(NULL);
 	cr_assert_eq(trace_writer_close(NULL), 0);
+}
+
+/* ---- the schema ----------------------------------------------------------- */
+
+Test(traces, stopped_by_names_round_trip_through_an_end_record)
+{
+	static const enum stopped_by all[] = { STOPPED_NONE, STOPPED_GUARD, STOPPED_SIGNAL };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		enum stopped_by by = STOPPED_NONE;
+		const char *name = stopped_by_name(all[i]);
+		cr_assert_eq(name == NULL, all[i] == STOPPED_NONE);
+		if (name) {
+			cr_assert(stopped_by_parse(name, &by));
+			cr_assert_eq(by, all[i]);
+		}
+		char *dir = tmpdir();
+		char *path = xasprintf("%s/t.jsonl", dir);
+		struct trace_writer *w = trace_writer_open(path);
+		struct trace_start st = { .utc = "x" };
+		struct trace_end end = { .stopped_by = all[i] };
+		cr_assert_eq(trace_writer_start(w, &st), 0);
+		cr_assert_eq(trace_writer_end(w, &end), 0);
+		cr_assert_eq(trace_writer_close(w), 0);
+		struct trace tr;
+		cr_assert_eq(trace_read(path, &tr), 0);
+		cr_assert_eq(tr.end.stopped_by, all[i]);
+		cr_assert_null(tr.end.extra_json);
+		trace_release(&tr);
+		free(path);
+		rm_rf(dir);
+		free(dir);
+	}
+	enum stopped_by by = STOPPED_GUARD;
+	cr_assert_not(stopped_by_parse("later", &by));
+	cr_assert_not(stopped_by_parse(NULL, &by));
+	cr_assert_eq(by, STOPPED_GUARD, "an unknown name leaves the value alone");
+	cr_assert_null(stopped_by_name((enum stopped_by)99));
+}
+
+Test(traces, the_sample_schema_is_consistent_and_documented)
+{
+	char *path = xasprintf("%s/../../traces/FORMAT.md", fixtures_dir());
+	size_t len;
+	char *doc = slurp(path, &len);
+	unsigned seen = 0;
+	for (size_t i = 0; i < SAMPLE_NFIELDS; i++) {
+		const struct sample_field_info *f = &trace_sample_fields[i];
+		cr_assert_eq(strlen(f->key), f->len);
+		cr_assert_eq(f->bit & (f->bit - 1), 0, "%s: one bit", f->key);
+		cr_assert_eq(seen & f->bit, 0, "%s: its own bit", f->key);
+		seen |= f->bit;
+		cr_assert_eq(trace_sample_field(f->key, f->len), f);
+		char *row = xasprintf("| `%s` |", f->key);
+		cr_assert_not_null(strstr(doc, row), "FORMAT.md has no row for sample key %s", f->key);
+		free(row);
+	}
+	cr_assert_null(trace_sample_field("t", 1), "t is not a field: every sample has it");
+	cr_assert_null(trace_sample_field("footprin", 8));
+	free(doc);
+	free(path);
 }
 
 /* ---- garbage -------------------------------------------------------------- */

@@ -1,0 +1,66 @@
+/* schema.c -- the trace schema's tables: event kinds, stopped_by, sample fields (trace.h) */
+#include "trace.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static const char *const kind_names[] = {
+	[EV_STAGE] = "stage",   [EV_LOAD] = "load",     [EV_RELOAD] = "reload",
+	[EV_RELEASE] = "release", [EV_MARK] = "mark",   [EV_LATENT] = "latent",
+	[EV_PEAK] = "peak",     [EV_GPU] = "gpu",       [EV_GUARD] = "guard",
+};
+#define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
+
+enum event_kind event_kind_from_name(const char *name)
+{
+	if (!name)
+		return EV_OTHER;
+	for (size_t i = 1; i < NKINDS; i++)
+		if (kind_names[i] && !strcmp(kind_names[i], name))
+			return (enum event_kind)i;
+	return EV_OTHER;
+}
+
+const char *event_kind_name(enum event_kind kind)
+{
+	if ((size_t)kind >= NKINDS || kind == EV_OTHER)
+		return NULL;
+	return kind_names[kind];
+}
+
+static const char *const stopped_by_names[] = {
+	[STOPPED_NONE] = NULL, [STOPPED_GUARD] = "guard", [STOPPED_SIGNAL] = "signal",
+};
+
+const char *stopped_by_name(enum stopped_by by)
+{
+	if ((size_t)by >= sizeof(stopped_by_names) / sizeof(stopped_by_names[0]))
+		return NULL;
+	return stopped_by_names[by];
+}
+
+bool stopped_by_parse(const char *name, enum stopped_by *by)
+{
+	for (size_t i = 0; name && i < sizeof(stopped_by_names) / sizeof(stopped_by_names[0]); i++)
+		if (stopped_by_names[i] && !strcmp(stopped_by_names[i], name)) {
+			*by = (enum stopped_by)i;
+			return true;
+		}
+	return false;
+}
+
+const struct sample_field_info trace_sample_fields[SAMPLE_NFIELDS] = {
+#define X(UP, key, bit, kind, what) \
+	[SFI_##UP] = { #key, sizeof(#key) - 1, SF_##UP, SAMPLE_##kind, \
+		       offsetof(struct trace_sample, key), what },
+	TRACE_SAMPLE_FIELDS(X)
+#undef X
+};
+
+const struct sample_field_info *trace_sample_field(const char *key, size_t len)
+{
+	for (size_t i = 0; i < SAMPLE_NFIELDS; i++)
+		if (trace_sample_fields[i].len == len && !memcmp(trace_sample_fields[i].key, key, len))
+			return &trace_sample_fields[i];
+	return NULL;
+}
