@@ -213,6 +213,46 @@ fail:
 	return -1;
 }
 
+/* start.host: what is there, of the right type */
+static void start_host(json_t *v, struct trace_start *st)
+{
+	const char *hk;
+	json_t *hv;
+	json_object_foreach(v, hk, hv) {
+		struct jv hx;
+		int64_t i64;
+		jv_from_json(hv, &hx);
+		if (!strcmp(hk, "os"))
+			take_str(&st->host_os, hv);
+		else if (!strcmp(hk, "kernel"))
+			take_str(&st->host_kernel, hv);
+		else if (!strcmp(hk, "machine"))
+			take_str(&st->host_machine, hv);
+		else if (!strcmp(hk, "cpus") && jv_int(&hx, 0, 1 << 30, &i64))
+			st->host_cpus = (int)i64;
+		else if (!strcmp(hk, "memory"))
+			jv_bytes(&hx, &st->host_memory);
+		else if (!strcmp(hk, "swap"))
+			jv_bytes(&hx, &st->host_swap);
+	}
+}
+
+/* start.labels: strings as they are, other values as their JSON text */
+static void start_labels(json_t *v, struct trace_start *st)
+{
+	const char *lk;
+	json_t *lv;
+	st->labels = xcalloc(json_object_size(v), sizeof(*st->labels));
+	json_object_foreach(v, lk, lv) {
+		struct trace_label *l = &st->labels[st->nlabels++];
+		l->key = xstrdup(lk);
+		if (json_is_string(lv))
+			l->value = xstrdup(json_string_value(lv));
+		else
+			l->value = json_dumps(lv, JSON_COMPACT | JSON_ENCODE_ANY);
+	}
+}
+
 /* 0, -1 with why, -2 for an unknown format (message in why). */
 static int start_from_json(json_t *o, struct trace_start *st, char *why, size_t whylen)
 {
@@ -279,25 +319,8 @@ static int start_from_json(json_t *o, struct trace_start *st, char *why, size_t 
 					st->command[i] = xstrdup(json_string_value(a));
 			}
 		} else if (!strcmp(k, "host")) {
-			const char *hk;
-			json_t *hv;
 			ok = json_is_object(v);
-			json_object_foreach(v, hk, hv) {
-				struct jv hx;
-				jv_from_json(hv, &hx);
-				if (!strcmp(hk, "os"))
-					take_str(&st->host_os, hv);
-				else if (!strcmp(hk, "kernel"))
-					take_str(&st->host_kernel, hv);
-				else if (!strcmp(hk, "machine"))
-					take_str(&st->host_machine, hv);
-				else if (!strcmp(hk, "cpus") && jv_int(&hx, 0, 1 << 30, &i64))
-					st->host_cpus = (int)i64;
-				else if (!strcmp(hk, "memory"))
-					jv_bytes(&hx, &st->host_memory);
-				else if (!strcmp(hk, "swap"))
-					jv_bytes(&hx, &st->host_swap);
-			}
+			start_host(v, st);
 		} else if (!strcmp(k, "meter")) {
 			const char *mk;
 			json_t *mv;
@@ -309,24 +332,12 @@ static int start_from_json(json_t *o, struct trace_start *st, char *why, size_t 
 					take_str(&st->meter_footprint, mv);
 			}
 		} else if (!strcmp(k, "labels")) {
-			const char *lk;
-			json_t *lv;
 			ok = json_is_object(v) && !st->labels;
-			if (!ok)
-				goto next;
-			st->labels = xcalloc(json_object_size(v), sizeof(*st->labels));
-			json_object_foreach(v, lk, lv) {
-				struct trace_label *l = &st->labels[st->nlabels++];
-				l->key = xstrdup(lk);
-				if (json_is_string(lv))
-					l->value = xstrdup(json_string_value(lv));
-				else
-					l->value = json_dumps(lv, JSON_COMPACT | JSON_ENCODE_ANY);
-			}
+			if (ok)
+				start_labels(v, st);
 		} else {
 			ok = known = false;
 		}
-next:
 		if (!ok && !(known && json_is_null(v)))
 			extra_add(&extra, k, v);
 	}
