@@ -141,6 +141,12 @@ int plot_model_build(const struct plot_opts *opts, const struct trace *traces,
 		     const struct run_entry *const *runs, size_t n, struct plot_model *out);
 void plot_model_release(struct plot_model *m); /* NULL ok; leaves PLOT_MODEL_INIT */
 
+/* The stages chart marks a bar (a red outline, "swap +X" in its note) when
+ * system swap rose by more than this within the stage's window in one of the
+ * runs behind it (struct stage_stats.swap_rise): smaller rises are the
+ * machine's own paging, not the pipeline's. */
+#define PLOT_SWAP_FLOOR_BYTES (256ull << 20)
+
 /* GB (2^30 bytes) as a double. */
 double plot_gb(uint64_t bytes);
 

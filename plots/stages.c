@@ -18,6 +18,8 @@ struct bar_cell {
 	bool stopped;     /* one of those was stopped by the guard */
 	bool supplement;  /* the figures come from --supplement runs: hatched */
 	double lo, hi;    /* GB */
+	bool swapped;     /* system swap rose beyond PLOT_SWAP_FLOOR_BYTES in the stage */
+	uint64_t swap_rise; /* the largest rise among the runs behind the bar */
 };
 
 #define LEGEND_MAX 24     /* legend items */
@@ -27,7 +29,7 @@ struct bar_cell {
 struct legend_item {
 	char *text;
 	size_t mode;      /* its colour */
-	int kind;         /* 0 bar, 1 hatched bar (supplement) */
+	int kind;         /* 0 bar, 1 hatched bar (supplement), 2 swap outline */
 };
 
 struct bars {
@@ -41,6 +43,7 @@ struct bars {
 	double bar;             /* bar width in x units (a stage is 1) */
 	bool rotate_xtics, rotate_notes;
 	bool one_line;          /* rotated notes joined into one line each */
+	bool any_swap;          /* a bar is marked for swap */
 	double yrange_max;
 	double ram_gb;          /* the RAM line; 0 for none */
 	struct legend_item legend[LEGEND_MAX];
@@ -78,6 +81,22 @@ static void cell_from_table(const struct table *t, size_t s, size_t m, struct ba
 	}
 }
 
+/* The largest swap rise in the stage among the runs the table cell comes
+ * from (main runs of the mode, or its supplements when it comes from them). */
+static void cell_swap(const struct plot_model *pm, size_t s, size_t m, struct bar_cell *c)
+{
+	const struct table *t = &pm->table;
+	for (size_t i = 0; i < pm->nanalyses; i++) {
+		const struct table_run *r = &pm->analyses[i];
+		if (r->supplement != c->supplement || strcmp(r->a.mode, t->modes[m].name))
+			continue;
+		const struct stage_stats *st = analysis_stage(&r->a, t->stages[s]);
+		if (st && st->has_swap_rise && st->swap_rise > c->swap_rise)
+			c->swap_rise = st->swap_rise;
+	}
+	c->swapped = c->swap_rise > PLOT_SWAP_FLOOR_BYTES;
+}
+
 /* Value, then what happened, one per line. */
 static char *cell_note(const struct bar_cell *c)
 {
@@ -90,6 +109,10 @@ static char *cell_note(const struct bar_cell *c)
 		units_add_gb_label(&t, c->hi, false);
 	else
 		strbuf_addstr(&t, "no sample");
+	if (c->swapped) {
+		strbuf_addstr(&t, "\nswap ");
+		units_add_size(&t, (double)c->swap_rise, UNITS_COARSE, true);
+	}
 	/* "stopped" when every run that got here ended here */
 	const char *how = c->stopped ? "stopped" : "ended";
 	if (c->ended && c->ended == c->reached)
@@ -101,8 +124,9 @@ static char *cell_note(const struct bar_cell *c)
 	return strbuf_detach(&t);
 }
 
-static void build_cells(const struct table *t, struct bars *B)
+static void build_cells(const struct plot_model *pm, struct bars *B)
 {
+	const struct table *t = &pm->table;
 	B->t = t;
 	B->ns = t->nstages;
 	B->nm = t->nmodes;
@@ -112,6 +136,8 @@ static void build_cells(const struct table *t, struct bars *B)
 		for (size_t m = 0; m < B->nm; m++) {
 			struct bar_cell *c = &B->cells[s * B->nm + m];
 			cell_from_table(t, s, m, c);
+			cell_swap(pm, s, m, c);
+			B->any_swap |= c->swapped;
 			if (c->valued && c->hi > B->ymax)
 				B->ymax = c->hi;
 			B->notes[s * B->nm + m] = cell_note(c);
@@ -145,6 +171,12 @@ static void build_legend(const struct plot_model *pm, struct bars *B)
 {
 	for (size_t m = 0; m < B->nm; m++)
 		legend_add(B, xstrdup(B->t->modes[m].name), m, 0);
+	if (B->any_swap) {
+		char floor[UNITS_BUF];
+		legend_add(B, xasprintf("system swap rose in the stage (by more than %s)",
+					units_size((double)PLOT_SWAP_FLOOR_BYTES, UNITS_COARSE, false, floor)),
+			   0, 2);
+	}
 	for (size_t i = 0; i < pm->nanalyses; i++) {
 		const struct analysis *a = &pm->analyses[i].a;
 		if (!pm->analyses[i].supplement)
@@ -307,7 +339,8 @@ static void note_labels(struct strbuf *sb, const struct bars *B)
 			strbuf_addstr(sb, "set label ");
 			gp_quote(sb, text);
 			free(text);
-			const char *color = !c->reached ? "#777777" : c->ended ? COLOR_STOP : COLOR_NOTE;
+			const char *color = !c->reached ? "#777777" : c->ended ? COLOR_STOP :
+					    c->swapped ? COLOR_SWAP : COLOR_NOTE;
 			if (B->rotate_notes) /* lines side by side, centred on the bar */
 				strbuf_addf(sb, " at %.4f, %.4f rotate by 90 left offset %.2f,0.5", x, y,
 					    -(double)(lines - 1) * 0.55);
@@ -344,6 +377,17 @@ static void bar_blocks(struct strbuf *sb, const struct bars *B)
 			}
 			strbuf_addstr(sb, "EOD\n");
 		}
+	if (!B->any_swap)
+		return;
+	strbuf_addstr(sb, "$swap << EOD\n");
+	for (size_t s = 0; s < B->ns; s++)
+		for (size_t m = 0; m < B->nm; m++) {
+			const struct bar_cell *c = &B->cells[s * B->nm + m];
+			if (c->swapped)
+				strbuf_addf(sb, "%.4f %.4f %.4f\n", bar_x(B, s, m), c->valued ? c->hi : 0,
+					    B->bar * 0.9);
+		}
+	strbuf_addstr(sb, "EOD\n");
 }
 
 /* The legend, drawn here (not gnuplot's key) so that it wraps into rows. */
@@ -361,6 +405,8 @@ static void legend(struct strbuf *sb, const struct bars *B, const double *x_px, 
 			    color);
 		if (it->kind == 1)
 			strbuf_addf(sb, "fs transparent pattern 4 border lc rgb '%s' front\n", color);
+		else if (it->kind == 2)
+			strbuf_addstr(sb, "fs empty border lc rgb '" COLOR_SWAP "' lw 2 front\n");
 		else
 			strbuf_addstr(sb, "fs solid 0.85 noborder front\n");
 		strbuf_addstr(sb, "set label ");
@@ -440,6 +486,11 @@ static void plot_command(struct strbuf *sb, const struct bars *B)
 					    name, m);
 			first = false;
 		}
+	if (B->any_swap) {
+		strbuf_addf(sb, "%s$swap using 1:2:3 with boxes lc rgb '%s' lw 2 fs empty border "
+				"lc rgb '%s' notitle", first ? "" : ", \\\n     ", COLOR_SWAP, COLOR_SWAP);
+		first = false;
+	}
 	if (first)
 		strbuf_addstr(sb, "NaN notitle");
 	strbuf_addstr(sb, "\nset output\n");
@@ -463,7 +514,7 @@ void plot_stages_script(struct strbuf *sb, const struct plot_model *m, const str
 	struct strbuf labels = STRBUF_INIT;
 	double lx[LEGEND_MAX];
 	int lrow[LEGEND_MAX];
-	build_cells(&m->table, &B);
+	build_cells(m, &B);
 	build_legend(m, &B);
 	B.ram_gb = ram_of(m, B.ymax);
 	geometry(&B, o, lx, lrow);

@@ -70,6 +70,15 @@ check "the first attempt's panel says how it ended" \
 check "the staged panels say they completed" \
 	grep -q '>staged, run 2: completed; peak 19.0 GB<' "$tmp/pub/memory.svg"
 
+# The offload run swapped while its footprint stayed low: the stages chart says so.
+OFFLOAD=$FIXTURES/stageload/2026-10-08-qwen-image-offload/offload-1.trace.jsonl
+"$SB" plot --format svg -o "$tmp/off" "$QWEN"/eager-1.trace.jsonl "$OFFLOAD" >/dev/null 2>"$tmp/off.err"
+rc=$?
+check "offload charts exit 0 (exit $rc: $(cat "$tmp/off.err"))" [ $rc -eq 0 ]
+check "offload's decode is marked for swap" grep -q '>swap +6.3 GB<' "$tmp/off/stages.svg"
+check "the swap mark is in the legend" \
+	grep -q '>system swap rose in the stage (by more than 256 MB)<' "$tmp/off/stages.svg"
+
 # A stagebench-less Pixal3D run (the reload trace), png by default, in the current directory.
 mkdir -p "$tmp/moss"
 (cd "$tmp/moss" && "$SB" plot "$MOSS" >out 2>err)

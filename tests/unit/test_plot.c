@@ -876,3 +876,50 @@ Test(plot, title_and_note_go_on_every_chart)
 	model_free(m);
 	trace_release(&tr);
 }
+
+/* Two stages; swap_used rises by `rise` (bytes) during "work". */
+static void swap_run(struct strbuf *t, const char *mode, uint64_t footprint, uint64_t rise)
+{
+	strbuf_addf(t, "{\"type\":\"start\",\"interval\":0.5,\"mode\":\"%s\"}\n", mode);
+	strbuf_addf(t, "{\"type\":\"sample\",\"t\":0.0,\"footprint\":%llu,\"swap_used\":%llu}\n",
+		    1ull << 30, 4ull << 30);
+	strbuf_addstr(t, "{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"work\",\"t\":1.0}\n");
+	strbuf_addf(t, "{\"type\":\"sample\",\"t\":1.5,\"footprint\":%llu,\"swap_used\":%llu}\n",
+		    (unsigned long long)footprint, 4ull << 30);
+	strbuf_addf(t, "{\"type\":\"sample\",\"t\":3.0,\"footprint\":%llu,\"swap_used\":%llu}\n",
+		    (unsigned long long)footprint, (unsigned long long)((4ull << 30) + rise));
+	strbuf_addstr(t, "{\"type\":\"end\"}\n");
+}
+
+Test(plot, stages_where_swap_rose_are_marked)
+{
+	/* offload: lower footprint in work, but swap rose 2 GB; eager: 100 MB only */
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	swap_run(&a, "eager", 12ull << 30, 100ull << 20);
+	swap_run(&b, "offload", 5ull << 30, 2ull << 30);
+	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
+	read_mem("eager", a.buf, &trs[0]);
+	read_mem("offload", b.buf, &trs[1]);
+	struct plot_model *m = model_of(trs, 2);
+	char *s = stages_script(m, PLOT_SVG);
+	/* one outlined bar: offload's work (stage 1, second of two modes) */
+	cr_assert(strstr(s, "$swap << EOD\n1.1358 5.0000 0.2444\nEOD\n"), "%s", s);
+	cr_assert(strstr(s, "$swap using 1:2:3 with boxes lc rgb '#d62728' lw 2 fs empty"), "%s", s);
+	cr_assert(strstr(s, "set label \"5.0\\nswap +2.0 GB\""), "the note says how much: %s", s);
+	cr_assert(strstr(s, "\"system swap rose in the stage (by more than 256 MB)\""), "legend: %s", s);
+	cr_assert(strstr(s, "set label \"12.0\" "), "eager's 100 MB is under the floor: %s", s);
+	free(s);
+	model_free(m);
+	trace_release(&trs[1]);
+	/* no rise beyond the floor anywhere: no mark, no legend entry */
+	read_mem("eager2", a.buf, &trs[1]);
+	m = model_of(trs, 2);
+	s = stages_script(m, PLOT_SVG);
+	cr_assert_null(strstr(s, "swap"), "%s", s);
+	free(s);
+	model_free(m);
+	trace_release(&trs[0]);
+	trace_release(&trs[1]);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
