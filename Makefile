@@ -63,7 +63,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(OUT)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(OUT)/helpers/%)
 
-.PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers
+.PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers charts
 
 all: check-deps stagebench
 
@@ -122,6 +122,23 @@ py-test: stagebench
 
 bench: stagebench $(HELPER_BIN)
 	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) bench/run.sh
+
+# The published charts of README.md, regenerated from the shipped stageload fixtures.
+PUB := tests/fixtures/stageload
+QWEN := $(PUB)/2026-10-06-qwen-image
+charts: stagebench
+	$(Q)./stagebench plot -o docs/published/qwen-image --ram 48G \
+	  --title 'Qwen-Image-2.1 at 1024 px: eager against staged' \
+	  --note 'stageload traces of 2026-10-06 (tests/fixtures/stageload), Apple M5 Pro, 48 GB' \
+	  $(QWEN)/eager-1.trace.jsonl $(QWEN)/staged-1.trace.jsonl $(QWEN)/staged-2.trace.jsonl
+	$(Q)./stagebench plot -o docs/published/qwen-supplement --ram 48G --supplement $(QWEN)/eager-1.trace.jsonl \
+	  --title 'Qwen-Image-2.1: the first eager attempt, the full one as a supplement' \
+	  --note 'stageload traces of 2026-10-06 (tests/fixtures/stageload), Apple M5 Pro, 48 GB' \
+	  $(QWEN)/first-attempt/eager-1.trace.jsonl $(QWEN)/staged-1.trace.jsonl $(QWEN)/staged-2.trace.jsonl
+	$(Q)./stagebench plot -o docs/published/qwen-offload --ram 48G \
+	  --title 'Qwen-Image-2.1: model CPU offload against eager' \
+	  --note 'stageload traces of 2026-10-06 and 2026-10-08 (tests/fixtures/stageload), Apple M5 Pro, 48 GB' \
+	  $(QWEN)/eager-1.trace.jsonl $(PUB)/2026-10-08-qwen-image-offload/offload-1.trace.jsonl
 
 install: stagebench
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/stagebench

@@ -434,12 +434,13 @@ static void panel_stops(struct strbuf *sb, const struct plot_run *runs, const st
 				"fc rgb '%s' fs solid 1.0 noborder\n", gp_num(t, 3).s, y, COLOR_STOP);
 		strbuf_addstr(sb, "set label ");
 		gp_quote(sb, q->outcome_text ? q->outcome_text : "did not complete");
-		/* left of the point unless it is near the left edge, on a white box;
-		 * runs overlaid in one panel one line apart */
+		/* left of the point unless it is near the left edge, a line higher
+		 * near the x axis, on a white box; runs overlaid in one panel one
+		 * line apart */
 		bool left = t > L->xmax * 0.3;
 		strbuf_addf(sb, " at %s, %.4f %s offset %s,%.2f font '%s' tc rgb '%s' boxed bs 1 front\n",
 			    gp_num(t, 3).s, y, left ? "right" : "left", left ? "-1.2" : "1.2",
-			    -1.3 * (double)k, SMALL_FONT, COLOR_STOP);
+			    (y < L->yrange_max * 0.15 ? 1.5 : 0) - 1.3 * (double)k, SMALL_FONT, COLOR_STOP);
 	}
 }
 
