@@ -63,7 +63,8 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(OUT)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(OUT)/helpers/%)
 
-.PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers charts
+.PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers charts \
+	portability macos
 
 all: check-deps stagebench
 
@@ -97,11 +98,28 @@ $(OUT)/helpers/%: tests/helpers/%.c common/parse.c common/parse.h
 
 helpers: $(HELPER_BIN)
 
+# The portability gate: every platform-neutral source (all but platform/linux/)
+# builds as plain POSIX.1-2008 C (with its XSI option, for realpath: macOS is
+# certified to it) under clang, without _GNU_SOURCE, warnings as errors, so
+# that GNU-only calls (memrchr, strverscmp, pipe2, ...) cannot come back.
+PORTABLE_SRC := $(filter-out platform/linux/%,$(LIB_SRC) $(CLI_SRC)) platform/darwin/meter.c
+PORTABLE_CC ?= clang
+portability:
+	@echo "  PORTABLE $(words $(sort $(PORTABLE_SRC))) sources: $(PORTABLE_CC) -std=c11 -D_POSIX_C_SOURCE=200809L -D_XOPEN_SOURCE=700"
+	$(Q)bad=0; for f in $(sort $(PORTABLE_SRC)); do \
+	  $(PORTABLE_CC) -std=c11 -D_POSIX_C_SOURCE=200809L -D_XOPEN_SOURCE=700 -I. $(WARN) $(PKG_CFLAGS) -fsyntax-only $$f || \
+	  { echo "stagebench: $$f is not portable (see docs/platforms.md)" >&2; bad=1; }; done; exit $$bad
+
+# macOS arm64 and x86_64 binaries (build-macos/), cross-built here: scripts/cross-macos.sh.
+macos:
+	$(Q)scripts/cross-macos.sh $(abspath build-macos)
+
 deps:
 	$(Q)scripts/deps.sh test
 
 # The test run: sanitizer build, unit tests, CLI golden tests, end-to-end, pytest.
 test: deps
+	$(Q)$(MAKE) --no-print-directory portability
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined unit-test cli-test e2e-test
 	$(Q)$(MAKE) --no-print-directory py-test
 
@@ -148,6 +166,6 @@ install: stagebench
 	install -m 0644 probe/stagebench_probe.h $(DESTDIR)$(PREFIX)/include/
 
 clean:
-	rm -rf build build-san stagebench
+	rm -rf build build-san build-macos stagebench
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OS_OBJ:.o=.d)

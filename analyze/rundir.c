@@ -38,12 +38,48 @@ struct sortable {
 	size_t order; /* index in runs.json, SIZE_MAX when not listed */
 };
 
+/* Names in natural order ("run-2" before "run-10"), as strverscmp (GNU-only)
+ * orders them: digit runs compare by value; of equal values, the one with
+ * more leading zeros comes first. */
+static int natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			const char *za = a, *zb = b;
+			while (*a == '0')
+				a++;
+			while (*b == '0')
+				b++;
+			size_t la = 0, lb = 0;
+			while (a[la] >= '0' && a[la] <= '9')
+				la++;
+			while (b[lb] >= '0' && b[lb] <= '9')
+				lb++;
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			int c = strncmp(a, b, la);
+			if (c)
+				return c;
+			if (a - za != b - zb)
+				return a - za > b - zb ? -1 : 1;
+			a += la;
+			b += lb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
 static int sortable_cmp(const void *x, const void *y)
 {
 	const struct sortable *a = x, *b = y;
 	if (a->order != b->order)
 		return a->order < b->order ? -1 : 1;
-	return strverscmp(a->t.base, b->t.base);
+	return natural_cmp(a->t.base, b->t.base);
 }
 
 int rundir_open(const char *dir, struct rundir *out)

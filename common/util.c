@@ -12,6 +12,7 @@
 
 int sb_verbosity = 1;
 
+static void vreport(const char *prefix, const char *fmt, va_list ap) SB_GNUC_PRINTF(2, 0);
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char msg[4096];

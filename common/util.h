@@ -70,7 +70,7 @@ void strbuf_add(struct strbuf *sb, const void *data, size_t n);
 void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) SB_GNUC_PRINTF(2, 3);
-void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) SB_GNUC_PRINTF(2, 0);
 char *strbuf_detach(struct strbuf *sb); /* caller frees; sb is reset */
 const char *strbuf_str(const struct strbuf *sb); /* "" when empty */
 

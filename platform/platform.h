@@ -43,8 +43,9 @@ int pl_proc_cmdline(pid_t pid, char *buf, size_t size);
  * leave are then followed by pid and start time), -1 after error(). */
 int pl_set_subreaper(void);
 
-/* ru_maxrss of struct rusage in bytes (KiB on Linux, bytes on macOS). */
-uint64_t pl_maxrss_bytes(long ru_maxrss);
+/* waitpid() through wait4(): also sets *maxrss to the process's ru_maxrss in
+ * bytes when it was reaped (KiB on Linux, bytes on macOS; 0 = unknown). */
+pid_t pl_wait(pid_t pid, int *status, int flags, uint64_t *maxrss);
 
 /* Host facts for the start record. */
 struct host_info {

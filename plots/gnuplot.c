@@ -26,7 +26,9 @@ static char *find_program(const char *name)
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
-		const char *colon = strchrnul(path, ':');
+		const char *colon = strchr(path, ':');
+		if (!colon)
+			colon = path + strlen(path);
 		size_t len = (size_t)(colon - path);
 		char *cand = len ? xasprintf("%.*s/%s", (int)len, path, name) : xasprintf("./%s", name);
 		if (!stat(cand, &st) && S_ISREG(st.st_mode) && !access(cand, X_OK))
@@ -35,6 +37,19 @@ static char *find_program(const char *name)
 		path = *colon ? colon + 1 : colon;
 	}
 	return NULL;
+}
+
+/* pipe2(fds, O_CLOEXEC) in POSIX terms (pipe2 is not on macOS). */
+static int pipe_cloexec(int fds[2])
+{
+	if (pipe(fds))
+		return -1;
+	if (fcntl(fds[0], F_SETFD, FD_CLOEXEC) || fcntl(fds[1], F_SETFD, FD_CLOEXEC)) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	return 0;
 }
 
 bool plot_have_gnuplot(const char *program)
@@ -170,7 +185,7 @@ int plot_run_gnuplot(const char *program, const char *script, size_t len)
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
 	bool pipe_saved = false;
 
-	if (pipe2(in, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
+	if (pipe_cloexec(in) || pipe_cloexec(err)) {
 		error("cannot create a pipe for gnuplot: %s", strerror(errno));
 		goto out;
 	}

@@ -18,6 +18,10 @@
 
 extern char **environ;
 
+#ifndef NSIG
+#define NSIG 65 /* not POSIX: past the last signal, sigaction() fails and is skipped */
+#endif
+
 int spawn_set_subreaper(void)
 {
 	return pl_set_subreaper() < 0 ? -1 : 0;
@@ -218,14 +222,13 @@ static void tree_remove_at(struct spawn *sp, size_t i)
 	sp->tree[i] = sp->tree[--sp->ntree];
 }
 
-/* waitpid() through wait4(), telling on_reap of a reaped process. */
+/* waitpid() through pl_wait(), telling on_reap of a reaped process. */
 static pid_t reap_one(struct spawn *sp, pid_t pid, int *status, int flags)
 {
-	struct rusage ru;
-	memset(&ru, 0, sizeof(ru));
-	pid_t r = wait4(pid, status, flags, &ru);
+	uint64_t maxrss;
+	pid_t r = pl_wait(pid, status, flags, &maxrss);
 	if (r == pid && sp->on_reap)
-		sp->on_reap(sp->on_reap_arg, pid, pl_maxrss_bytes(ru.ru_maxrss));
+		sp->on_reap(sp->on_reap_arg, pid, maxrss);
 	return r;
 }
 

@@ -5,7 +5,7 @@
 set -eu
 build="make gcc pkg-config libjansson-dev libzstd-dev zstd"
 run="gnuplot-nox python3 python3-numpy python3-torch"
-test="libcriterion-dev python3-pytest python3-memory-profiler"
+test="libcriterion-dev python3-pytest python3-memory-profiler clang"
 case "${1:-all}" in
 build) want="$build" ;;
 run) want="$build $run" ;;

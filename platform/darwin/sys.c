@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/sysctl.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -205,9 +206,13 @@ int pl_set_subreaper(void)
 	return 1; /* no such thing: spawn.c follows descendants by pid and start */
 }
 
-uint64_t pl_maxrss_bytes(long ru_maxrss)
+pid_t pl_wait(pid_t pid, int *status, int flags, uint64_t *maxrss)
 {
-	return ru_maxrss > 0 ? (uint64_t)ru_maxrss : 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	pid_t r = wait4(pid, status, flags, &ru);
+	*maxrss = r > 0 && ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
+	return r;
 }
 
 /* ---- host facts ---------------------------------------------------------- */

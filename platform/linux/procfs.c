@@ -10,6 +10,8 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -201,9 +203,13 @@ int pl_set_subreaper(void)
 	return 0;
 }
 
-uint64_t pl_maxrss_bytes(long ru_maxrss)
+pid_t pl_wait(pid_t pid, int *status, int flags, uint64_t *maxrss)
 {
-	return ru_maxrss > 0 ? (uint64_t)ru_maxrss * 1024 : 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	pid_t r = wait4(pid, status, flags, &ru);
+	*maxrss = r > 0 && ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+	return r;
 }
 
 /* ---- host facts ---------------------------------------------------------- */
