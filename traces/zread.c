@@ -185,10 +185,13 @@ static int parse_chunk(struct reader *r, struct strbuf *tail, const char *text, 
 			return ret;
 		p = nl + 1;
 	}
-	if (p < end && (nl = memrchr(p, '\n', (size_t)(end - p)))) {
-		if ((ret = reader_parse_text(r, p, (size_t)(nl + 1 - p))))
+	const char *last = end;
+	while (last > p && last[-1] != '\n')
+		last--; /* just past the last newline (memrchr is GNU-only) */
+	if (last > p) {
+		if ((ret = reader_parse_text(r, p, (size_t)(last - p))))
 			return ret;
-		p = nl + 1;
+		p = last;
 	}
 	strbuf_add(tail, p, (size_t)(end - p));
 	return 0;
