@@ -337,6 +337,8 @@ static void outcome(const struct trace *tr, const struct run_entry *e, struct an
 		}
 		if (tr->has_end)
 			a->reason = xstrdup(tr->end.reason);
+		else if (e->why)
+			a->reason = xstrdup(e->why);
 		return;
 	}
 	if (!tr->has_end) {

@@ -49,6 +49,7 @@ pid_t pl_wait(pid_t pid, int *status, int flags, uint64_t *maxrss);
 
 /* Host facts for the start record. */
 struct host_info {
+	char name[256]; /* the node name (uname), which tells machines of one cluster apart */
 	char os[64], kernel[128], machine[64];
 	int cpus;
 	uint64_t memory, swap;

@@ -824,6 +824,7 @@ static void fill_start(struct run *r, struct trace_start *st, struct host_info *
 	st->mode = (char *)r->o->mode;
 	st->command = r->argv;
 	host_info_get(h);
+	st->host_name = h->name[0] ? h->name : NULL;
 	st->host_os = h->os;
 	st->host_kernel = h->kernel;
 	st->host_machine = h->machine;

@@ -222,7 +222,9 @@ static void start_host(json_t *v, struct trace_start *st)
 		struct jv hx;
 		int64_t i64;
 		jv_from_json(hv, &hx);
-		if (!strcmp(hk, "os"))
+		if (!strcmp(hk, "name"))
+			take_str(&st->host_name, hv);
+		else if (!strcmp(hk, "os"))
 			take_str(&st->host_os, hv);
 		else if (!strcmp(hk, "kernel"))
 			take_str(&st->host_kernel, hv);

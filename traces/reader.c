@@ -37,6 +37,7 @@ void reader_start_release(struct trace_start *st)
 		for (char **a = st->command; *a; a++)
 			free(*a);
 	free(st->command);
+	free(st->host_name);
 	free(st->host_os);
 	free(st->host_kernel);
 	free(st->host_machine);

@@ -63,6 +63,12 @@ static int entry_from_json(const char *path, size_t idx, json_t *o, struct run_e
 		/* a value from a later version: as if absent */
 		stopped_by_parse(json_string_value(v), &e->stopped_by);
 	}
+	v = json_object_get(o, "why");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v))
+			return error("%s: entry %zu: \"why\" is not a string", path, idx + 1);
+		e->why = xstrdup(json_string_value(v));
+	}
 	v = json_object_get(o, "signal");
 	if (v && !json_is_null(v) && (!get_int(v, &e->signal) || e->signal < 0))
 		return error("%s: entry %zu: \"signal\" is not a signal number", path, idx + 1);
@@ -73,6 +79,7 @@ static void entry_release(struct run_entry *e)
 {
 	free(e->mode);
 	free(e->trace);
+	free(e->why);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -134,6 +141,10 @@ int runs_write(const char *path, const struct run_list *runs)
 		}
 		if (e->signal)
 			strbuf_addf(&sb, ", \"signal\": %d", e->signal);
+		if (e->why) {
+			strbuf_addstr(&sb, ", \"why\": ");
+			json_escape(&sb, e->why);
+		}
 		strbuf_addch(&sb, '}');
 	}
 	strbuf_addstr(&sb, runs->n ? "\n]\n" : "]\n");

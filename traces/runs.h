@@ -19,7 +19,8 @@ struct run_entry {
 	bool has_exit;
 	int exit;         /* the guarded command's exit: 3 = stopped by the guard */
 	char *trace;      /* file name relative to runs.json; NULL = MODE-RUN.trace.jsonl[.zst] */
-	enum stopped_by stopped_by; /* "guard", "signal"; STOPPED_NONE when absent */
+	enum stopped_by stopped_by; /* "guard", "signal", "lost"; STOPPED_NONE when absent */
+	char *why;        /* in words, for "lost" runs and a task stopped by a signal; NULL otherwise */
 	int signal;
 };
 

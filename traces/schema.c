@@ -30,6 +30,7 @@ const char *event_kind_name(enum event_kind kind)
 
 static const char *const stopped_by_names[] = {
 	[STOPPED_NONE] = NULL, [STOPPED_GUARD] = "guard", [STOPPED_SIGNAL] = "signal",
+	[STOPPED_LOST] = "lost",
 };
 
 const char *stopped_by_name(enum stopped_by by)

@@ -157,6 +157,7 @@ struct trace_start {
 	int64_t seed;
 	char **command; /* NULL-terminated argv, NULL when absent */
 	/* host */
+	char *host_name; /* the machine's node name; NULL in traces that predate it */
 	char *host_os, *host_kernel, *host_machine;
 	int host_cpus;
 	uint64_t host_memory, host_swap; /* bytes; 0 when absent */
@@ -171,8 +172,10 @@ struct trace_start {
 	char *extra_json; /* other keys, JSON object body; NULL when none */
 };
 
-enum stopped_by { STOPPED_NONE = 0, STOPPED_GUARD, STOPPED_SIGNAL };
-/* "guard", "signal"; NULL for STOPPED_NONE. */
+/* STOPPED_LOST: runs.json only, a run of a distributed compare whose task left
+ * no result (killed by its engine); no trace's end record says it. */
+enum stopped_by { STOPPED_NONE = 0, STOPPED_GUARD, STOPPED_SIGNAL, STOPPED_LOST };
+/* "guard", "signal", "lost"; NULL for STOPPED_NONE. */
 const char *stopped_by_name(enum stopped_by by);
 /* The value of a "stopped_by" key; false for a string it does not know. */
 bool stopped_by_parse(const char *name, enum stopped_by *by);

@@ -285,11 +285,12 @@ int trace_writer_start(struct trace_writer *w, const struct trace_start *st)
 		}
 		strbuf_addch(sb, ']');
 	}
-	if (st->host_os || st->host_kernel || st->host_machine || st->host_cpus ||
+	if (st->host_name || st->host_os || st->host_kernel || st->host_machine || st->host_cpus ||
 	    st->host_memory) {
 		key(sb, "host");
 		strbuf_addch(sb, '{');
 		size_t open = sb->len;
+		kv_str(sb, "name", st->host_name);
 		kv_str(sb, "os", st->host_os);
 		kv_str(sb, "kernel", st->host_kernel);
 		kv_str(sb, "machine", st->host_machine);

@@ -227,6 +227,7 @@ void host_info_get(struct host_info *h)
 
 	memset(h, 0, sizeof(*h));
 	if (!uname(&u)) {
+		snprintf(h->name, sizeof(h->name), "%s", u.nodename);
 		snprintf(h->os, sizeof(h->os), "%s", u.sysname);
 		snprintf(h->kernel, sizeof(h->kernel), "%s", u.release);
 		snprintf(h->machine, sizeof(h->machine), "%s", u.machine);

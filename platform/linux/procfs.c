@@ -258,6 +258,7 @@ void host_info_get(struct host_info *h)
 	struct utsname u;
 	memset(h, 0, sizeof(*h));
 	if (!uname(&u)) {
+		copy_str(h->name, sizeof(h->name), u.nodename, strlen(u.nodename));
 		copy_str(h->os, sizeof(h->os), u.sysname, strlen(u.sysname));
 		copy_str(h->kernel, sizeof(h->kernel), u.release, strlen(u.release));
 		copy_str(h->machine, sizeof(h->machine), u.machine, strlen(u.machine));

@@ -65,8 +65,10 @@ Test(runs, write_then_read_keeps_every_key)
 		{ .mode = "staged \"q\"", .run = 1, .has_exit = false },
 		{ .mode = "staged", .run = 2, .has_exit = true, .exit = 137,
 		  .stopped_by = STOPPED_SIGNAL, .signal = 9 },
+		{ .mode = "eager", .run = 2, .has_exit = false, .stopped_by = STOPPED_LOST,
+		  .why = "the task left no result" },
 	};
-	struct run_list out = { items, 3, 3 };
+	struct run_list out = { items, 4, 4 };
 	cr_assert_eq(runs_write(path, &out), 0);
 
 	size_t len;
@@ -79,8 +81,8 @@ Test(runs, write_then_read_keeps_every_key)
 
 	struct run_list in = RUN_LIST_INIT;
 	cr_assert_eq(runs_read(path, &in), 0);
-	cr_assert_eq(in.n, 3);
-	for (size_t i = 0; i < 3; i++) {
+	cr_assert_eq(in.n, 4);
+	for (size_t i = 0; i < 4; i++) {
 		cr_assert_str_eq(in.items[i].mode, items[i].mode);
 		cr_assert_eq(in.items[i].run, items[i].run);
 		cr_assert_eq(in.items[i].has_exit, items[i].has_exit);
@@ -91,6 +93,10 @@ Test(runs, write_then_read_keeps_every_key)
 		else
 			cr_assert_null(in.items[i].trace);
 		cr_assert_eq(in.items[i].stopped_by, items[i].stopped_by);
+		if (items[i].why)
+			cr_assert_str_eq(in.items[i].why, items[i].why);
+		else
+			cr_assert_null(in.items[i].why);
 	}
 	/* an entry that names its trace is found by that name only */
 	cr_assert_eq(runs_find(&in, "eager-1.trace.jsonl.zst"), &in.items[0]);
