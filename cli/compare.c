@@ -22,7 +22,7 @@
 static const char compare_usage[] =
 	"usage: stagebench compare [VARIANT...] [--pipeline FILE] [--seed N] [--reps N] [--out DIR]\n"
 	"                          [--set KEY=VALUE]... [--size S] [--cache DIR] [--interval DUR]\n"
-	"                          [--by-commit] [GUARD OPTIONS] [-q|-v]\n"
+	"                          [--by-commit] [--plan | --task K | --merge] [GUARD OPTIONS] [-q|-v]\n"
 	"\n"
 	"Run a pipeline's variants alternately (E S E S ...), each run its own guarded,\n"
 	"recorded process with the Python probe on PYTHONPATH (staged loading, stage\n"
@@ -49,6 +49,16 @@ static const char compare_usage[] =
 	"                      $XDG_CACHE_HOME/stagebench/PIPELINE, else\n"
 	"                      ~/.cache/stagebench/PIPELINE)\n"
 	"  --interval DUR      sample interval (default 100ms)\n"
+	"  --plan              print the runs (K, V-N, V, N; tab-separated, K 0-based in\n"
+	"                      run order) and run nothing: one task per line for a job\n"
+	"                      array (scripts/slurm-compare, docs/slurm.md)\n"
+	"  --task K            run only run K of the plan into --out (shared by every\n"
+	"                      task); its entry goes to DIR/runs.d/V-N.json; no report\n"
+	"  --merge             run nothing: gather every planned run of --out into\n"
+	"                      runs.json and report as a whole compare does; a run with\n"
+	"                      a trace but no runs.d entry is \"lost\" (killed by its\n"
+	"                      engine), one without a trace is missing: both are named,\n"
+	"                      and make the exit 1\n"
 	"  -q, --quiet         no progress lines\n"
 	"  -v, --verbose       more progress messages\n"
 	"  -h, --help          this text\n"
@@ -92,6 +102,9 @@ enum {
 	OPT_CACHE,
 	OPT_INTERVAL,
 	OPT_BY_COMMIT,
+	OPT_PLAN,
+	OPT_TASK,
+	OPT_MERGE,
 };
 
 /* The command line, parsed. */
@@ -103,6 +116,8 @@ struct args {
 	int reps;
 	int64_t interval_ns;
 	bool by_commit;
+	enum compare_part part;
+	size_t task;
 	int first_variant;      /* argv index of the first VARIANT */
 };
 
@@ -151,6 +166,22 @@ static int parse_one(struct args *a, int opt, const char *arg)
 	case OPT_BY_COMMIT:
 		a->by_commit = true;
 		break;
+	case OPT_PLAN:
+	case OPT_TASK:
+	case OPT_MERGE: {
+		enum compare_part part = opt == OPT_PLAN ? COMPARE_PLAN
+					 : opt == OPT_TASK ? COMPARE_TASK : COMPARE_MERGE;
+		if (a->part != COMPARE_ALL && a->part != part)
+			return opt_usage_error("compare", "--plan, --task and --merge exclude each other");
+		a->part = part;
+		int64_t k;
+		if (opt == OPT_TASK) {
+			if (parse_i64(arg, &k) || k < 0)
+				return opt_bad_value("compare", "task", arg, "task number (0 or more)");
+			a->task = (size_t)k;
+		}
+		break;
+	}
 	case 'q':
 		sb_verbosity = 0;
 		break;
@@ -179,6 +210,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "by-commit", no_argument, NULL, OPT_BY_COMMIT },
+		{ "plan", no_argument, NULL, OPT_PLAN },
+		{ "task", required_argument, NULL, OPT_TASK },
+		{ "merge", no_argument, NULL, OPT_MERGE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -309,6 +343,11 @@ static int directories(const struct args *a, struct found *f)
 		if (r < 0)
 			return SB_EXIT_USAGE;
 	}
+	if (a->part == COMPARE_PLAN)
+		return -1; /* nothing is written */
+	if ((a->part == COMPARE_TASK || a->part == COMPARE_MERGE) && !a->out)
+		return opt_usage_error("compare", "%s needs --out DIR, the directory every task shares",
+				       a->part == COMPARE_TASK ? "--task" : "--merge");
 	const char *cd = getenv("STAGEBENCH_COMMIT_DIR");
 	f->commit_dir = xstrdup(cd && *cd ? cd : f->p.dir);
 	if (a->out) {
@@ -351,8 +390,9 @@ int cmd_compare(int argc, char **argv)
 	if (rc < 0)
 		rc = directories(&a, &f);
 	if (rc < 0) {
-		bool charts = plot_have_gnuplot(NULL);
-		if (!charts)
+		bool charts = a.part != COMPARE_PLAN && a.part != COMPARE_TASK &&
+			      plot_have_gnuplot(NULL);
+		if (!charts && a.part != COMPARE_PLAN && a.part != COMPARE_TASK)
 			warning("%s; the runs go on without charts", PLOT_GNUPLOT_MISSING);
 		struct compare_opts o = {
 			.setup = { .p = &f.p, .out = f.out, .probe_dir = f.probe_dir,
@@ -360,7 +400,7 @@ int cmd_compare(int argc, char **argv)
 				   .sets = &f.sets, .old_pythonpath = getenv("PYTHONPATH") },
 			.variants = f.variants, .nvariants = f.nvariants, .reps = a.reps,
 			.interval_ns = a.interval_ns, .guard = &a.g, .commit_dir = f.commit_dir,
-			.charts = charts,
+			.charts = charts, .part = a.part, .task = a.task,
 		};
 		rc = compare_execute(&o);
 		if (finish_stdout() < 0 && rc == SB_EXIT_OK)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,9 @@ struct session {
 	int rc;                  /* SB_EXIT_OK, or SB_EXIT_FAILURE once something could not run */
 	size_t failed;           /* runs whose command failed on its own (a finding) */
 	int interrupted;         /* 128+N once signal N stopped a run */
+	char *runs_path;         /* OUT/runs.json, or OUT/runs.d/V-N.json for one task */
+	size_t lost;             /* COMPARE_MERGE: planned runs without a result */
+	struct strbuf missing;   /* COMPARE_MERGE: summary rows of runs without a trace */
 };
 
 /* Run one plan under record_run with the command's stdout in its log. */
@@ -364,10 +368,13 @@ static void note_run(struct session *s, const char *mode, int rep, const struct 
 	e->trace = xstrdup(slash ? slash + 1 : cr->trace_path);
 	e->stopped_by = res->stopped_by;
 	e->signal = res->signal;
-	char *runs_path = xasprintf("%s/runs.json", s->o->setup.out);
-	if (runs_write(runs_path, &s->runs) < 0)
+	if (s->o->part == COMPARE_TASK && res->stopped_by == STOPPED_SIGNAL) {
+		int sig = res->exit_code > 128 ? res->exit_code - 128 : res->signal;
+		e->why = xasprintf("stopped by signal %d (%s): its engine cancelled or preempted "
+				   "the task, or its time limit ran out", sig, strsignal(sig));
+	}
+	if (runs_write(s->runs_path, &s->runs) < 0)
 		s->rc = SB_EXIT_FAILURE;
-	free(runs_path);
 
 	struct done_run *d = &s->done[s->ndone++];
 	d->id = xstrdup(cr->id);
@@ -603,6 +610,7 @@ static int report(const struct session *s, bool charts, size_t *findings)
 		rc = -1;
 	struct strbuf rmd = STRBUF_INIT;
 	runs_md(d, n, &rmd);
+	strbuf_addstr(&rmd, strbuf_str(&s->missing));
 	printf("## Runs\n\n%s", strbuf_str(&rmd));
 	strbuf_release(&rmd);
 	fflush(stdout);
@@ -622,6 +630,133 @@ static void session_release(struct session *s)
 	}
 	free(s->done);
 	runs_release(&s->runs);
+	free(s->runs_path);
+	strbuf_release(&s->missing);
+}
+
+/* ---- a compare spread over machines: plan, task, merge ---------------------- */
+
+/* The id "V-N" of run k of the schedule. Caller frees. */
+static char *run_id(const struct compare_opts *o, size_t k)
+{
+	size_t vi;
+	int rep;
+	compare_schedule(o->nvariants, k, &vi, &rep);
+	return xasprintf("%s-%d", o->variants[vi]->name, rep);
+}
+
+static int print_plan(const struct compare_opts *o, size_t total)
+{
+	for (size_t k = 0; k < total; k++) {
+		size_t vi;
+		int rep;
+		compare_schedule(o->nvariants, k, &vi, &rep);
+		printf("%zu\t%s-%d\t%s\t%d\n", k, o->variants[vi]->name, rep,
+		       o->variants[vi]->name, rep);
+	}
+	return SB_EXIT_OK;
+}
+
+/* Run task K alone; its runs.json entry goes to OUT/runs.d/V-N.json. */
+static int run_task(struct session *s)
+{
+	const struct compare_opts *o = s->o;
+	if (o->task >= s->total)
+		return error("task %zu: the plan has %zu runs (0 to %zu)", o->task, s->total,
+			     s->total - 1);
+	char *dir = xasprintf("%s/runs.d", o->setup.out);
+	char *id = run_id(o, o->task);
+	int mk = mkdir_p(dir);
+	s->runs_path = xasprintf("%s/%s.json", dir, id);
+	free(dir);
+	free(id);
+	if (mk)
+		return SB_EXIT_FAILURE;
+	if (run_k(s, o->task) < 0)
+		return SB_EXIT_FAILURE;
+	if (s->interrupted)
+		return s->interrupted;
+	if (s->rc != SB_EXIT_OK)
+		return s->rc;
+	return s->failed ? SB_EXIT_FINDING : SB_EXIT_OK;
+}
+
+static bool file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* Run k's entry from runs.d, or a "lost" one when only its trace is there.
+ * Returns 1 when taken, 0 when the run is missing, -1 on a malformed entry. */
+static int gather_one(struct session *s, size_t k)
+{
+	const struct compare_opts *o = s->o;
+	char *id = run_id(o, k);
+	char *entry_path = xasprintf("%s/runs.d/%s.json", o->setup.out, id);
+	char *trace = xasprintf("%s.trace.jsonl.zst", id);
+	char *trace_path = xasprintf("%s/%s", o->setup.out, trace);
+	struct run_list one = RUN_LIST_INIT;
+	int r = runs_read(entry_path, &one), taken = 0;
+	size_t vi;
+	int rep;
+	compare_schedule(o->nvariants, k, &vi, &rep);
+	if (r < 0) {
+		taken = -1;
+	} else if (file_exists(trace_path)) {
+		ALLOC_GROW(s->runs.items, s->runs.n + 1, s->runs.alloc);
+		struct run_entry *e = &s->runs.items[s->runs.n++];
+		if (r == 0 && one.n == 1) {
+			*e = one.items[0]; /* moved */
+			one.n = 0;
+			bool guard = e->stopped_by && !strcmp(e->stopped_by, "guard");
+			if (!guard && ((e->has_exit && e->exit) || e->signal)) {
+				warning("%s: %s", id, e->why ? e->why : "its command failed");
+				s->failed++;
+			}
+		} else {
+			memset(e, 0, sizeof(*e));
+			e->mode = xstrdup(o->variants[vi]->name);
+			e->run = rep;
+			e->trace = xstrdup(trace);
+			e->stopped_by = xstrdup("lost");
+			e->why = xstrdup("its task left no result (killed by the engine: time "
+					 "limit, node failure or preemption)");
+			warning("%s: %s", id, e->why);
+			s->lost++;
+		}
+		struct done_run *d = &s->done[s->ndone++];
+		d->id = xstrdup(id);
+		d->mode = xstrdup(o->variants[vi]->name);
+		d->trace_path = trace_path;
+		trace_path = NULL;
+		taken = 1;
+	} else {
+		warning("%s: missing: no trace '%s' (its task never ran, or wrote elsewhere)", id,
+			trace);
+		strbuf_addf(&s->missing, "| %s | missing: no trace (its task never ran) | | | |\n",
+			    id);
+		s->lost++;
+	}
+	runs_release(&one);
+	free(id);
+	free(entry_path);
+	free(trace);
+	free(trace_path);
+	return taken;
+}
+
+/* Gather every planned run's result into runs.json. Returns 0 or -1. */
+static int gather(struct session *s)
+{
+	for (size_t k = 0; k < s->total; k++)
+		if (gather_one(s, k) < 0)
+			return -1;
+	if (runs_write(s->runs_path, &s->runs) < 0)
+		return -1;
+	if (!s->ndone)
+		return error("no run of '%s' left a trace", s->o->setup.out);
+	return 0;
 }
 
 int compare_execute(const struct compare_opts *o)
@@ -639,10 +774,20 @@ int compare_execute(const struct compare_opts *o)
 	s.runs = (struct run_list)RUN_LIST_INIT;
 	s.total = o->nvariants * (size_t)o->reps;
 	s.done = xcalloc(s.total ? s.total : 1, sizeof(*s.done));
+	s.runs_path = xasprintf("%s/runs.json", o->setup.out);
+	if (o->part == COMPARE_PLAN || o->part == COMPARE_TASK) {
+		int r = o->part == COMPARE_PLAN ? print_plan(o, s.total) : run_task(&s);
+		session_release(&s);
+		return r;
+	}
+	if (o->part == COMPARE_MERGE && gather(&s) < 0) {
+		session_release(&s);
+		return SB_EXIT_FAILURE;
+	}
 	if (sb_verbosity >= 1)
 		note("compare: %s, variants %zu x %d runs, seed %s, into %s", o->setup.p->path,
 		     o->nvariants, o->reps, o->setup.seed, o->setup.out);
-	for (size_t k = 0; k < s.total && !s.interrupted; k++) {
+	for (size_t k = 0; o->part == COMPARE_ALL && k < s.total && !s.interrupted; k++) {
 		if (run_k(&s, k) < 0) {
 			s.rc = SB_EXIT_FAILURE;
 			break;
@@ -656,11 +801,11 @@ int compare_execute(const struct compare_opts *o)
 		if (sb_verbosity >= 1)
 			note("results in %s (table.md, latents.md, runs.json)", o->setup.out);
 	}
-	if (rc == SB_EXIT_OK && (findings || s.failed)) {
+	if (rc == SB_EXIT_OK && (findings || s.failed || s.lost)) {
 		rc = SB_EXIT_FINDING;
 		if (sb_verbosity >= 1)
-			note("compare: %zu latent finding(s), %zu failed run(s): exit 1", findings,
-			     s.failed);
+			note("compare: %zu latent finding(s), %zu failed run(s), %zu lost run(s): exit 1",
+			     findings, s.failed, s.lost);
 	}
 	if (s.interrupted)
 		rc = s.interrupted;

@@ -123,8 +123,26 @@ char *compare_fresh_dir(const char *base);
 /* P made absolute against the current directory. Caller frees. */
 char *compare_absolute(const char *p);
 
+/*
+ * Which part of a compare to do. A compare spread over machines (a Slurm job
+ * array, docs/slurm.md) is its plan, one task per run, then a merge:
+ *   COMPARE_ALL    run every run, then report (one machine);
+ *   COMPARE_PLAN   print the runs, one line each: "K<TAB>V-N<TAB>V<TAB>N", K the
+ *                  0-based task number in schedule order; run nothing;
+ *   COMPARE_TASK   run task K only; its runs.json entry goes to
+ *                  OUT/runs.d/V-N.json (written atomically), no report;
+ *   COMPARE_MERGE  run nothing: gather runs.d/ and the traces of every planned
+ *                  run into runs.json, then report as COMPARE_ALL does. A run
+ *                  whose trace exists without a runs.d entry is "lost" (its task
+ *                  was killed by the engine); a run without a trace is missing;
+ *                  both are named, and the exit status is 1.
+ */
+enum compare_part { COMPARE_ALL = 0, COMPARE_PLAN, COMPARE_TASK, COMPARE_MERGE };
+
 /* Everything one compare needs; all borrowed. */
 struct compare_opts {
+	enum compare_part part;
+	size_t task;                  /* COMPARE_TASK: the run, 0-based in schedule order */
 	struct compare_setup setup;   /* pipeline, out (absolute), probe, python, cache, seed, sets */
 	const struct pipeline_variant *const *variants; /* in the order given */
 	size_t nvariants;
