@@ -709,7 +709,7 @@ static int gather_one(struct session *s, size_t k)
 		if (r == 0 && one.n == 1) {
 			*e = one.items[0]; /* moved */
 			one.n = 0;
-			bool guard = e->stopped_by && !strcmp(e->stopped_by, "guard");
+			bool guard = e->stopped_by == STOPPED_GUARD;
 			if (!guard && ((e->has_exit && e->exit) || e->signal)) {
 				warning("%s: %s", id, e->why ? e->why : "its command failed");
 				s->failed++;
@@ -719,7 +719,7 @@ static int gather_one(struct session *s, size_t k)
 			e->mode = xstrdup(o->variants[vi]->name);
 			e->run = rep;
 			e->trace = xstrdup(trace);
-			e->stopped_by = xstrdup("lost");
+			e->stopped_by = STOPPED_LOST;
 			e->why = xstrdup("its task left no result (killed by the engine: time "
 					 "limit, node failure or preemption)");
 			warning("%s: %s", id, e->why);
