@@ -20,14 +20,34 @@ check() { # check DESCRIPTION COMMAND...
 		fail=1
 	fi
 }
-# rec DIR N WORK_STEPS...: record one eatmem run as DIR/staged-N.trace.jsonl.zst
+. "$here/handshake.inc"
+# rec DIR N WORK_STEPS...: record one eatmem run as DIR/staged-N.trace.jsonl.zst. A step
+# "hold" keeps what is allocated until the recorder has taken a sample after it (a mark
+# event, then a sample after it in the trace): no sleeps, on a loaded machine too.
+hs=0
 rec() {
 	d=$1
 	n=$2
 	shift 2
 	mkdir -p "$d"
-	"$SB" record -q --mode staged --interval 20ms -o "$d/staged-$n.trace.jsonl.zst" -- \
-		"$EATMEM" stage=load alloc=50M sleep=300ms stage=work "$@"
+	trc=$d/staged-$n.trace.jsonl.zst
+	h0=$hs
+	steps=
+	for a in stage=load alloc=50M hold stage=work "$@"; do
+		if [ "$a" = hold ]; then
+			hs=$((hs + 1))
+			a="mark=h$hs wait=$tmp/h$hs.go"
+		fi
+		steps="$steps $a"
+	done
+	# shellcheck disable=SC2086 # the steps are words without spaces
+	"$SB" record -q --mode staged --interval 20ms -o "$trc" -- "$EATMEM" $steps &
+	p=$!
+	while [ "$h0" -lt "$hs" ]; do
+		h0=$((h0 + 1))
+		wait_for sampled_after "$trc" "h$h0" && : >"$tmp/h$h0.go"
+	done
+	wait "$p"
 	rc=$?
 	[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || { echo "FAIL check: record $d/$n exited $rc"; fail=1; }
 }
@@ -36,13 +56,13 @@ rec() {
 
 # baseline: work holds 100 MiB; heavy: 300 MiB in work only (freed before save)
 for n in 1 2; do
-	rec "$tmp/base" $n alloc=100M sleep=300ms free stage=save sleep=300ms
-	rec "$tmp/rerun" $n alloc=100M sleep=300ms free stage=save sleep=300ms
-	rec "$tmp/heavy" $n alloc=300M sleep=300ms free stage=save sleep=300ms
+	rec "$tmp/base" $n alloc=100M hold free stage=save hold
+	rec "$tmp/rerun" $n alloc=100M hold free stage=save hold
+	rec "$tmp/heavy" $n alloc=300M hold free stage=save hold
 done
 # broken: run 2 exits with code 1 in work, save is never reached
-rec "$tmp/broken" 1 alloc=100M sleep=300ms free stage=save sleep=300ms
-rec "$tmp/broken" 2 alloc=100M sleep=300ms exit=1
+rec "$tmp/broken" 1 alloc=100M hold free stage=save hold
+rec "$tmp/broken" 2 alloc=100M hold exit=1
 
 "$SB" check --baseline "$tmp/base" "$tmp/rerun" >"$tmp/rerun.md" 2>"$tmp/err"
 rc=$? # taken at once: a $(...) in check's arguments would set $? under bash

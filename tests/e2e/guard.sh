@@ -9,9 +9,9 @@ T=$(mktemp -d)
 bystander=
 trap 'rm -rf "$T"; [ -n "$bystander" ] && kill "$bystander" 2>/dev/null' EXIT
 fail=0
+. "$(dirname "$0")/handshake.inc"
 ok() { echo "  ok   $1"; }
 bad() { echo "  FAIL $1"; fail=1; }
-wait_file() { i=0; while [ ! -s "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done; }
 
 # A process started by the test, outside any guard: it must survive everything.
 sleep 300 &
@@ -74,7 +74,7 @@ fi
 # 5. the guard's own SIGINT stops the command: exit 130
 "$SB" guard -q --grace 1s -- "$E" ready="$T/int.pid" sleep=20s &
 g=$!
-wait_file "$T/int.pid"
+wait_for test -s "$T/int.pid"
 kill -INT "$g"
 wait "$g"
 rc=$?
@@ -88,6 +88,8 @@ fi
 # 6. --busy: a matching process blocks the start; our own command line does not
 sleep 299.5 &
 busy=$!
+# until it has exec'd, the process is a copy of this shell, which --busy would not match
+wait_for grep -q '299\.5' "/proc/$busy/cmdline"
 "$SB" guard -q --busy '^sleep 299\.5$' --start-timeout 500ms --poll 100ms -- true
 rc=$?
 kill "$busy"; wait "$busy" 2>/dev/null
