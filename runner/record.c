@@ -35,6 +35,13 @@
 /* The sample taken when the command's root exits is skipped when the last
  * one is younger than this. */
 #define FINAL_SAMPLE_AGE_NS (5 * NS_PER_MS)
+/* The longest line taken from the probe pipe (the C probe writes at most 16 KiB). */
+#define PROBE_LINE_MAX (1 << 20)
+/* Bytes read from the probe pipe per turn of the loop: a command that writes
+ * without pause does not hold up samples and guard checks. */
+#define PROBE_READ_TURN (256 * 1024)
+/* ... and once the command ended (orphans may go on writing). */
+#define PROBE_READ_LAST (64 * 1024 * 1024)
 
 /* ---- signals: a self-pipe, installed for one run only -------------------- */
 
@@ -116,8 +123,10 @@ struct run {
 	int64_t t0_ns;          /* run origin: t = 0 */
 	int64_t spawn_ns, exit_ns;
 	int probe_fd;           /* read end, -1 once closed */
-	struct strbuf probe_buf;
+	struct strbuf probe_buf;  /* a line's start, read before its newline */
 	bool probe_warned;
+	bool probe_skipping;      /* in a line over PROBE_LINE_MAX: dropped up to its newline */
+	unsigned probe_skipped;   /* lines skipped so */
 	/* stage window for exact peaks */
 	struct window_state win; /* the window rule: the stage in force, its start */
 	bool window_open;
@@ -164,10 +173,22 @@ static double t_of(const struct run *r, int64_t ns)
 	return (double)(ns - r->t0_ns) / 1e9;
 }
 
+/* A write of the trace failed (the writer said why: disk full, I/O error):
+ * say at once what happens now, once. */
+static void trace_failed(struct run *r)
+{
+	if (r->write_failed)
+		return;
+	r->write_failed = -1;
+	error("%s: the trace '%s' is incomplete from here on; '%s' goes on%s, and the run "
+	      "ends as failed (exit %d)", r->o->name, r->o->trace_path, r->argv[0],
+	      r->o->guarded ? " under the guard" : "", SB_EXIT_FAILURE);
+}
+
 static void write_event(struct run *r, const struct trace_event *ev)
 {
 	if (r->w && trace_writer_event(r->w, ev))
-		r->write_failed = -1;
+		trace_failed(r);
 }
 
 static void guard_event(struct run *r, const char *action, const char *reason,
@@ -370,10 +391,54 @@ static void probe_line(struct run *r, const char *line, size_t len)
 	trace_event_release(&ev);
 }
 
-static void probe_read(struct run *r)
+/* Take n bytes read from the pipe: every complete line goes to probe_line();
+ * a line longer than PROBE_LINE_MAX is skipped up to its newline, with a
+ * warning. Each byte is looked at once, whatever the lines' lengths. */
+static void probe_take(struct run *r, const char *p, size_t n)
 {
-	char buf[8192];
-	for (;;) {
+	while (n) {
+		const char *nl = memchr(p, '\n', n);
+		size_t len = nl ? (size_t)(nl - p) : n;
+		if (r->probe_skipping) {
+			/* dropped up to its end */
+		} else if (r->probe_buf.len + len > PROBE_LINE_MAX) {
+			if (!r->probe_skipped++) {
+				char head[41];
+				const char *h = r->probe_buf.len ? r->probe_buf.buf : p;
+				size_t k;
+				for (k = 0; k < 40 && h[k]; k++)
+					head[k] = h[k] >= 0x20 && h[k] < 0x7f ? h[k] : '?';
+				head[k] = '\0';
+				warning("%s: skipping a line longer than %d bytes (the limit for a line "
+					"on the probe pipe) from '%s': '%s...'", r->o->name,
+					PROBE_LINE_MAX, r->argv[0], head);
+			}
+			r->probe_skipping = true;
+			strbuf_reset(&r->probe_buf);
+		} else if (nl && !r->probe_buf.len) {
+			probe_line(r, p, len); /* a whole line in this read: no copy */
+		} else {
+			strbuf_add(&r->probe_buf, p, len);
+			if (nl) {
+				probe_line(r, r->probe_buf.buf, r->probe_buf.len);
+				strbuf_reset(&r->probe_buf);
+			}
+		}
+		if (!nl)
+			return;
+		r->probe_skipping = false;
+		p = nl + 1;
+		n -= len + 1;
+	}
+}
+
+/* Read what the pipe holds, at most max bytes (the loop's timers run before
+ * the rest is read), or until EOF, which closes it. */
+static void probe_read(struct run *r, size_t max)
+{
+	char buf[65536];
+	size_t total = 0;
+	while (total < max) {
 		ssize_t n = read(r->probe_fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -381,26 +446,15 @@ static void probe_read(struct run *r)
 			break;
 		if (n <= 0) {
 			/* EOF (every holder of the write end is gone) or an error */
-			if (r->probe_buf.len)
+			if (r->probe_buf.len && !r->probe_skipping)
 				probe_line(r, r->probe_buf.buf, r->probe_buf.len);
 			strbuf_reset(&r->probe_buf);
 			close(r->probe_fd);
 			r->probe_fd = -1;
 			return;
 		}
-		strbuf_add(&r->probe_buf, buf, (size_t)n);
-		size_t start = 0;
-		char *nl;
-		while ((nl = memchr(r->probe_buf.buf + start, '\n', r->probe_buf.len - start))) {
-			size_t end = (size_t)(nl - r->probe_buf.buf);
-			probe_line(r, r->probe_buf.buf + start, end - start);
-			start = end + 1;
-		}
-		if (start) {
-			memmove(r->probe_buf.buf, r->probe_buf.buf + start, r->probe_buf.len - start);
-			r->probe_buf.len -= start;
-			r->probe_buf.buf[r->probe_buf.len] = '\0';
-		}
+		total += (size_t)n;
+		probe_take(r, buf, (size_t)n);
 	}
 }
 
@@ -463,7 +517,7 @@ static void take_sample(struct run *r, int64_t now, double t_min)
 	const pid_t *pids = meter_pids(r->m, &n);
 	spawn_track(&r->sp, pids, n);
 	if (r->w && trace_writer_sample(r->w, &s))
-		r->write_failed = -1;
+		trace_failed(r);
 	if ((s.fields & SF_FOOTPRINT) && s.footprint > r->res->peak_footprint)
 		r->res->peak_footprint = s.footprint;
 	r->res->nsamples++;
@@ -666,7 +720,7 @@ static void on_turn(struct loop *l, int64_t now, void *arg)
 static void flush_trace(struct run *r)
 {
 	if (r->w && trace_writer_flush(r->w))
-		r->write_failed = -1;
+		trace_failed(r);
 }
 
 static void on_sample_due(struct loop *l, int64_t now, void *arg)
@@ -766,7 +820,7 @@ static void on_signal_pipe(struct loop *l, int fd, short revents, void *arg)
 static void on_probe_pipe(struct loop *l, int fd, short revents, void *arg)
 {
 	struct run *r = arg;
-	probe_read(r);
+	probe_read(r, PROBE_READ_TURN);
 	if (r->probe_fd < 0)
 		loop_del_fd(l, fd);
 }
@@ -945,7 +999,7 @@ static int run_command(struct run *r)
 
 	if (r->probe_fd >= 0) {
 		/* whatever the command wrote before it ended; orphans may hold the pipe */
-		probe_read(r);
+		probe_read(r, PROBE_READ_LAST);
 	}
 	window_close(r, t_of(r, r->exit_ns)); /* one a late stage event opened */
 	res->wall_s = (double)(r->exit_ns - r->spawn_ns) / 1e9;
@@ -987,16 +1041,20 @@ static void run_finish(struct run *r)
 		end.has_cpu = res->started;
 		end.cpu = res->cpu_s;
 		if (trace_writer_end(r->w, &end))
-			r->write_failed = -1;
+			trace_failed(r);
 	}
 	if (!r->o->summary || sb_verbosity < 1 || !res->started)
 		return;
 	char fp[32], wall[32];
 	format_gb(res->peak_footprint, fp);
 	format_duration((int64_t)(res->wall_s * 1e9), wall);
+	if (r->probe_skipped > 1)
+		warning("%s: skipped %u lines longer than %d bytes from the probe pipe in all",
+			r->o->name, r->probe_skipped, PROBE_LINE_MAX);
 	if (r->o->trace_path)
-		note("%s: %s: peak footprint %s, wall %s, exit %d", r->o->name, r->o->trace_path, fp,
-		     wall, res->exit_code);
+		note("%s: %s%s: peak footprint %s, wall %s, exit %d", r->o->name, r->o->trace_path,
+		     r->write_failed ? " (incomplete: a write failed)" : "", fp, wall,
+		     res->exit_code);
 	else
 		note("%s: peak footprint %s, wall %s, exit %d", r->o->name, fp, wall, res->exit_code);
 }

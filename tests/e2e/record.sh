@@ -192,4 +192,55 @@ else
 	bad "ru_maxrss: with the reset $(cat "$T/reset.out") MiB, without $(cat "$T/no-reset.out") MiB, start record/metric: $r"
 fi
 
+# 9. long lines on the probe pipe: a 2 MiB line is skipped with a warning naming the limit and
+# the stage line after it still counts; during an endless line the samples and the guard go on
+# (the guard stops the 300 MiB breach that comes after 64 MiB of the line; before, the
+# recorder read that line for ever, quadratically, deaf to signals: 736 s until a KILL)
+timeout -s KILL 120 "$SB" record --max-footprint 100M --grace 1s --interval 20ms -o "$T/long.zst" -- sh -c '
+	head -c 2097152 /dev/zero | tr "\0" x >&3; echo >&3
+	"$1" stage=after
+	{ head -c 67108864 /dev/zero | tr "\0" x >&3; "$1" alloc=300M sleep=30s; } &
+	yes x | tr -d "\n" >&3' sh "$E" 2>"$T/long.err"
+rc=$?
+r=$(q "$T/long.zst" '[e["stage"] for e in events if e["kind"] == "stage"] == ["after"] and len(samples) >= 2 and end[0]["stopped_by"] == "guard"')
+if [ "$rc" = 3 ] && [ "$r" = True ] &&
+	grep -q "skipping a line longer than 1048576 bytes (the limit for a line on the probe pipe)" "$T/long.err" &&
+	grep -q "guard: stopping: footprint" "$T/long.err"; then
+	ok "long probe lines: skipped with a warning; stage, samples and guard go on"
+else
+	bad "long probe lines: rc=$rc trace=$r $(cat "$T/long.err")"
+fi
+
+# 10. a full disk during a run (a 4 KiB tmpfs, mounted in a user and mount namespace): said at
+# once on stderr (the command waits for that message before it goes on), the guard still
+# stops a footprint breach after it, and the exit status is 3 even when the command exits 0
+if unshare -rm true 2>/dev/null; then
+	mkdir "$T/full"
+	cat >"$T/full.sh" <<'SH'
+SB=$1 E=$2 T=$3
+mount -t tmpfs -o size=4k tmpfs "$T/full" || exit 9
+# after the message: "$E" alloc=300M (guarded: a breach) or exit=0 (unguarded)
+cmd='i=0; until grep -q "incomplete from here on" "$0"; do
+	i=$((i + 1)); [ $i -lt 3000 ] || exit 7; sleep 0.02; done; exec "$@"'
+"$SB" record --max-footprint 100M --grace 1s --interval 1ms -o "$T/full/g.zst" -- \
+	sh -c "$cmd" "$T/full-g.err" "$E" alloc=300M sleep=20s 2>"$T/full-g.err"
+echo "$?" >"$T/full-g.rc"
+rm -f "$T/full/g.zst"
+"$SB" record -q --interval 1ms -o "$T/full/u.zst" -- \
+	sh -c "$cmd" "$T/full-u.err" "$E" exit=0 2>"$T/full-u.err"
+echo "$?" >"$T/full-u.rc"
+SH
+	unshare -rm sh "$T/full.sh" "$SB" "$E" "$T"
+	if [ "$(cat "$T/full-g.rc")" = 3 ] && [ "$(cat "$T/full-u.rc")" = 3 ] &&
+		grep -q "No space left on device" "$T/full-g.err" &&
+		sed -n '/incomplete from here on/,$p' "$T/full-g.err" | grep -q "guard: stopping: footprint" &&
+		grep -q "incomplete from here on" "$T/full-u.err"; then
+		ok "disk full: said at once, the guard still stops a breach, exit 3"
+	else
+		bad "disk full: guarded rc=$(cat "$T/full-g.rc") unguarded rc=$(cat "$T/full-u.rc"): $(cat "$T/full-g.err" "$T/full-u.err")"
+	fi
+else
+	echo "  skip disk full: no user namespaces here (unshare -rm)"
+fi
+
 exit $fail
