@@ -8,7 +8,7 @@
 #include "gp.h"
 
 #define MAX_POINTS 1600   /* per series; more are reduced to per-bucket min and max */
-#define LABEL_ROWS 2      /* stage-name rows above a memory panel (staggered) */
+#define LABEL_ROWS 3      /* stage-name rows above a memory panel (staggered) */
 #define PANELS_PER_RUN_MAX 4 /* more runs than this: one panel per mode */
 
 /* Vertical layout of a figure, in pixels from the top. */
@@ -269,7 +269,7 @@ static void data_blocks(struct strbuf *sb, const struct plot_run *runs, size_t n
 /* "eager, run 1: stopped by the guard in decode; peak 43.6 GB", or for runs
  * overlaid "staged, 2 runs (stage bands of run 1): all completed; peak 19.0 / 19.0 GB". */
 static void panel_title(struct strbuf *sb, const struct plot_run *runs, const struct panel *p,
-			double y)
+			const struct layout *L, double y)
 {
 	const struct plot_run *r = &runs[p->first];
 	struct strbuf t = STRBUF_INIT;
@@ -296,6 +296,12 @@ static void panel_title(struct strbuf *sb, const struct plot_run *runs, const st
 		}
 		if (!small)
 			strbuf_addstr(&t, " GB");
+	}
+	/* a RAM line would flatten the data: named here instead of drawn */
+	if (r->ram_bytes && plot_gb(r->ram_bytes) > 4 * L->ymax) {
+		strbuf_addstr(&t, "; RAM ");
+		units_add_size(&t, (double)r->ram_bytes, UNITS_COARSE, false);
+		strbuf_addstr(&t, " (off the scale)");
 	}
 	strbuf_addstr(sb, "set label ");
 	gp_quote(sb, strbuf_str(&t));
@@ -401,21 +407,14 @@ static void panel_bands(struct strbuf *sb, const struct plot_run *r, const struc
 	}
 }
 
-/* The machine's RAM: a dashed line, or named in a corner when off the scale. */
+/* The machine's RAM: a dashed line (the panel title names it when it is off the scale). */
 static void panel_ram(struct strbuf *sb, const struct plot_run *r, const struct layout *L)
 {
 	if (!r->ram_bytes)
 		return;
 	double ram = plot_gb(r->ram_bytes);
-	char ram_txt[UNITS_BUF];
-	if (ram > 4 * L->ymax) {
-		strbuf_addf(sb, "set label 'RAM %s (off the scale)' at graph 0.995, "
-				"graph 0.04 right font '%s' tc rgb '%s' boxed bs 1 front\n",
-			    units_size((double)r->ram_bytes, UNITS_COARSE, false, ram_txt), SMALL_FONT,
-			    COLOR_RAM);
-		return;
-	}
-	gp_ram_line(sb, ram);
+	if (ram <= 4 * L->ymax)
+		gp_ram_line(sb, ram);
 }
 
 /* Where runs did not complete: a line and a point at the last sample, and
@@ -482,7 +481,7 @@ static void panel(struct strbuf *sb, const struct plot_run *runs, const struct p
 		strbuf_addstr(sb, "set xlabel 'time since the run started (s)' offset 0,0.4\n");
 	else
 		strbuf_addstr(sb, "unset xlabel\n");
-	panel_title(sb, runs, pn, 1 - (slot_top + PANEL_TITLE_PX / 2.0 + 2) / L->height);
+	panel_title(sb, runs, pn, L, 1 - (slot_top + PANEL_TITLE_PX / 2.0 + 2) / L->height);
 	place_panel_labels(runs, p, L);
 	panel_bands(sb, &runs[pn->first], L, 1 - tm / L->height);
 	panel_ram(sb, &runs[pn->first], L);
