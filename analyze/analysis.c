@@ -364,6 +364,7 @@ int analysis_run(const struct trace *tr, const struct run_entry *entry, struct a
 		return error("%s: no start record: not a trace", tr->path ? tr->path : "(trace)");
 	a->path = xstrdup(tr->path);
 	a->mode = xstrdup(tr->start.mode);
+	a->host = xstrdup(tr->start.host_name);
 	a->stagebench = tr->start.format != NULL;
 	a->damaged = tr->damaged;
 	outcome(tr, entry, a);
@@ -405,6 +406,7 @@ void analysis_release(struct analysis *a)
 		return;
 	free(a->path);
 	free(a->mode);
+	free(a->host);
 	free(a->reason);
 	for (size_t i = 0; i < a->nstages; i++)
 		free(a->stages[i].name);

@@ -124,6 +124,7 @@ struct load_info {
 struct analysis {
 	char *path;
 	char *mode;             /* start.mode; NULL when absent */
+	char *host;             /* start.host.name; NULL when absent (stageload traces) */
 	bool stagebench;        /* start.format was set (a stagebench trace) */
 	enum run_outcome outcome;
 	int exit_code;          /* RUN_EXIT (and 0 for completed) */

@@ -500,10 +500,48 @@ static void merge_not_judged(struct check *c, size_t from)
 	}
 }
 
+/* The hosts a side's runs of MODE ran on, "a, b" in order of first appearance
+ * ("unknown" for a trace that names none). */
+static void side_hosts(const struct check_side *sd, const char *mode, struct strbuf *out)
+{
+	for (size_t i = 0; i < sd->n; i++) {
+		if (strcmp(sd->runs[i].mode, mode))
+			continue;
+		const char *h = sd->runs[i].a.host && *sd->runs[i].a.host ? sd->runs[i].a.host
+									  : "unknown";
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(sd->runs[j].mode, mode) &&
+			       !strcmp(sd->runs[j].a.host && *sd->runs[j].a.host ? sd->runs[j].a.host
+										  : "unknown", h);
+		if (!seen)
+			strbuf_addf(out, "%s%s", out->len ? ", " : "", h);
+	}
+}
+
+/* A mode whose runs came from different machines: say so (a peak on a 48 GB
+ * machine is no baseline for one on a 128 GB machine). */
+static void note_hosts(struct check *c, const char *mode)
+{
+	struct strbuf b = STRBUF_INIT, k = STRBUF_INIT;
+	side_hosts(&c->side[CHECK_BASELINE], mode, &b);
+	side_hosts(&c->side[CHECK_CANDIDATE], mode, &k);
+	if (strcmp(strbuf_str(&b), strbuf_str(&k)) || strchr(strbuf_str(&b), ',')) {
+		struct check_finding *f = add_finding(c, CK_NOTE, CM_OUTCOME, mode, NULL);
+		f->detail = xasprintf("runs from different hosts: baseline on %s, candidate on %s; "
+				      "memory and time are machine figures, so judge runs of one host "
+				      "(compare --task on one node, or one host's traces)",
+				      strbuf_str(&b), strbuf_str(&k));
+	}
+	strbuf_release(&b);
+	strbuf_release(&k);
+}
+
 int check_run(struct check *c)
 {
 	for (size_t mi = 0; mi < c->nmodes; mi++) {
 		const char *mode = c->modes[mi];
+		note_hosts(c, mode);
 		size_t nb = mode_runs(&c->side[CHECK_BASELINE], mode);
 		size_t nc = mode_runs(&c->side[CHECK_CANDIDATE], mode);
 		if (!nb || !nc) {

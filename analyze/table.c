@@ -10,6 +10,17 @@ static const char *mode_name(const struct analysis *a)
 	return a->mode ? a->mode : "(none)";
 }
 
+/* The column a run belongs to: its mode, or "MODE@HOST" when hosts differ. */
+static const char *group_of(const struct table *t, size_t i)
+{
+	return t->groups ? t->groups[i] : mode_name(&t->runs[i].a);
+}
+
+static const char *host_of(const struct analysis *a)
+{
+	return a->host && *a->host ? a->host : "unknown";
+}
+
 static size_t find_str(const char **v, size_t n, const char *s)
 {
 	for (size_t i = 0; i < n; i++)
@@ -34,7 +45,7 @@ static void fill_cell(struct table_cell *c, const struct table *t, const char *m
 	bool has_completed = false;
 	for (size_t i = 0; i < t->nruns; i++) {
 		const struct table_run *r = &t->runs[i];
-		if (r->supplement != supplement || strcmp(mode_name(&r->a), mode))
+		if (r->supplement != supplement || strcmp(group_of(t, i), mode))
 			continue;
 		const struct stage_stats *s = analysis_stage(&r->a, stage);
 		if (!s)
@@ -103,7 +114,7 @@ static void compare_stage(const struct table *t, size_t row, size_t first, size_
 	int64_t lo = 0, hi = 0;
 	for (size_t i = 0; i < t->nruns; i++) {
 		const struct table_run *r1 = &t->runs[i];
-		if (r1->supplement != c1->from_supplement || strcmp(mode_name(&r1->a), t->modes[first].name))
+		if (r1->supplement != c1->from_supplement || strcmp(group_of(t, i), t->modes[first].name))
 			continue;
 		const struct stage_stats *s1 = analysis_stage(&r1->a, stage);
 		if (!s1 || !s1->completed || !s1->nsamples)
@@ -111,7 +122,7 @@ static void compare_stage(const struct table *t, size_t row, size_t first, size_
 		for (size_t j = 0; j < t->nruns; j++) {
 			const struct table_run *r2 = &t->runs[j];
 			if (r2->supplement != c2->from_supplement ||
-			    strcmp(mode_name(&r2->a), t->modes[second].name))
+			    strcmp(group_of(t, j), t->modes[second].name))
 				continue;
 			const struct stage_stats *s2 = analysis_stage(&r2->a, stage);
 			if (!s2 || !s2->completed || !s2->nsamples)
@@ -128,17 +139,37 @@ static void compare_stage(const struct table *t, size_t row, size_t first, size_
 	cmp->stages[cmp->nstages++] = (struct table_stage_diff){ row, lo, hi };
 }
 
+/* More than one host among the runs: t->hosts and t->groups ("MODE@HOST"). */
+static void group_by_host(struct table *t)
+{
+	const char **hosts = xcalloc(t->nruns + 1, sizeof(*hosts));
+	size_t n = 0;
+	for (size_t i = 0; i < t->nruns; i++)
+		if (find_str(hosts, n, host_of(&t->runs[i].a)) == n)
+			hosts[n++] = host_of(&t->runs[i].a);
+	if (n < 2) {
+		free(hosts);
+		return;
+	}
+	t->hosts = hosts;
+	t->nhosts = n;
+	t->groups = xcalloc(t->nruns, sizeof(*t->groups));
+	for (size_t i = 0; i < t->nruns; i++)
+		t->groups[i] = xasprintf("%s@%s", mode_name(&t->runs[i].a), host_of(&t->runs[i].a));
+}
+
 int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		const char *const *stages, size_t nstages)
 {
 	memset(t, 0, sizeof(*t));
 	t->runs = runs;
 	t->nruns = nruns;
+	group_by_host(t);
 	const char **names = xcalloc(nruns + 1, sizeof(*names));
 	size_t nnames = 0;
 	for (size_t i = 0; i < nruns; i++)
-		if (!runs[i].supplement && find_str(names, nnames, mode_name(&runs[i].a)) == nnames)
-			names[nnames++] = mode_name(&runs[i].a);
+		if (!runs[i].supplement && find_str(names, nnames, group_of(t, i)) == nnames)
+			names[nnames++] = group_of(t, i);
 	if (!nnames) {
 		free(names);
 		return error("no trace to tabulate (supplements only fill in)");
@@ -150,7 +181,7 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		tm->name = names[m];
 		tm->runs = xcalloc(nruns, sizeof(*tm->runs));
 		for (size_t i = 0; i < nruns; i++)
-			if (!runs[i].supplement && !strcmp(mode_name(&runs[i].a), tm->name))
+			if (!runs[i].supplement && !strcmp(group_of(t, i), tm->name))
 				tm->runs[tm->nruns++] = i;
 		mode_summary(tm, runs);
 	}
@@ -215,5 +246,10 @@ void table_release(struct table *t)
 	for (size_t i = 0; i < t->ncomparisons; i++)
 		free(t->comparisons[i].stages);
 	free(t->comparisons);
+	if (t->groups)
+		for (size_t i = 0; i < t->nruns; i++)
+			free(t->groups[i]);
+	free(t->groups);
+	free(t->hosts);
 	memset(t, 0, sizeof(*t));
 }

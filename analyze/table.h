@@ -10,7 +10,10 @@
  * markdown rounds (GB = 2^30 bytes, one decimal), CSV and JSON do not.
  *
  * Grouping: runs are grouped by their mode ("(none)" when the trace has no
- * mode), columns in order of first appearance among the main runs. Rows are
+ * mode), columns in order of first appearance among the main runs. When the
+ * runs name more than one host (start.host.name; a run without one counts as
+ * host "unknown"), a peak on one machine is not a figure for another: runs
+ * are grouped by mode and host, "MODE@HOST", and `hosts` lists the hosts. Rows are
  * the stages in order of first appearance (main runs first, then
  * supplements), or exactly `stages` when given.
  *
@@ -101,6 +104,9 @@ struct table {
 	struct table_cell *cells; /* nstages * nmodes, row-major: cells[s * nmodes + m] */
 	struct table_comparison *comparisons; /* nmodes - 1 of them */
 	size_t ncomparisons;
+	char **groups;        /* per run "MODE@HOST" when hosts > 1; NULL otherwise */
+	const char **hosts;   /* the hosts, in order of first appearance, when more than one */
+	size_t nhosts;
 };
 #define TABLE_INIT { 0 }
 

@@ -138,8 +138,28 @@ static void comparison_md(const struct table *t, const struct table_comparison *
 	strbuf_addstr(out, ".\n");
 }
 
+/* Runs from several hosts: say how they were grouped, before the table. */
+static void hosts_md(const struct table *t, struct strbuf *out)
+{
+	if (!t->nhosts)
+		return;
+	strbuf_addf(out, "Runs from %zu hosts kept apart (a peak on one machine is no figure for "
+		    "another): each column is MODE@HOST; hosts ", t->nhosts);
+	for (size_t h = 0; h < t->nhosts; h++) {
+		size_t n = 0;
+		for (size_t i = 0; i < t->nruns; i++) {
+			const char *host = t->runs[i].a.host && *t->runs[i].a.host ? t->runs[i].a.host
+										    : "unknown";
+			n += !strcmp(host, t->hosts[h]);
+		}
+		strbuf_addf(out, "%s%s (%zu run%s)", h ? ", " : "", t->hosts[h], n, n == 1 ? "" : "s");
+	}
+	strbuf_addstr(out, ".\n\n");
+}
+
 void table_render_md(const struct table *t, struct strbuf *out)
 {
+	hosts_md(t, out);
 	strbuf_addstr(out, "| stage |");
 	for (size_t m = 0; m < t->nmodes; m++)
 		strbuf_addf(out, " %s, peak footprint |", t->modes[m].name);
