@@ -63,7 +63,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(OUT)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(OUT)/helpers/%)
 
-.PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers charts \
+.PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers charts test-slurm \
 	portability macos
 
 all: check-deps stagebench
@@ -157,6 +157,12 @@ charts: stagebench
 	  --title 'Qwen-Image-2.1: model CPU offload against eager' \
 	  --note 'stageload traces of 2026-10-06 and 2026-10-08 (tests/fixtures/stageload), Apple M5 Pro, 48 GB' \
 	  $(QWEN)/eager-1.trace.jsonl $(PUB)/2026-10-08-qwen-image-offload/offload-1.trace.jsonl
+
+# A real single-node Slurm cluster (root; started and stopped by the test):
+# compare as a job array, merged (tests/slurm/compare.sh, docs/slurm.md).
+test-slurm: stagebench
+	$(Q)scripts/deps.sh slurm
+	$(Q)SB_BIN=$(abspath $(BIN)) tests/slurm/compare.sh
 
 install: stagebench
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/stagebench
