@@ -62,6 +62,9 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(OUT)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(OUT)/helpers/%)
+# Stand-ins for libnvidia-ml.so (tests only; STAGEBENCH_NVML_LIB selects one).
+NVML_FAKE := $(OUT)/helpers/libnvidia-ml-fake.so $(OUT)/helpers/libnvidia-ml-fake-v2.so
+HELPER_BIN += $(NVML_FAKE)
 
 .PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers charts test-slurm \
 	portability macos
@@ -95,6 +98,16 @@ $(OUT)/helpers/%: tests/helpers/%.c common/parse.c common/parse.h
 	@mkdir -p $(dir $@)
 	@echo "  HELPER  $@"
 	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(WARN) -O1 -g -I. -o $@ $< common/parse.c -lm
+
+$(OUT)/helpers/libnvidia-ml-fake.so: tests/nvml/fake_nvml.c
+	@mkdir -p $(dir $@)
+	@echo "  HELPER  $@"
+	$(Q)$(CC) -std=gnu11 $(WARN) -Wno-missing-prototypes -O1 -g -shared -fPIC -o $@ $<
+
+$(OUT)/helpers/libnvidia-ml-fake-v2.so: tests/nvml/fake_nvml.c
+	@mkdir -p $(dir $@)
+	@echo "  HELPER  $@"
+	$(Q)$(CC) -std=gnu11 $(WARN) -Wno-missing-prototypes -O1 -g -shared -fPIC -DFAKE_NVML_NO_V3 -o $@ $<
 
 helpers: $(HELPER_BIN)
 

@@ -1,7 +1,6 @@
 /* meter.c -- the public meter interface: backend choice, dispatch, the GPU meter list */
 #include "meter_internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,21 +13,16 @@ static const struct gpu_meter *const gpu_meters[] = {
 
 static void open_gpu_meters(struct meter *m)
 {
-	snprintf(m->backend_name, sizeof(m->backend_name), "%s", m->info.backend);
 	for (size_t i = 0; i < sizeof(gpu_meters) / sizeof(gpu_meters[0]); i++) {
 		void *h = m->ngpu < METER_MAX_GPU ? gpu_meters[i]->open() : NULL;
 		if (!h)
 			continue;
 		m->gpu[m->ngpu] = gpu_meters[i];
 		m->gpu_h[m->ngpu++] = h;
-		size_t len = strlen(m->backend_name);
-		snprintf(m->backend_name + len, sizeof(m->backend_name) - len, "+%s",
-			 gpu_meters[i]->name);
 	}
 	if (m->ngpu) {
 		m->info.gpu = true;
 		m->info.fields |= SF_GPU;
-		m->info.backend = m->backend_name;
 	}
 }
 

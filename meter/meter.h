@@ -10,7 +10,7 @@
  *   meter/fake.c   a scripted backend for tests (STAGEBENCH_METER=fake:FILE).
  * GPU meters (a list in meter.c, each optional, sampled on their own slower
  * timer): meter/gpu/nvml.c, NVIDIA per-process memory through dlopen'd NVML.
- * The trace's meter backend names them: "linux+nvml".
+ * GPU memory, when sampled, is the samples' gpu field (SF_GPU).
  * docs/platforms.md states what each measures and from which OS version.
  * Each backend states which sample fields it fills (`fields`): a field it
  * lacks is left absent, never reported as 0.
@@ -72,7 +72,7 @@
 struct meter;
 
 struct meter_info {
-	const char *backend;    /* "linux", "macos", "fake", + "+nvml" with a GPU meter */
+	const char *backend;    /* "linux", "macos", "fake" */
 	const char *footprint;  /* what footprint counts, in words, for the start record */
 	unsigned fields;        /* SF_* this backend fills */
 	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no exact peaks */

@@ -38,7 +38,7 @@ struct meter_backend {
 /* A GPU memory source for the tree's pids. open() returns a handle, or NULL
  * (silently) when the library or device is absent. */
 struct gpu_meter {
-	const char *name; /* appended to the trace's meter backend: "linux+nvml" */
+	const char *name; /* "nvml" */
 	void *(*open)(void);
 	int (*tree_bytes)(void *h, const pid_t *pids, size_t npids, uint64_t *bytes);
 	void (*close)(void *h);
@@ -50,7 +50,6 @@ struct meter {
 	const struct meter_backend *be;
 	void *priv;
 	struct meter_info info;
-	char backend_name[64];              /* info.backend with the GPU meters' names */
 	const struct gpu_meter *gpu[METER_MAX_GPU]; /* the GPU meters that opened */
 	void *gpu_h[METER_MAX_GPU];
 	size_t ngpu;

@@ -906,3 +906,104 @@ Test(meter, nvml_reads_every_device_with_headroom_for_a_growing_list)
 	nvml_close(n);
 	nvml_close(NULL);
 }
+
+/* ---- NVML through a library: the tests' fake libnvidia-ml.so ------------------- */
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	cr_assert(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Two devices: pids 100 and 101 on device 0, 100 and 102 (not available) on
+ * device 1, and a process outside the tree on each. */
+static void fake_nvml_env(const char *lib, const char *grow)
+{
+	const char *helpers = getenv("SB_HELPERS");
+	cr_assert(helpers && *helpers, "SB_HELPERS names the built helpers");
+	make_tmpdir();
+	put_file(tmpdir, "0.100", "1000");
+	put_file(tmpdir, "0.101", "2000");
+	put_file(tmpdir, "0.999", "5000000");
+	put_file(tmpdir, "1.100", "300");
+	put_file(tmpdir, "1.102", "na");
+	put_file(tmpdir, "1.998", "7000000");
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", helpers, lib);
+	cr_assert_eq(access(path, R_OK), 0, "%s is built", path);
+	setenv("STAGEBENCH_NVML_LIB", path, 1);
+	setenv("FAKE_NVML_DIR", tmpdir, 1);
+	setenv("FAKE_NVML_DEVICES", "2", 1);
+	setenv("FAKE_NVML_GROW", grow, 1);
+	setenv("FAKE_NVML_LOG", tmp("log"), 1);
+}
+
+static void nvml_library_case(const char *lib, const char *grow)
+{
+	fake_nvml_env(lib, grow);
+	struct nvml *n = nvml_open();
+	cr_assert_not_null(n, "%s loads", lib);
+	pid_t tree[] = { 100, 101, 102 };
+	uint64_t bytes = 0;
+	cr_assert_eq(nvml_tree_bytes(n, tree, 3, &bytes), 0);
+	cr_assert_eq(bytes, 3300, "%s grow=%s: %llu bytes", lib, grow, (unsigned long long)bytes);
+	cr_assert_eq(nvml_tree_bytes(n, tree, 3, &bytes), 0);
+	cr_assert_eq(bytes, 3300, "again");
+	nvml_close(n);
+}
+
+Test(meter, nvml_v3_library_with_32_byte_entries_and_a_list_that_grows)
+{
+	nvml_library_case("libnvidia-ml-fake.so", "1");
+}
+
+Test(meter, nvml_v2_library_when_v3_is_absent)
+{
+	nvml_library_case("libnvidia-ml-fake-v2.so", "1");
+}
+
+Test(meter, nvml_retries_when_the_list_outgrows_the_headroom)
+{
+	nvml_library_case("libnvidia-ml-fake.so", "40");
+	char *log;
+	size_t len;
+	cr_assert_eq(read_file(tmp("log"), &log, &len), 0);
+	/* device 0 (3 processes): the count, a fill with headroom that comes
+	 * back short (rc 7: 3 + 40 entries now), a fill with room */
+	cr_assert_not_null(strstr(log, "procs 0 0->3 rc 7\nprocs 0 12->43 rc 7\nprocs 0 72->43 rc 0"),
+			   "log:\n%s", log);
+	free(log);
+}
+
+Test(meter, nvml_absent_library_means_no_gpu_and_no_message)
+{
+	setenv("STAGEBENCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1);
+	cr_assert_null(nvml_open());
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	cr_assert_not(meter_info(m)->gpu);
+	uint64_t b;
+	cr_assert_eq(meter_gpu(m, &b), -1);
+	meter_free(m);
+}
+
+Test(meter, nvml_found_makes_the_meter_sample_gpu_for_its_tree)
+{
+	fake_nvml_env("libnvidia-ml-fake.so", "1");
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	cr_assert(meter_info(m)->gpu);
+	cr_assert(meter_info(m)->fields & SF_GPU);
+	char name[32];
+	snprintf(name, sizeof(name), "0.%d", (int)getpid());
+	put_file(tmpdir, name, "4096");
+	meter_track(m, getpid()); /* a tree of one: this process */
+	uint64_t b = 0;
+	cr_assert_eq(meter_gpu(m, &b), 0);
+	cr_assert_eq(b, 4096);
+	meter_free(m);
+}
