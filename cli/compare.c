@@ -83,6 +83,11 @@ static const char compare_usage[] =
 	"Each trace's start record names the commit of $STAGEBENCH_COMMIT_DIR, else of\n"
 	"the pipeline file's directory.\n"
 	"\n"
+	"SIGINT or SIGTERM at any moment: the current run's whole tree is stopped\n"
+	"(TERM, then KILL after --grace), no other run starts, and runs.json, table.md,\n"
+	"latents.md and the charts are written for the runs done; exit 128+N.\n"
+	"Variant names name files: [A-Za-z0-9._-], up to 64, not starting with '.'.\n"
+	"\n"
 	"exit: 0 every run completed and the latents agree within noise (a run the\n"
 	"guard stopped is a result: the table says so), 1 a finding: a latent differs\n"
 	"beyond noise (or is missing from a run that got to its end, changed shape or\n"
@@ -327,6 +332,9 @@ static int pick_variants(int argc, char **argv, int first, struct found *f)
 		error("%s: no variants", p->path);
 		return SB_EXIT_FAILURE;
 	}
+	for (size_t i = 0; i < f->nvariants; i++)
+		if (compare_variant_name_check(p, f->variants[i]->name) < 0)
+			return SB_EXIT_FAILURE;
 	return -1;
 }
 

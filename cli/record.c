@@ -37,6 +37,26 @@ static const char record_usage[] =
 
 enum { OPT_MODE = 0x5201, OPT_INTERVAL, OPT_LABEL, OPT_LATENTS, OPT_NO_PEAK_RESET };
 
+struct labels {
+	struct trace_label *v;
+	size_t n, alloc;
+};
+
+/* --label KEY=VALUE: 0, or -1 after a usage error. */
+static int add_label(struct labels *l, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg) {
+		opt_usage_error("record", "option '--label': invalid value '%s' (KEY=VALUE)", arg);
+		return -1;
+	}
+	ALLOC_GROW(l->v, l->n + 1, l->alloc);
+	l->v[l->n].key = xstrndup(arg, (size_t)(eq - arg));
+	l->v[l->n].value = xstrdup(eq + 1);
+	l->n++;
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -54,8 +74,7 @@ int cmd_record(int argc, char **argv)
 	};
 	struct record_opts ro = RECORD_OPTS_INIT;
 	struct guard_opts g = GUARD_OPTS_INIT;
-	struct trace_label *labels = NULL;
-	size_t nlabels = 0, labels_alloc = 0;
+	struct labels labels = { NULL, 0, 0 };
 	char *default_out = NULL;
 	int opt, rc = SB_EXIT_USAGE;
 	optind = 0;
@@ -80,19 +99,10 @@ int cmd_record(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case OPT_LABEL: {
-			const char *eq = strchr(optarg, '=');
-			if (!eq || eq == optarg) {
-				opt_usage_error("record", "option '--label': invalid value '%s' (KEY=VALUE)",
-						optarg);
+		case OPT_LABEL:
+			if (add_label(&labels, optarg) < 0)
 				goto out;
-			}
-			ALLOC_GROW(labels, nlabels + 1, labels_alloc);
-			labels[nlabels].key = xstrndup(optarg, (size_t)(eq - optarg));
-			labels[nlabels].value = xstrdup(eq + 1);
-			nlabels++;
 			break;
-		}
 		case OPT_LATENTS:
 			ro.latents_dir = optarg;
 			break;
@@ -121,8 +131,8 @@ int cmd_record(int argc, char **argv)
 	if (!ro.trace_path)
 		ro.trace_path = default_out = record_default_trace_name();
 	ro.commit_dir = getenv("STAGEBENCH_COMMIT_DIR");
-	ro.labels = labels;
-	ro.nlabels = nlabels;
+	ro.labels = labels.v;
+	ro.nlabels = labels.n;
 	ro.guard = &g;
 	ro.guarded = g.given;
 	ro.name = "record";
@@ -130,11 +140,11 @@ int cmd_record(int argc, char **argv)
 	rc = record_run(&ro, argv + optind, &res) ? SB_EXIT_FAILURE : res.exit_code;
 	record_result_release(&res);
 out:
-	for (size_t i = 0; i < nlabels; i++) {
-		free(labels[i].key);
-		free(labels[i].value);
+	for (size_t i = 0; i < labels.n; i++) {
+		free(labels.v[i].key);
+		free(labels.v[i].value);
 	}
-	free(labels);
+	free(labels.v);
 	free(default_out);
 	guard_opts_release(&g);
 	return rc;

@@ -16,6 +16,7 @@
 #include "../analyze/analysis.h"
 #include "../analyze/latents.h"
 #include "../analyze/table.h"
+#include "../common/jsonw.h"
 #include "../common/parse.h"
 #include "../common/util.h"
 #include "../plots/plot.h"
@@ -67,6 +68,30 @@ static char *expand_in(const struct pipeline *p, const char *what, const char *t
 	return s;
 }
 
+bool compare_variant_name_ok(const char *name)
+{
+	if (!name || !*name || name[0] == '.' || strlen(name) > COMPARE_VARIANT_NAME_MAX)
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      *c == '.' || *c == '_' || *c == '-'))
+			return false;
+	return true;
+}
+
+int compare_variant_name_check(const struct pipeline *p, const char *name)
+{
+	if (compare_variant_name_ok(name))
+		return 0;
+	struct strbuf q = STRBUF_INIT;
+	json_escape(&q, name ? name : "");
+	error("%s: variant name %s cannot name files in the output directory: use up to %d "
+	      "letters, digits, '.', '_' and '-', not starting with '.'", p->path, q.buf,
+	      COMPARE_VARIANT_NAME_MAX);
+	strbuf_release(&q);
+	return -1;
+}
+
 int compare_plan_run(const struct compare_setup *s, const struct pipeline_variant *v, int rep,
 		     struct compare_run *r)
 {
@@ -77,6 +102,8 @@ int compare_plan_run(const struct compare_setup *s, const struct pipeline_varian
 	int ret = -1;
 
 	*r = (struct compare_run)COMPARE_RUN_INIT;
+	if (compare_variant_name_check(p, v->name) < 0)
+		return -1;
 	compare_vars(s, v->name, rep, &vars);
 	r->id = xasprintf("%s-%d", v->name, rep);
 	r->out_dir = xasprintf("%s/%s", s->out, r->id);
@@ -431,6 +458,12 @@ static int run_k(struct session *s, size_t k)
 	if (rc < 0) {
 		error("[%zu/%zu] %s run %d: the recorder failed (see above)", k + 1, s->total,
 		      v->name, rep);
+	} else if (!res.started && res.stopped_by == STOPPED_SIGNAL) {
+		/* a signal before its start: no command ran, nothing to keep */
+		s->interrupted = res.exit_code;
+		unlink(cr.trace_path);
+		unlink(cr.log_path);
+		rmdir(cr.out_dir);
 	} else {
 		judge_run(s, k, v->name, rep, &cr, &res);
 		note_run(s, v->name, rep, &cr, &res);
@@ -563,15 +596,17 @@ static void report_charts(const char *out, const struct done_run *d, size_t n, s
 	const struct run_entry **ents = xcalloc(nread, sizeof(*ents));
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!d[i].read)
-			continue;
+		if (!d[i].read || !d[i].a.has_footprint)
+			continue; /* nothing to draw (a run stopped before its first sample) */
 		traces[k] = d[i].tr; /* shallow */
 		ents[k++] = &runs->items[i];
 	}
 	struct plot_opts po = PLOT_OPTS_INIT;
 	po.out_dir = out;
 	po.quiet_paths = true;
-	if (plot_runs(&po, traces, ents, nread) < 0)
+	if (!k)
+		warning("no run has a footprint sample: no charts");
+	else if (plot_runs(&po, traces, ents, k) < 0)
 		warning("the charts were not drawn (see above); the tables are in '%s'", out);
 	else if (sb_verbosity >= 1)
 		note("charts: %s/memory.png, %s/stages.png", out, out);
@@ -617,6 +652,19 @@ static int report(const struct session *s, bool charts, size_t *findings)
 	if (charts)
 		report_charts(out, d, n, nread, &s->runs);
 	return rc;
+}
+
+/* A signal that came between runs (or after the last): the schedule stops. */
+static bool take_signal(struct session *s, const struct record_signals *sigs)
+{
+	int sig = record_signals_take(sigs);
+	if (sig && !s->interrupted) {
+		s->interrupted = 128 + sig;
+		if (sb_verbosity >= 1)
+			note("compare: received %s: no more runs; writing the results of the %zu "
+			     "run(s) done", strsignal(sig), s->ndone);
+	}
+	return s->interrupted != 0;
 }
 
 static void session_release(struct session *s)
@@ -667,6 +715,7 @@ static int run_task(struct session *s)
 	char *dir = xasprintf("%s/runs.d", o->setup.out);
 	char *id = run_id(o, o->task);
 	int mk = mkdir_p(dir);
+	free(s->runs_path);
 	s->runs_path = xasprintf("%s/%s.json", dir, id);
 	free(dir);
 	free(id);
@@ -787,20 +836,34 @@ int compare_execute(const struct compare_opts *o)
 	if (sb_verbosity >= 1)
 		note("compare: %s, variants %zu x %d runs, seed %s, into %s", o->setup.p->path,
 		     o->nvariants, o->reps, o->setup.seed, o->setup.out);
+	/* Our signal pipe for the whole schedule: a signal between two runs waits
+	 * in it (record_run sees it before a start, we see it after a run). */
+	struct record_signals sigs;
+	memset(&sigs, 0, sizeof(sigs));
+	if (record_signals_install(&sigs) < 0) {
+		session_release(&s);
+		return SB_EXIT_FAILURE;
+	}
+	s.ro.signals = &sigs;
 	for (size_t k = 0; o->part == COMPARE_ALL && k < s.total && !s.interrupted; k++) {
+		if (take_signal(&s, &sigs))
+			break;
 		if (run_k(&s, k) < 0) {
 			s.rc = SB_EXIT_FAILURE;
 			break;
 		}
 	}
+	take_signal(&s, &sigs);
 	int rc = s.rc;
 	size_t findings = 0;
 	if (s.ndone) {
-		if (report(&s, o->charts && !s.interrupted, &findings) < 0)
+		if (report(&s, o->charts, &findings) < 0)
 			rc = SB_EXIT_FAILURE;
 		if (sb_verbosity >= 1)
 			note("results in %s (table.md, latents.md, runs.json)", o->setup.out);
 	}
+	take_signal(&s, &sigs); /* one that came while reporting: the report is complete */
+	record_signals_restore(&sigs);
 	if (rc == SB_EXIT_OK && (findings || s.failed || s.lost)) {
 		rc = SB_EXIT_FINDING;
 		if (sb_verbosity >= 1)

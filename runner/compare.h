@@ -67,7 +67,18 @@ void compare_vars(const struct compare_setup *s, const char *variant, int rep,
 		  struct kv_list *vars);
 
 /*
- * Plan run N of variant v. PYTHONPATH = PROBE/site:PROBE:the pipeline's
+ * Variant names become file names in the output directory (V-N.trace.jsonl.zst,
+ * V-N/, ...): 1 to COMPARE_VARIANT_NAME_MAX of [A-Za-z0-9._-], not starting
+ * with '.'. compare_variant_name_check() says so after error() naming the
+ * pipeline file and the name (quoted and escaped); 0 when the name is fine.
+ */
+#define COMPARE_VARIANT_NAME_MAX 64
+bool compare_variant_name_ok(const char *name);
+int compare_variant_name_check(const struct pipeline *p, const char *name);
+
+/*
+ * Plan run N of variant v (-1 after error() for a variant name that is not
+ * compare_variant_name_ok()). PYTHONPATH = PROBE/site:PROBE:the pipeline's
  * "pythonpath" entries (expanded):old PYTHONPATH. Returns 0, or -1 after
  * error() naming the pipeline file and the placeholder that has no value.
  */
@@ -157,7 +168,9 @@ struct compare_opts {
  * Run the schedule (E S E S ...): each run a guarded record_run() with the
  * command's stdout in OUT/V-N.log; runs.json after every run; then print and
  * write table.md, latents.md, the run summary and the charts. Returns the
- * exit status, the first that applies: 128+N when signal N interrupted it;
+ * exit status, the first that applies: 128+N when signal N interrupted it
+ * (SIGINT/SIGTERM/SIGHUP at any moment while it runs: the current run is
+ * stopped, no other starts, the results of the runs done are written);
  * 3 (SB_EXIT_FAILURE) when a command could not start, the recorder failed
  * or the results could not be read or written; 1 (SB_EXIT_FINDING) when a
  * latent differs beyond noise (or is missing from a run that got to its end,

@@ -43,11 +43,13 @@
 /* ... and once the command ended (orphans may go on writing). */
 #define PROBE_READ_LAST (64 * 1024 * 1024)
 
-/* ---- signals: a self-pipe, installed for one run only -------------------- */
+/* ---- signals: a self-pipe, installed for one run (or by the caller) ------- */
 
 static volatile sig_atomic_t sig_pipe_fd = -1;
 static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
 #define NHANDLED (sizeof(handled_signals) / sizeof(handled_signals[0]))
+_Static_assert(NHANDLED == sizeof(((struct record_signals *)0)->old) / sizeof(struct sigaction),
+	       "record_signals.old holds one saved action per handled signal");
 
 static void on_signal(int sig)
 {
@@ -60,13 +62,7 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-struct sigstate {
-	int pipe[2];
-	struct sigaction old[NHANDLED];
-	bool installed;
-};
-
-static int signals_install(struct sigstate *ss)
+int record_signals_install(struct record_signals *ss)
 {
 	if (pipe(ss->pipe))
 		return error("cannot create a pipe: %s", strerror(errno));
@@ -87,7 +83,7 @@ static int signals_install(struct sigstate *ss)
 	return 0;
 }
 
-static void signals_restore(struct sigstate *ss)
+void record_signals_restore(struct record_signals *ss)
 {
 	if (!ss->installed)
 		return;
@@ -97,6 +93,13 @@ static void signals_restore(struct sigstate *ss)
 	close(ss->pipe[0]);
 	close(ss->pipe[1]);
 	ss->installed = false;
+}
+
+static int drain_signals(int fd, bool *chld);
+
+int record_signals_take(const struct record_signals *ss)
+{
+	return ss->installed ? drain_signals(ss->pipe[0], NULL) : 0;
 }
 
 char *record_default_trace_name(void)
@@ -157,7 +160,8 @@ struct run {
 	int t_sample, t_guard, t_gpu, t_status, t_flush, t_stop;
 	int64_t next_sample;
 	bool chld;              /* a SIGCHLD came since the last look */
-	struct sigstate ss;
+	struct record_signals ss;  /* our own, unless the caller gave its own */
+	int sigfd;                 /* the signal pipe's read end */
 	int psi_fd;             /* PSI trigger (guarded runs), -1 for none */
 	/* what record_run() owns */
 	struct trace_start st;
@@ -577,13 +581,36 @@ static int drain_signals(int fd, bool *chld)
 	return sig;
 }
 
+/* A signal waiting in the pipe before the start (one that came between the
+ * runs of a compare, too): the run ends before its command starts. Returns
+ * the negated signal number, or 0 when none came. */
+static int interrupted_before_start(struct run *r, int sigfd, int ms,
+				    const struct guard_readings *rd)
+{
+	struct pollfd pfd = { sigfd, POLLIN, 0 };
+	if (poll(&pfd, 1, ms < 0 ? 0 : ms) <= 0)
+		return 0;
+	int sig = drain_signals(sigfd, NULL);
+	if (!sig)
+		return 0;
+	char *reason = xasprintf("received %s before the start", strsignal(sig));
+	note("%s: interrupted while waiting (%s)", r->o->name, strsignal(sig));
+	guard_event(r, "interrupted", reason, rd);
+	r->got_signal = sig;
+	r->res->stopped_by = STOPPED_SIGNAL;
+	r->res->reason = reason;
+	r->res->exit_code = 128 + sig;
+	return -sig;
+}
+
 /* Wait for admission. Returns 1 admitted, 0 timed out (exit 4 set), or the
  * negated signal number when interrupted. */
 static int admission(struct run *r, int sigfd)
 {
 	int64_t begin = mono_ns(), last_log = INT64_MIN, last_busy = INT64_MIN;
 	struct strbuf why = STRBUF_INIT;
-	for (;;) {
+	int sig = interrupted_before_start(r, sigfd, 0, NULL);
+	while (!sig) {
 		int64_t now = mono_ns();
 		struct guard_readings rd;
 		if (read_system(r, &rd)) {
@@ -623,22 +650,10 @@ static int admission(struct run *r, int sigfd)
 		int64_t wait = r->g->poll_ns;
 		if (begin + r->g->start_timeout_ns - now < wait)
 			wait = begin + r->g->start_timeout_ns - now;
-		struct pollfd pfd = { sigfd, POLLIN, 0 };
-		int ms = (int)((wait + NS_PER_MS - 1) / NS_PER_MS);
-		if (poll(&pfd, 1, ms < 0 ? 0 : ms) > 0) {
-			int sig = drain_signals(sigfd, NULL);
-			if (sig) {
-				char *reason = xasprintf("received %s before the start", strsignal(sig));
-				note("%s: interrupted while waiting (%s)", r->o->name, strsignal(sig));
-				guard_event(r, "interrupted", reason, &rd);
-				r->res->stopped_by = STOPPED_SIGNAL;
-				r->res->reason = reason;
-				r->res->exit_code = 128 + sig;
-				strbuf_release(&why);
-				return -sig;
-			}
-		}
+		sig = interrupted_before_start(r, sigfd, (int)((wait + NS_PER_MS - 1) / NS_PER_MS), &rd);
 	}
+	strbuf_release(&why);
+	return sig;
 }
 
 static double rusage_children_s(void)
@@ -854,7 +869,7 @@ static void run_loop(struct run *r)
 				     on_status_due, r);
 	r->t_flush = loop_add_timer(l, now + FLUSH_INTERVAL_NS, on_flush_due, r);
 	r->t_stop = loop_add_timer(l, LOOP_NEVER, on_stop_tick, r);
-	loop_add_fd(l, r->ss.pipe[0], POLLIN, on_signal_pipe, r);
+	loop_add_fd(l, r->sigfd, POLLIN, on_signal_pipe, r);
 	if (r->probe_fd >= 0)
 		loop_add_fd(l, r->probe_fd, POLLIN, on_probe_pipe, r);
 	if (r->psi_fd >= 0 && r->o->guarded)
@@ -955,8 +970,13 @@ static int run_open(struct run *r)
 	fill_start(r, &r->st, &r->host);
 	if (r->w && trace_writer_start(r->w, &r->st))
 		return -1;
-	if (signals_install(&r->ss))
-		return -1;
+	if (o->signals) {
+		r->sigfd = o->signals->pipe[0];
+	} else {
+		if (record_signals_install(&r->ss))
+			return -1;
+		r->sigfd = r->ss.pipe[0];
+	}
 	spawn_set_subreaper();
 	return 0;
 }
@@ -1067,7 +1087,7 @@ static int run_close(struct run *r, int ret)
 		ret = -1;
 	else if (r->write_failed && r->w)
 		ret = error("cannot write the trace '%s'", r->o->trace_path);
-	signals_restore(&r->ss);
+	record_signals_restore(&r->ss);
 	if (r->psi_fd >= 0)
 		close(r->psi_fd);
 	for (int i = 0; i < 2; i++)
@@ -1098,7 +1118,7 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 
 	memset(&r, 0, sizeof(r));
 	r.win = (struct window_state)WINDOW_STATE_INIT;
-	r.ss.pipe[0] = r.ss.pipe[1] = -1;
+	r.ss.pipe[0] = r.ss.pipe[1] = r.sigfd = -1;
 	r.probe[0] = r.probe[1] = r.psi_fd = r.probe_fd = -1;
 	*res = (struct record_result)RECORD_RESULT_INIT;
 	r.o = o;
@@ -1114,7 +1134,7 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 		return run_close(&r, -1);
 	int admitted = 1;
 	if (o->guarded) {
-		admitted = admission(&r, r.ss.pipe[0]);
+		admitted = admission(&r, r.sigfd);
 		if (admitted < 0 && res->exit_code == 0)
 			return run_close(&r, -1); /* could not read the system */
 		if (admitted > 0)

@@ -32,6 +32,7 @@
 #ifndef SB_RECORD_H
 #define SB_RECORD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -57,10 +58,12 @@ struct record_opts {
 	const char *commit_dir;   /* the git checkout whose commit the start record
 				   * names; NULL: cwd, else the current directory */
 	int stdout_fd;            /* the command's stdout (e.g. a log), -1: ours */
+	const struct record_signals *signals; /* the caller's signal pipe (see
+				   * below); NULL: record_run installs its own */
 };
 #define RECORD_OPTS_INIT                                                       \
 	{ NULL, NULL, 500LL * 1000000LL, NULL, 0, NULL, false, NULL, NULL,     \
-	  NULL, NULL, "record", true, true, false, NULL, -1 }
+	  NULL, NULL, "record", true, true, false, NULL, -1, NULL }
 
 struct record_result {
 	int exit_code;            /* see above */
@@ -80,6 +83,27 @@ struct record_result {
  * error() when the recorder itself failed (trace not writable, no meter). */
 int record_run(const struct record_opts *o, char **argv, struct record_result *res);
 void record_result_release(struct record_result *res); /* NULL ok */
+
+/*
+ * SIGINT, SIGTERM, SIGHUP and SIGCHLD into a self-pipe (non-blocking, close-
+ * on-exec), the previous handlers saved. record_run() installs one for its
+ * own duration; a caller that runs one record_run() after another (compare)
+ * installs one for its whole duration and hands it over in
+ * record_opts.signals, so that no signal is lost between runs: one that came
+ * before a run's start ends that run before its command starts (exit 128+N,
+ * stopped_by signal), and one that came after a run's command ended is left
+ * in the pipe for record_signals_take().
+ */
+struct record_signals {
+	int pipe[2];
+	struct sigaction old[4];
+	bool installed;
+};
+/* Fills *ss: 0, or -1 after error(). */
+int record_signals_install(struct record_signals *ss);
+void record_signals_restore(struct record_signals *ss); /* previous handlers; closes the pipe */
+/* The last SIGINT/SIGTERM/SIGHUP waiting in the pipe (SIGCHLD dropped), 0 for none. */
+int record_signals_take(const struct record_signals *ss);
 
 /* "stagebench-20261006-103612.trace.jsonl.zst" for the local time now; caller frees. */
 char *record_default_trace_name(void);

@@ -111,6 +111,20 @@ printf '%s\n' '{"name": "none", "command": ["/nonexistent/stagebench-cmd"], "var
 rc=$?
 check "a command that cannot start: exit 3 (got $rc)" [ "$rc" -eq 3 ]
 
+# A variant name that would make a path outside --out (or any name outside [A-Za-z0-9._-],
+# or starting with '.') is refused before anything is written: exit 3, the name quoted.
+mkdir -p "$tmp/esc/a/b"
+printf '%s\n' '{"name": "esc", "command": ["true"], "variants": {"../../ESCAPED": {}}}' \
+	>"$tmp/esc/a/b/p.json"
+(cd "$tmp/esc/a/b" && "$SB" compare --pipeline p.json --reps 1 --out out >/dev/null 2>"$tmp/esc.err")
+rc=$?
+check "variant '../../ESCAPED': exit 3 (got $rc)" [ "$rc" -eq 3 ]
+check "variant '../../ESCAPED': named, nothing escaped" \
+	sh -c "grep -q 'variant name \"../../ESCAPED\"' '$tmp/esc.err' && [ -z \"\$(ls -A '$tmp/esc/a/b/out' 2>/dev/null)\" ] && [ ! -e '$tmp/esc/ESCAPED-1.trace.jsonl.zst' ]"
+printf '%s\n' '{"name": "esc", "command": ["true"], "variants": {"a/b": {}}}' >"$tmp/esc2.json"
+"$SB" compare --pipeline "$tmp/esc2.json" --reps 1 --out "$tmp/esc2" >/dev/null 2>"$tmp/esc2.err"
+check "variant 'a/b': exit 3" sh -c "[ $? -eq 3 ] && grep -q \"variant name \\\"a/b\\\"\" '$tmp/esc2.err'"
+
 # The control: without RNG restore, staged loading changes the noise from the first stage
 # that builds a model mid-run (preprocess builds rembg_model before its output). Run from a
 # fresh directory with --by-commit and gnuplot off PATH (charts skipped, the runs go on).

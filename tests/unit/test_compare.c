@@ -296,3 +296,39 @@ Test(compare, self_exe_is_this_test_binary)
 	cr_expect(str_ends_with(exe, "/test_compare"), "got %s", exe);
 	free(exe);
 }
+
+/* Variant names become file names in the output directory. */
+Test(compare, variant_names_are_restricted_to_a_safe_set)
+{
+	const char *good[] = { "eager", "staged-no-rng", "v1.2_b", "A", "x.", NULL };
+	const char *bad[] = { "", ".", "..", ".hidden", "../../ESCAPED", "a/b", "a b", "a\nb",
+			      "tab\t", "é", "a|b", "$x", NULL };
+	for (const char **g = good; *g; g++)
+		cr_expect(compare_variant_name_ok(*g), "'%s' is a fine name", *g);
+	for (const char **b = bad; *b; b++)
+		cr_expect_not(compare_variant_name_ok(*b), "'%s' must be refused", *b);
+	char long_name[COMPARE_VARIANT_NAME_MAX + 2];
+	memset(long_name, 'v', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	cr_expect_not(compare_variant_name_ok(long_name));
+	long_name[COMPARE_VARIANT_NAME_MAX] = '\0';
+	cr_expect(compare_variant_name_ok(long_name));
+	cr_expect_not(compare_variant_name_ok(NULL));
+}
+
+/* compare_plan_run refuses a bad name before it makes any path of it. */
+Test(compare, plan_run_refuses_a_variant_name_outside_the_safe_set, .init = make_tmp,
+     .fini = drop_tmp)
+{
+	struct pipeline p;
+	read_pipeline(&p);
+	struct compare_setup s = { .p = &p, .out = "/o", .probe_dir = "/probe", .python = "py",
+				   .cache = "/c", .seed = "7" };
+	struct pipeline_variant v = p.variants[0];
+	v.name = (char *)"../../ESCAPED";
+	struct compare_run r = COMPARE_RUN_INIT;
+	cr_expect_eq(compare_plan_run(&s, &v, 1, &r), -1);
+	cr_expect_null(r.out_dir, "no path was made of it");
+	compare_run_release(&r);
+	pipeline_release(&p);
+}
