@@ -19,8 +19,9 @@ check() { # check DESCRIPTION COMMAND...
 }
 # peak STAGE MODE CSV: the stage's peak_max_bytes for the mode in `table --format csv` output
 peak() { awk -F, -v s="$1" -v m="$2" '$1 == s && $2 == m && $3 == "completed" { print $9; exit }' "$3"; }
-# gb STAGE COLUMN FILE: the GB figure of a table.md row (column 1 = first mode)
-gb() { awk -F'|' -v s="$1" -v c="$2" '$2 == " " s " " { x = $(c + 2); sub(/^ */, "", x); sub(/ GB.*/, "", x); print x; exit }' "$3"; }
+# gb STAGE COLUMN FILE: the figure of a table.md row in GB (column 1 = first mode; a figure
+# printed in MB, as sizes under 1 GB are, is converted)
+gb() { awk -F'|' -v s="$1" -v c="$2" '$2 == " " s " " { x = $(c + 2); sub(/^ */, "", x); m = x ~ /^[0-9.]+ MB/; sub(/ [GM]B.*/, "", x); print m ? x / 1024 : x; exit }' "$3"; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }'; }
 
 # The models must be large enough to stand out of the interpreter's own memory
@@ -92,7 +93,7 @@ check "guard stop: progress says eager was stopped" \
 	grep -q '\[1/2\] eager run 1: stopped by the guard' "$tmp/g.err"
 check "guard stop: staged still ran" grep -q '\[2/2\] staged run 1: completed' "$tmp/g.err"
 check "guard stop: table.md says 'stopped by the guard at'" \
-	grep -q '^| [a-z_0-9]* | stopped by the guard at [0-9.]* GB | ' "$G/table.md"
+	grep -q '^| [a-z_0-9]* | stopped by the guard at [0-9.]* [GM]B | ' "$G/table.md"
 check "guard stop: runs.json says so" grep -q '"mode": *"eager".*"stopped_by": *"guard"' "$G/runs.json"
 check "guard stop: staged completed in the table" grep -q '^| staged | 1 | export (completed) |' "$G/table.md"
 

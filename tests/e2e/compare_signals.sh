@@ -19,6 +19,11 @@ rand() { echo $(($(od -An -N2 -tu2 /dev/urandom) % $1)); } # 0 .. $1-1
 wait_for() { i=0; until "$@"; do [ $i -ge 2000 ] && return 1; sleep 0.01; i=$((i + 1)); done; }
 runs_listed() { [ -s "$1/runs.json" ] && [ "$(grep -o '"mode"' "$1/runs.json" | wc -l)" -ge "$2" ]; }
 gone() { [ ! -d "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+# An asynchronous command of a non-interactive shell starts with SIGINT ignored; compare
+# catches it once its handlers are in, but an "at once" SIGINT could come before: start it
+# with SIGINT at its default (coreutils env), else send only SIGTERM.
+launch=
+env --default-signal=INT true 2>/dev/null && launch="env --default-signal=INT"
 has_gnuplot=0
 command -v gnuplot >/dev/null 2>&1 && has_gnuplot=1
 
@@ -37,11 +42,11 @@ while [ $n -lt "$trials" ]; do
 	n=$((n + 1))
 	O=$T/t$n
 	sig=TERM num=15
-	[ "$(rand 2)" = 1 ] && sig=INT num=2
+	[ -n "$launch" ] && [ "$(rand 2)" = 1 ] && sig=INT num=2
 	phase=$(rand 4) # 0 at once, 1 during run K, 2 after run K, 3 while reporting
 	k=$(($(rand 4) + 1))
 	[ "$phase" = 3 ] && k=4
-	"$SB" compare p q --pipeline "$T/sig.json" --reps 2 --interval 20ms --grace 300ms \
+	$launch "$SB" compare p q --pipeline "$T/sig.json" --reps 2 --interval 20ms --grace 300ms \
 		--out "$O" >"$T/out$n" 2>"$T/err$n" &
 	pid=$!
 	what="trial $n: SIG$sig, phase $phase, run $k"
