@@ -129,3 +129,32 @@ void gp_ram_line(struct strbuf *sb, double gb)
 	strbuf_addf(sb, "set label '%s' at graph 0.005, first %.4f left font '%s' tc rgb '%s' front\n",
 		    text, gb, SMALL_FONT, COLOR_RAM);
 }
+
+int gp_legend_rows(const char *const *texts, size_t n, double *x_px, int *row)
+{
+	const double sep_px = 20, width = FIG_W - 40;
+	double w_row = 0;
+	int r = 0;
+	size_t first = 0;
+	for (size_t i = 0; i <= n; i++) {
+		double w = i < n ? GP_LEGEND_SAMPLE_PX + GP_LEGEND_GAP_PX +
+					   (double)strlen(texts[i]) * CHAR_PX : 0;
+		if (i == n || (i > first && w_row + sep_px + w > width)) {
+			/* centre the row just finished */
+			double x = (FIG_W - w_row) / 2;
+			for (size_t k = first; k < i; k++) {
+				x_px[k] = x;
+				row[k] = r;
+				x += GP_LEGEND_SAMPLE_PX + GP_LEGEND_GAP_PX +
+				     (double)strlen(texts[k]) * CHAR_PX + sep_px;
+			}
+			if (i == n)
+				break;
+			r++;
+			first = i;
+			w_row = 0;
+		}
+		w_row += (i > first ? sep_px : 0) + w;
+	}
+	return r + 1;
+}

@@ -61,6 +61,21 @@ void gp_fig_note(struct strbuf *sb, const char *note, int h);
  * "RAM 48.0 GB" on the line at the left, the line starting after it. */
 void gp_ram_line(struct strbuf *sb, double gb);
 
+/* A legend laid out here rather than by gnuplot, so that it wraps: items of
+ * a GP_LEGEND_SAMPLE_PX sample, GP_LEGEND_GAP_PX, then the text, in rows no
+ * wider than the figure, each row centred. x_px[i] is item i's left edge,
+ * row[i] its row. Returns the number of rows. */
+#define GP_LEGEND_SAMPLE_PX 18.0
+#define GP_LEGEND_GAP_PX 5.0
+int gp_legend_rows(const char *const *texts, size_t n, double *x_px, int *row);
+
+/* OUT_DIR/NAME.EXT for a chart, the directory created; NULL after error()
+ * (no gnuplot on PATH, an unwritable directory). */
+char *gp_out_path(const struct plot_opts *o, const char *name);
+/* Run the script through gnuplot and print the path written (unless quiet).
+ * Returns 0, or -1 after error(). */
+int gp_draw(const struct plot_opts *o, const char *path, const struct strbuf *script);
+
 /* "# generated ...", reset, the terminal, the quoted output path, encoding. */
 void gp_header(struct strbuf *sb, enum plot_format fmt, int w, int h, const char *out_path);
 

@@ -6,6 +6,7 @@
 #include "../common/parse.h"
 #include "../traces/runs.h"
 #include "../traces/trace.h"
+#include "gp.h"
 #include "plot.h"
 
 const struct plot_chart plot_charts[] = {
@@ -14,19 +15,37 @@ const struct plot_chart plot_charts[] = {
 };
 const size_t plot_ncharts = sizeof(plot_charts) / sizeof(plot_charts[0]);
 
-static int draw(const struct plot_opts *o, const struct plot_chart *chart,
-		const struct plot_model *m)
+char *gp_out_path(const struct plot_opts *o, const char *name)
 {
-	const char *ext = o->format == PLOT_SVG ? "svg" : "png";
 	const char *dir = o->out_dir && *o->out_dir ? o->out_dir : ".";
-	char *path = xasprintf("%s/%s.%s", dir, chart->name, ext);
-	struct strbuf sb = STRBUF_INIT;
-	chart->script(&sb, m, o, path);
-	int rc = plot_run_gnuplot(o->gnuplot, sb.buf, sb.len);
+	if (!plot_have_gnuplot(o->gnuplot)) {
+		error(PLOT_GNUPLOT_MISSING);
+		return NULL;
+	}
+	if (mkdir_p(dir))
+		return NULL;
+	return xasprintf("%s/%s.%s", dir, name, o->format == PLOT_SVG ? "svg" : "png");
+}
+
+int gp_draw(const struct plot_opts *o, const char *path, const struct strbuf *script)
+{
+	int rc = plot_run_gnuplot(o->gnuplot, script->buf, script->len);
 	if (rc)
 		error("cannot draw '%s'", path);
 	else if (!o->quiet_paths)
 		printf("%s\n", path);
+	return rc;
+}
+
+static int draw(const struct plot_opts *o, const struct plot_chart *chart,
+		const struct plot_model *m)
+{
+	char *path = gp_out_path(o, chart->name);
+	if (!path)
+		return -1;
+	struct strbuf sb = STRBUF_INIT;
+	chart->script(&sb, m, o, path);
+	int rc = gp_draw(o, path, &sb);
 	strbuf_release(&sb);
 	free(path);
 	return rc;

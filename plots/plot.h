@@ -141,6 +141,45 @@ int plot_model_build(const struct plot_opts *opts, const struct trace *traces,
 		     const struct run_entry *const *runs, size_t n, struct plot_model *out);
 void plot_model_release(struct plot_model *m); /* NULL ok; leaves PLOT_MODEL_INIT */
 
+/* ---- the history chart: one metric over commits ---------------------------
+ *
+ * What `stagebench history` hands the chart (the history model of analyze/
+ * turned into plain numbers): per mode and stage, one point per commit, in
+ * commit order. Drawn as one panel per mode (eager and staged apart), one
+ * line per stage, each point's spread across its runs as an error bar,
+ * points where `check` between neighbouring commits found a regression ringed
+ * in red, dirty checkouts marked with "*" and a grey band.
+ */
+struct plot_history_point {
+	bool has_value;   /* false: the stage has no value at this commit (a gap) */
+	double value;     /* the point: the highest run, in `unit` */
+	double lo, hi;    /* the spread across the commit's runs */
+	bool regression;  /* check against the previous commit flagged it */
+};
+
+struct plot_history_series {
+	const char *mode;
+	const char *stage;
+	struct plot_history_point *points; /* ncommits of them */
+};
+
+struct plot_history {
+	const char *metric;   /* "peak footprint", "kernel peak", "stage time" */
+	const char *unit;     /* "GB", "s": the axis label and the values' unit */
+	const char *const *commits; /* tick labels (short hashes), in order */
+	const bool *dirty;    /* per commit: the checkout had local changes; NULL for none */
+	size_t ncommits;
+	const struct plot_history_series *series;
+	size_t nseries;
+};
+
+/* The history chart's script (plots/history.c), writing `out_path`. */
+void plot_history_script(struct strbuf *sb, const struct plot_history *h,
+			 const struct plot_opts *opts, const char *out_path);
+/* Draw it to OUT_DIR/NAME.EXT (NAME e.g. "history-peak"), printing the path
+ * like plot_runs. Returns 0, or -1 after error(). */
+int plot_history(const struct plot_opts *opts, const struct plot_history *h, const char *name);
+
 /* The stages chart marks a bar (a red outline, "swap +X" in its note) when
  * system swap rose by more than this within the stage's window in one of the
  * runs behind it (struct stage_stats.swap_rise): smaller rises are the

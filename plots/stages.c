@@ -197,34 +197,15 @@ static void build_legend(const struct plot_model *pm, struct bars *B)
 	}
 }
 
-/* Lay the legend out in rows; returns their number. x_px[i], row[i] per item. */
+/* The legend laid out in rows (gp_legend_rows); returns their number. */
 static int legend_rows(const struct bars *B, double *x_px, int *row)
 {
-	const double sample_px = 18, gap_px = 5, sep_px = 20, width = FIG_W - 40;
-	double w_row = 0;
-	int r = 0;
-	size_t first = 0;
-	for (size_t i = 0; i <= B->nlegend; i++) {
-		double w = i < B->nlegend ?
-				   sample_px + gap_px + (double)strlen(B->legend[i].text) * CHAR_PX : 0;
-		if (i == B->nlegend || (i > first && w_row + sep_px + w > width)) {
-			/* centre the row just finished */
-			double x = (FIG_W - w_row) / 2;
-			for (size_t k = first; k < i; k++) {
-				x_px[k] = x;
-				row[k] = r;
-				x += sample_px + gap_px + (double)strlen(B->legend[k].text) * CHAR_PX + sep_px;
-			}
-			if (i == B->nlegend)
-				break;
-			r++;
-			first = i;
-			w_row = 0;
-		}
-		w_row += (i > first ? sep_px : 0) + w;
-	}
-	return r + 1;
+	const char *texts[LEGEND_MAX];
+	for (size_t i = 0; i < B->nlegend; i++)
+		texts[i] = B->legend[i].text;
+	return gp_legend_rows(texts, B->nlegend, x_px, row);
 }
+
 /* Longest line and number of lines of a note. */
 static void note_extent(const char *t, size_t *longest, size_t *lines)
 {
@@ -394,7 +375,7 @@ static void bar_blocks(struct strbuf *sb, const struct bars *B)
 static void legend(struct strbuf *sb, const struct bars *B, const double *x_px, const int *row,
 		   double top_px)
 {
-	const double sample_px = 18, gap_px = 5;
+	const double sample_px = GP_LEGEND_SAMPLE_PX, gap_px = GP_LEGEND_GAP_PX;
 	for (size_t i = 0; i < B->nlegend; i++) {
 		const struct legend_item *it = &B->legend[i];
 		double yc = top_px + LEGEND_ROW_PX * (row[i] + 0.5);

@@ -924,3 +924,96 @@ Test(plot, stages_where_swap_rose_are_marked)
 	strbuf_release(&a);
 	strbuf_release(&b);
 }
+
+/* ---- the history chart ---------------------------------------------------- */
+
+static const char *const hist_commits[] = { "a1b2c3d", "b2c3d4e", "c3d4e5f", "d4e5f6a", "e5f6a7b" };
+static const bool hist_dirty[] = { false, false, true, false, false };
+
+/* eager and staged, stages encode and decode; staged decode regresses at the
+ * fourth commit; eager never reached decode at the second. */
+static void history_of(struct plot_history *h, struct plot_history_series *ser,
+		       struct plot_history_point pts[4][5])
+{
+	static const char *const modes[] = { "eager", "staged" }, *const stages[] = { "encode", "decode" };
+	for (int i = 0; i < 4; i++) {
+		ser[i].mode = modes[i / 2];
+		ser[i].stage = stages[i % 2];
+		ser[i].points = pts[i];
+		for (int c = 0; c < 5; c++) {
+			double v = (i / 2 ? 10 : 30) + (i % 2) * 5 + c * 0.1;
+			pts[i][c] = (struct plot_history_point){ true, v, v - 0.5, v, false };
+		}
+	}
+	pts[1][1].has_value = false;
+	pts[3][3].value = pts[3][3].hi = 19;
+	pts[3][3].regression = true;
+	*h = (struct plot_history){ "peak footprint", "GB", hist_commits, hist_dirty, 5, ser, 4 };
+}
+
+Test(plot, history_draws_a_line_per_stage_a_panel_per_mode_and_marks_regressions_and_dirty)
+{
+	struct plot_history h;
+	struct plot_history_series ser[4];
+	struct plot_history_point pts[4][5];
+	history_of(&h, ser, pts);
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.format = PLOT_SVG;
+	struct strbuf sb = STRBUF_INIT;
+	plot_history_script(&sb, &h, &o, "/out/history.svg");
+	const char *s = sb.buf;
+	cr_assert(strstr(s, "# panel 1\n") && strstr(s, "# panel 2\n") && !strstr(s, "# panel 3\n"),
+		  "eager and staged apart: %s", s);
+	cr_assert(strstr(s, "\"eager: peak footprint per stage, by commit (bars: spread across runs)\""),
+		  "%s", s);
+	/* one line and its spread per stage, the same colour in both panels */
+	cr_assert(strstr(s, "$h0 using 1:2:3:4 with yerrorbars lc rgb '#1f77b4' lw 1 pt 7 ps 0.5 notitle, "
+			    "\\\n     $h0 using 1:2 with linespoints lc rgb '#1f77b4'"), "%s", s);
+	cr_assert(strstr(s, "$h2 using 1:2 with linespoints lc rgb '#1f77b4'"), "%s", s);
+	cr_assert(strstr(s, "$h3 using 1:2:3:4 with yerrorbars lc rgb '#ff7f0e'"), "%s", s);
+	cr_assert(strstr(s, "$h0 << EOD\n0 30.0000 29.5000 30.0000\n"), "%s", s);
+	cr_assert(strstr(s, "$h1 << EOD\n0 35.0000 34.5000 35.0000\n1 NaN NaN NaN\n"), "a gap: %s", s);
+	/* the regression ringed, in the legend */
+	cr_assert(strstr(s, "$r3 << EOD\n3 19.0000\nEOD\n"), "%s", s);
+	cr_assert(strstr(s, "$r3 using 1:2 with points pt 6"), "%s", s);
+	cr_assert_null(strstr(s, "$r0 using"), "no regression in eager encode: %s", s);
+	cr_assert(strstr(s, "\"regression against the previous commit (check)\""), "%s", s);
+	/* the dirty checkout: its tick starred, a band behind it, in the legend */
+	cr_assert(strstr(s, "\"c3d4e5f *\" 2"), "%s", s);
+	cr_assert(strstr(s, "set object rect from 1.60, graph 0 to 2.40, graph 1 behind"), "%s", s);
+	cr_assert(strstr(s, "\"* dirty checkout (local changes)\""), "%s", s);
+	cr_assert(strstr(s, "set ylabel \"peak footprint (GB)\""), "%s", s);
+	strbuf_release(&sb);
+}
+
+Test(plot, history_renders_with_gnuplot, .timeout = 60)
+{
+	if (!plot_have_gnuplot(NULL))
+		cr_skip_test("gnuplot is not installed");
+	struct plot_history h;
+	struct plot_history_series ser[4];
+	struct plot_history_point pts[4][5];
+	history_of(&h, ser, pts);
+	char *dir = scratch_dir();
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.format = PLOT_SVG;
+	o.quiet_paths = true;
+	o.out_dir = dir;
+	o.title = "demo: peak footprint over five commits";
+	char *text[2];
+	for (int k = 0; k < 2; k++) {
+		cr_assert_eq(plot_history(&o, &h, "history"), 0);
+		char *p = xasprintf("%s/history.svg", dir);
+		size_t len;
+		cr_assert_eq(read_file(p, &text[k], &len), 0);
+		unlink(p);
+		free(p);
+	}
+	cr_assert_str_eq(text[0], text[1], "the same SVG bytes twice");
+	cr_assert(strstr(text[0], ">c3d4e5f *<"), "%.3000s", text[0]);
+	cr_assert(strstr(text[0], ">demo: peak footprint over five commits<"));
+	free(text[0]);
+	free(text[1]);
+	rmdir(dir);
+	free(dir);
+}
