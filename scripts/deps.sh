@@ -1,21 +1,73 @@
 #!/bin/sh
-# deps.sh -- install the Debian packages stagebench needs to build, test and run.
-# Usage: scripts/deps.sh [build|run|test|slurm|all]   (default: all; slurm: a local
-# single-node cluster for make test-slurm)
-# Installs only what is missing; needs root (or sudo) when something is.
+# deps.sh -- install the Debian packages stagebench needs to build, run and test.
+# Usage: scripts/deps.sh [build|run|test|slurm|ci|all]  install what GROUP needs (default: all)
+#        scripts/deps.sh --list [GROUP]                 print GROUP's packages, one a line
+# Installs only what is missing (`apt-get update` first); needs root, or sudo, when something is.
+# A minimal Debian 12 or 13 root with only these packages passes the whole suite: that is what
+# scripts/test-fresh.sh (make test-fresh, run by .ci/run) checks.
 set -eu
-build="make gcc pkg-config libjansson-dev libzstd-dev zstd"
-run="gnuplot-nox python3 python3-numpy python3-torch"
-slurm="slurmctld slurmd slurm-client munge"
-test="libcriterion-dev python3-pytest python3-memory-profiler clang"
-case "${1:-all}" in
-build) want="$build" ;;
-run) want="$build $run" ;;
-test) want="$build $run $test" ;;
-slurm) want="$build $run $slurm" ;;
-all) want="$build $run $test $slurm" ;;
-*) echo "usage: $0 [build|run|test|slurm|all]" >&2; exit 2 ;;
-esac
+
+# The table: one package a line, its group, and what for. Asking for a group installs:
+#   build  build
+#   run    build run                        (the README's first command)
+#   test   build run test                   (the README's second command)
+#   slurm  build run slurm                  (a local single-node cluster for make test-slurm)
+#   ci     build run test slurm ci          (.ci/run: also the fresh-root and package checks)
+#   all    every group
+# To add a package, add a line.
+table() {
+	cat <<'EOF'
+make                     build  the Makefile
+gcc                      build  cc
+libc6-dev                build  the C library headers (gcc only recommends it)
+pkg-config               build  the Makefile finds jansson and libzstd with it
+libjansson-dev           build  JSON
+libzstd-dev              build  compressed traces
+zstd                     build  zstdcat: reading traces by hand and in tests
+git                      run    compare --by-commit reads the pipeline's commit; tests/unit/test_git.c
+gnuplot-nox              run    the charts
+python3                  run    the probe and the demo pipeline
+python3-numpy            run    the demo pipeline
+python3-torch            run    the demo pipeline
+libcriterion-dev         test   unit tests
+clang                    test   make portability: the POSIX-only build of the portable sources
+python3-pytest           test   tests/python
+python3-memory-profiler  test   tests/python: a peer measured against the recorder
+man-db                   test   tests/e2e/man.sh: man -l renders each page
+zsh                      test   tests/e2e/completion.sh: the zsh completion
+ruby                     test   tests/e2e/formula.sh: ruby -c on the Homebrew formula
+slurmctld                slurm  make test-slurm: the controller
+slurmd                   slurm  make test-slurm: the node
+slurm-client             slurm  make test-slurm: sbatch, squeue
+munge                    slurm  make test-slurm: slurm's authentication
+mmdebstrap               ci     scripts/test-fresh.sh, test-deb.sh: minimal Debian roots
+dpkg-dev                 ci     scripts/test-deb.sh: dpkg-buildpackage
+debhelper                ci     scripts/test-deb.sh: debian/rules
+dh-python                ci     scripts/test-deb.sh: debian/rules byte-compiles the probe
+lintian                  ci     scripts/test-deb.sh
+EOF
+}
+
+# packages GROUP: the packages GROUP needs, one a line
+packages() {
+	case $1 in
+	build) levels="build" ;;
+	run) levels="build run" ;;
+	test) levels="build run test" ;;
+	slurm) levels="build run slurm" ;;
+	ci | all) levels="build run test slurm ci" ;;
+	*) echo "usage: $0 [build|run|test|slurm|ci|all] | --list [GROUP]" >&2; exit 2 ;;
+	esac
+	table | while read -r pkg group _; do
+		case " $levels " in *" $group "*) echo "$pkg" ;; esac
+	done
+}
+
+if [ "${1:-}" = "--list" ]; then
+	packages "${2:-all}"
+	exit 0
+fi
+want=$(packages "${1:-all}")
 missing=""
 for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
