@@ -1,6 +1,7 @@
 # stagebench -- one plain GNU Makefile.
 #   make                 build ./stagebench
 #   make test            install missing Debian packages, build with ASan/UBSan, run every test
+#   make test-fresh      the README's commands in fresh Debian 12 and 13 roots (root, mmdebstrap)
 #   make bench           measure, write BENCHMARKS.md
 #   make install PREFIX=/usr/local
 #   make SANITIZE=address,undefined   sanitizer build;  make V=1  show command lines
@@ -68,6 +69,7 @@ HELPER_BIN += $(NVML_FAKE)
 
 .PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers charts test-slurm \
 	portability macos
+.PHONY: test-fresh
 
 all: check-deps stagebench
 
@@ -150,6 +152,10 @@ e2e-test: $(BIN) $(HELPER_BIN)
 
 py-test: stagebench
 	$(Q)cd tests/python && SB_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -q -p no:cacheprovider .
+
+# The README's two commands in fresh minimal Debian 12 and 13 roots (needs root; scripts/deps.sh ci).
+test-fresh:
+	$(Q)scripts/test-fresh.sh
 
 bench: stagebench $(HELPER_BIN)
 	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) bench/run.sh
