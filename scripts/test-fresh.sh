@@ -20,8 +20,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-mirror=${SB_MIRROR:-http://deb.debian.org/debian}
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/stagebench/roots
+# shellcheck source=scripts/lib-root.sh
+. "$here/lib-root.sh"
 verbose=0 keep=0 releases="" steps=""
 usage() { echo "usage: $0 [-v] [--keep] [--release 12|13]... [--step run|test|small]..." >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -62,7 +62,7 @@ head=$(git -C "$repo" rev-parse HEAD)
 [ -z "$(git -C "$repo" status --porcelain --untracked-files=no)" ] ||
 	echo "test-fresh: note: uncommitted changes are not tested (the roots get commit ${head%"${head#???????????}"})"
 logs=${SB_FRESH_LOGS:-$(mktemp -d /tmp/stagebench-fresh-logs.XXXXXX)}
-mkdir -p "$logs" "$cache"
+mkdir -p "$logs"
 work=$(mktemp -d /var/tmp/stagebench-fresh.XXXXXX)
 cleanup() { if [ $keep = 1 ]; then say "roots kept in $work"; else rm -rf "$work"; fi; }
 trap cleanup EXIT
@@ -88,33 +88,6 @@ step() {
 	return "$rc"
 }
 
-# root_tarball REL: the cached minbase tarball, built when missing or older than 30 days
-root_tarball() {
-	case $1 in 12) suite=bookworm ;; 13) suite=trixie ;; esac
-	tb=$cache/debian-$1.tar
-	if [ -z "$(find "$tb" -mtime -30 2>/dev/null)" ]; then
-		new=$cache/debian-$1.new.tar # mmdebstrap picks the format by the extension
-		rm -f "$new"
-		mmdebstrap --variant=minbase --mode=root "$suite" "$new" "$mirror" || return 1
-		mv "$new" "$tb"
-	fi
-}
-
-# in_root DIR REL COMMAND: COMMAND with sh -c in the repository clone, in private mount and
-# pid namespaces (the mounts and every process end with it), environment as a fresh login
-in_root() {
-	# shellcheck disable=SC2016 # expanded by the inner shell
-	unshare --mount --pid --fork --propagation private /bin/sh -eu -c '
-		r=$1 apt=$2 cmd=$3
-		mount -t proc proc "$r/proc"
-		mount -t sysfs sysfs "$r/sys"
-		mount --rbind /dev "$r/dev"
-		mount --bind "$apt" "$r/var/cache/apt/archives"
-		exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-			/bin/sh -c "cd /root/stagebench && $cmd"' in_root "$1" "$cache/apt-$2" "$3" </dev/null
-}
-
 # fresh REL: one release, every step
 fresh() {
 	rel=$1
@@ -125,9 +98,7 @@ fresh() {
 		return
 	fi
 	root=$work/debian-$rel
-	mkdir -p "$root" "$cache/apt-$rel/partial"
-	tar --numeric-owner -C "$root" -xf "$cache/debian-$rel.tar"
-	cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+	root_unpack "$rel" "$root"
 	git clone -q "$repo" "$root/root/stagebench"
 	git -C "$root/root/stagebench" checkout -q --detach "$head"
 	say "debian $rel: root ready in $(($(now) - t0)) s ($(grep -h ^VERSION= "$root/etc/os-release" | cut -d'"' -f2))"
@@ -138,7 +109,7 @@ fresh() {
 		small) [ "$rel" = 13 ] || continue; c=$cmd_small ;;
 		esac
 		t=$(now)
-		if step "$logs/debian-$rel-$s.log" in_root "$root" "$rel" "$c"; then
+		if step "$logs/debian-$rel-$s.log" in_root "$root" "$rel" /root/stagebench "$c"; then
 			say "debian $rel: ok   $s ($(($(now) - t)) s): $c"
 			passed=$((passed + 1))
 		else
