@@ -183,9 +183,19 @@ test-slurm: stagebench
 	$(Q)scripts/deps.sh slurm
 	$(Q)SB_BIN=$(abspath $(BIN)) tests/slurm/compare.sh
 
-install: stagebench
+# The man pages are made from the installed binary's --help texts (scripts/help2man.sh);
+# INSTALL_BIN: install another build of it (tests/e2e/man.sh installs the sanitizer build).
+INSTALL_BIN ?= $(BIN)
+MANDIR ?= $(PREFIX)/share/man
+BASH_COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSH_COMPDIR ?= $(PREFIX)/share/zsh/site-functions
+install: $(INSTALL_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/stagebench
-	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/stagebench
+	install -m 0755 $(INSTALL_BIN) $(DESTDIR)$(PREFIX)/bin/stagebench
+	scripts/help2man.sh $(INSTALL_BIN) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BASH_COMPDIR) $(DESTDIR)$(ZSH_COMPDIR)
+	install -m 0644 completions/stagebench.bash $(DESTDIR)$(BASH_COMPDIR)/stagebench
+	install -m 0644 completions/_stagebench $(DESTDIR)$(ZSH_COMPDIR)/_stagebench
 	cp -R probe demo $(DESTDIR)$(PREFIX)/share/stagebench/
 	install -d $(DESTDIR)$(PREFIX)/include
 	install -m 0644 probe/stagebench_probe.h $(DESTDIR)$(PREFIX)/include/

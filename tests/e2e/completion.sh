@@ -1,0 +1,93 @@
+#!/bin/sh
+# completion.sh -- completions/stagebench.bash driven the way bash drives it (COMP_WORDS,
+# COMP_CWORD, then _stagebench): commands from --help, options, format values, compare's
+# variants from the pipeline file given (and the demo's by default), a command after `--`;
+# the zsh completion the same way, compsys's functions stubbed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+SB=${SB_BIN:-$root/stagebench}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL completion: $*"; fail=1; }
+
+# complete LINE...: the words offered for the last word of LINE (the binary is $SB), sorted
+complete_words() {
+	bash -c '
+		. "$1/completions/stagebench.bash" || exit 3
+		shift
+		COMP_WORDS=("$@")
+		COMP_CWORD=$(($# - 1))
+		_stagebench
+		printf "%s\n" "${COMPREPLY[@]}" | sort' complete_words "$root" "$SB" "$@"
+}
+# expect DESCRIPTION "WANTED WORDS" LINE...: exactly these words
+expect() {
+	desc=$1 want=$(printf '%s\n' $2 | sort)
+	shift 2
+	got=$(complete_words "$@")
+	[ "$got" = "$want" ] || bad "$desc: got '$(echo $got)', wanted '$(echo $want)'"
+}
+# offers DESCRIPTION WORD LINE...: WORD is among the words offered
+offers() {
+	desc=$1 word=$2
+	shift 2
+	complete_words "$@" | grep -qx -- "$word" || bad "$desc: '$word' not offered for '$*'"
+}
+
+commands=$("$SB" --help | awk '/^commands:/ { c = 1; next } c && /^  [a-z]/ { print $1 } c && /^$/ { exit }')
+[ -n "$commands" ] || bad "'stagebench --help' lists no commands"
+expect "every command and the top options" "$commands --help --version" ""
+expect "commands by prefix" "check compare" "c"
+offers "compare's options" --pipeline compare --pi
+offers "compare's guard options" --wait-free compare --wait
+offers "record's short option" -o record -
+expect "table's formats" "md csv json" table --format ""
+expect "check's formats" "md json" check --format ""
+
+cat >"$tmp/p.json" <<'EOF'
+{"name": "p", "command": ["true"], "variants": {"alpha": {}, "beta": {"env": {}}, "gamma-2": {}}}
+EOF
+expect "variants of the pipeline given" "alpha beta gamma-2" compare --pipeline "$tmp/p.json" ""
+expect "variants of --pipeline=FILE, by prefix" "alpha" compare "--pipeline=$tmp/p.json" --seed 7 a
+expect "variants of the demo by default" "eager staged staged-no-rng" compare ""
+expect "variants after other options" "staged staged-no-rng" compare --seed 7 st
+offers "pipeline files" "$tmp/p.json" compare --pipeline "$tmp/p"
+offers "a command after --" sh record -o x.zst -- s
+offers "the command's files after it" "$tmp/p.json" guard -- cat "$tmp/p"
+expect "no words for a value" "" compare --seed ""
+
+# zsh: _stagebench with compsys's functions stubbed to print what they were given
+zcomplete() {
+	zsh -f -c '
+		compadd() { if [[ $1 == -a ]]; then print -l -- ${(P)2}; else print -l -- "$@"; fi }
+		_describe() { print -l -- ${${(P)4}%%:*} }
+		_files() { print -- "_files $*" }
+		_normal() { print -- "_normal $words[1]" }
+		root=$1 sb=$2
+		shift 2
+		words=($sb "$@")
+		CURRENT=$#words
+		PREFIX=$words[-1]
+		. $root/completions/_stagebench' zcomplete "$root" "$SB" "$@" | sort
+}
+zexpect() {
+	desc=$1 want=$(printf '%s\n' $2 | sort)
+	shift 2
+	got=$(zcomplete "$@")
+	[ "$got" = "$want" ] || bad "zsh: $desc: got '$(echo $got)', wanted '$(echo $want)'"
+}
+if command -v zsh >/dev/null 2>&1; then
+	zsh -n "$root/completions/_stagebench" || bad "zsh: _stagebench does not parse"
+	zexpect "every command" "$commands" ""
+	zexpect "variants of the pipeline given" "alpha beta gamma-2" compare --pipeline "$tmp/p.json" ""
+	zexpect "variants of the demo by default" "eager staged staged-no-rng" compare ""
+	zexpect "check's formats" "md json" check --format ""
+	zcomplete compare --pi | grep -qx -- --pipeline || bad "zsh: compare's option --pipeline not offered"
+	[ "$(zcomplete record -- sh "")" = "_normal sh" ] || bad "zsh: no command completion after --"
+else
+	bad "zsh not installed (scripts/deps.sh test installs it)"
+fi
+[ $fail = 0 ] && echo "completion: ok"
+exit $fail
