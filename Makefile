@@ -137,6 +137,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory portability
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined unit-test cli-test e2e-test
 	$(Q)$(MAKE) --no-print-directory py-test
+	$(Q)$(MAKE) --no-print-directory fuzz-test
 
 unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
 	$(Q)set -e; export FIXTURES=$(abspath tests/fixtures); for t in $(TEST_BIN); do echo "  RUN     $$t"; \
@@ -183,6 +184,38 @@ test-slurm: stagebench
 	$(Q)scripts/deps.sh slurm
 	$(Q)SB_BIN=$(abspath $(BIN)) tests/slurm/compare.sh
 
+# ---- fuzzing: libFuzzer harnesses in fuzz/ (clang), ASan and UBSan --------
+#   make fuzz [FUZZ_TIME=60]   each harness for FUZZ_TIME seconds
+#   make fuzz-test             each for FUZZ_RUNS executions (part of make test)
+.PHONY: fuzz fuzz-build fuzz-test
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 60
+FUZZ_RUNS ?= 3000
+FUZZ_OUT := $(BUILD)-fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS = -std=gnu11 $(filter-out -Werror,$(WARN)) -Wno-format-nonliteral -O1 -g $(PKG_CFLAGS) $(FUZZ_SAN)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_OUT)/%.o)
+FUZZ_BIN := $(patsubst fuzz/%.c,$(FUZZ_OUT)/%,$(wildcard fuzz/fuzz_*.c))
+.SECONDARY: $(FUZZ_LIB_OBJ)
+
+$(FUZZ_OUT)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_OUT)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_LIB_OBJ)
+	@echo "  FUZZER  $@"
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LDLIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: fuzz-build
+	$(Q)fuzz/run.sh $(FUZZ_OUT) time $(FUZZ_TIME)
+
+fuzz-test: fuzz-build
+	$(Q)fuzz/run.sh $(FUZZ_OUT) runs $(FUZZ_RUNS)
+
+install: stagebench
 # The man pages are made from the installed binary's --help texts (scripts/help2man.sh);
 # INSTALL_BIN: install another build of it (tests/e2e/man.sh installs the sanitizer build).
 INSTALL_BIN ?= $(BIN)
@@ -203,4 +236,4 @@ install: $(INSTALL_BIN)
 clean:
 	rm -rf build build-san build-macos stagebench
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OS_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d) $(TEST_OS_OBJ:.o=.d)
