@@ -198,9 +198,22 @@ void utc_iso8601(int64_t rns, char out[32])
 
 int read_file(const char *path, char **data, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO does not wait for a writer; it is refused below */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return error("cannot open '%s': %s", path, strerror(errno));
+	struct stat st;
+	const char *why = NULL;
+	if (fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else if (S_ISDIR(st.st_mode))
+		why = strerror(EISDIR);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	if (why) {
+		close(fd);
+		return error("cannot read '%s': %s", path, why);
+	}
 	struct strbuf sb = STRBUF_INIT;
 	char buf[65536];
 	for (;;) {

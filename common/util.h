@@ -80,7 +80,9 @@ int64_t real_ns(void);     /* CLOCK_REALTIME */
 void sleep_ns(int64_t ns); /* restarts on EINTR */
 void utc_iso8601(int64_t real_ns, char out[32]); /* 2026-10-06T10:36:12+00:00 */
 
-/* Whole-file helpers. read_file returns 0 and a NUL-terminated buffer, or error(). */
+/* Whole-file helpers. read_file returns 0 and a NUL-terminated buffer, or
+ * error(); anything but a regular file (a FIFO, a device) is refused at once
+ * ("cannot read 'F': not a regular file") instead of read forever. */
 int read_file(const char *path, char **data, size_t *len);
 int write_file(const char *path, const void *data, size_t len); /* atomic: tmp + rename */
 int mkdir_p(const char *path);

@@ -92,6 +92,12 @@ int reader_line_error(struct reader *r, const char *why)
 }
 
 
+int reader_line_too_long(struct reader *r)
+{
+	return reader_line_error(r, "line longer than " TRACE_MAX_LINE_WORDS
+				    " (the longest a trace record may be): not a trace?");
+}
+
 int reader_parse_text(struct reader *r, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
@@ -99,6 +105,8 @@ int reader_parse_text(struct reader *r, const char *text, size_t len)
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
 		r->line++;
+		if ((size_t)(le - p) > TRACE_MAX_LINE)
+			return reader_line_too_long(r);
 		const char *q = skip_ws(p, le);
 		if (q < le) {
 			int rc = reader_fast_line(r, q, le);

@@ -89,6 +89,8 @@ struct reader {
 
 /* "NAME:LINE: why" on stderr, the trace marked damaged; returns -1. */
 int reader_line_error(struct reader *r, const char *why);
+/* The same for line r->line, longer than TRACE_MAX_LINE. */
+int reader_line_too_long(struct reader *r);
 
 static inline void add_sample(struct reader *r, const struct trace_sample *s)
 {

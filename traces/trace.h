@@ -22,6 +22,12 @@
 
 #define TRACE_FORMAT "stagebench/1"
 
+/* The longest line a trace may hold (one record), newline excluded: the
+ * reader refuses a longer one ("FILE:LINE: line longer than ..."), the
+ * writer does not write one. */
+#define TRACE_MAX_LINE (4u << 20)
+#define TRACE_MAX_LINE_WORDS "4 MiB"
+
 /* ---- samples ----------------------------------------------------------- */
 
 /*
@@ -233,10 +239,14 @@ struct trace_writer;
 
 /*
  * Open PATH for writing (truncating). A path ending in ".zst" is written as
- * zstd frames, anything else as plain JSON lines. Records are buffered and
+ * zstd frames, anything else as plain JSON lines. Samples are buffered and
  * written by trace_writer_flush() (one zstd frame per flush); the writer also
  * flushes by itself when its buffer is older than flush_every_ns (default 1 s)
- * at the next record. Returns NULL after error().
+ * at the next record. start, end and every event are flushed at once: events
+ * are few and precious, and kill -9 must not take the last second's with it.
+ * A record longer than TRACE_MAX_LINE is not written (a warning says so).
+ * A failed write is reported at once (error()); that call and every later
+ * one returns -1. Returns NULL after error().
  * Call order: open, start, { sample | event }*, end, close.
  */
 struct trace_writer *trace_writer_open(const char *path);
@@ -248,6 +258,10 @@ int trace_writer_end(struct trace_writer *w, const struct trace_end *end);
 int trace_writer_flush(struct trace_writer *w);
 /* Flushes and closes; NULL ok. Returns 0 or -1 when a write failed. */
 int trace_writer_close(struct trace_writer *w);
+/* Tests (fault injection): the writer's write(2) calls go through fn, which
+ * returns what write(2) would (setting errno). NULL restores write(2). */
+typedef ssize_t (*trace_write_fn)(int fd, const void *buf, size_t len, void *arg);
+void trace_writer_set_write_fn(struct trace_writer *w, trace_write_fn fn, void *arg);
 
 /*
  * Parse one line the pipeline wrote to STAGEBENCH_FD (an event record whose

@@ -26,6 +26,8 @@ struct trace_writer {
 	int64_t buf_since_ns;/* when the oldest buffered record was added */
 	int64_t flush_every_ns;
 	ZSTD_CCtx *cctx;
+	trace_write_fn write_fn; /* NULL: write(2) */
+	void *write_arg;
 	void *frame;
 	size_t frame_alloc;
 	/* the text of each NUMBER sample field's last value (level): it changes
@@ -71,11 +73,18 @@ void trace_writer_set_flush_interval(struct trace_writer *w, int64_t ns)
 		w->flush_every_ns = ns > 0 ? ns : DEFAULT_FLUSH_NS;
 }
 
+void trace_writer_set_write_fn(struct trace_writer *w, trace_write_fn fn, void *arg)
+{
+	w->write_fn = fn;
+	w->write_arg = arg;
+}
+
 static int write_all(struct trace_writer *w, const void *data, size_t len)
 {
 	const char *p = data;
 	while (len) {
-		ssize_t n = write(w->fd, p, len);
+		ssize_t n = w->write_fn ? w->write_fn(w->fd, p, len, w->write_arg) :
+					  write(w->fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -120,6 +129,15 @@ int trace_writer_flush(struct trace_writer *w)
  * waited a flush interval (or the buffer is large). */
 static int record_done(struct trace_writer *w, size_t len_before, int64_t now_ns)
 {
+	size_t len = w->buf.len - len_before;
+	if (len > TRACE_MAX_LINE) {
+		const char *type = w->buf.buf + len_before + strlen("{\"type\":\"");
+		warning("trace '%s': %.*s record of %zu bytes not written (a trace line is at most "
+			TRACE_MAX_LINE_WORDS ")", w->path, (int)strcspn(type, "\""), type, len);
+		w->buf.len = len_before;
+		w->buf.buf[len_before] = '\0';
+		return 0;
+	}
 	strbuf_addch(&w->buf, '\n');
 	if (len_before == 0)
 		w->buf_since_ns = now_ns;
@@ -434,7 +452,10 @@ int trace_writer_event(struct trace_writer *w, const struct trace_event *ev)
 	strbuf_addstr(&w->buf, "{\"type\":\"event\"");
 	event_body(&w->buf, ev);
 	strbuf_addch(&w->buf, '}');
-	return record_done(w, before, mono_ns());
+	if (record_done(w, before, mono_ns()))
+		return -1;
+	/* events go out at once, as their own frame with whatever samples wait */
+	return trace_writer_flush(w);
 }
 
 int trace_writer_end(struct trace_writer *w, const struct trace_end *end)

@@ -167,6 +167,16 @@ static void zsource_stop(struct zsource *src)
  * Parse the complete lines of text[0, len), in place; a line cut by the end
  * of the chunk waits in tail for the rest.
  */
+/* A line still without its end may not grow past the limit: a small
+ * compressed file must not make the reader hold a huge line. */
+static int tail_check(struct reader *r, const struct strbuf *tail)
+{
+	if (tail->len <= TRACE_MAX_LINE)
+		return 0;
+	r->line++;
+	return reader_line_too_long(r);
+}
+
 static int parse_chunk(struct reader *r, struct strbuf *tail, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
@@ -176,7 +186,7 @@ static int parse_chunk(struct reader *r, struct strbuf *tail, const char *text, 
 	if (tail->len) {
 		if (!(nl = memchr(p, '\n', len))) {
 			strbuf_add(tail, p, len);
-			return 0;
+			return tail_check(r, tail);
 		}
 		strbuf_add(tail, p, (size_t)(nl + 1 - p));
 		ret = reader_parse_text(r, tail->buf, tail->len);
@@ -194,7 +204,7 @@ static int parse_chunk(struct reader *r, struct strbuf *tail, const char *text, 
 		p = last;
 	}
 	strbuf_add(tail, p, (size_t)(end - p));
-	return 0;
+	return tail_check(r, tail);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "common/util.h"
 #include "traces/trace.h"
@@ -706,6 +707,176 @@ static void kill9_case(const char *name)
 	free(dir);
 }
 
+static size_t count_events_now(const char *path)
+{
+	struct trace tr;
+	char *msg = NULL;
+	read_capturing(path, &tr, &msg);
+	free(msg);
+	size_t n = tr.nevents;
+	trace_release(&tr);
+	return n;
+}
+
+Test(traces, events_are_written_at_once_with_the_samples_before_them)
+{
+	static const char *const names[] = { "f.jsonl.zst", "f.jsonl" };
+	for (int k = 0; k < 2; k++) {
+		char *dir = tmpdir();
+		char *path = xasprintf("%s/%s", dir, names[k]);
+		struct trace_writer *w = trace_writer_open(path);
+		trace_writer_set_flush_interval(w, 3600LL * 1000000000LL);
+		struct trace_start st = { .utc = "x" };
+		cr_assert_eq(trace_writer_start(w, &st), 0);
+		struct trace_sample s = { .t = 0.1 };
+		cr_assert_eq(trace_writer_sample(w, &s), 0);
+		cr_assert_eq(count_samples_now(path), 0, "samples wait for the flush interval");
+		static const enum event_kind kinds[] = { EV_STAGE, EV_RELEASE, EV_LOAD, EV_LATENT,
+							 EV_GUARD, EV_PEAK, EV_MARK, EV_GPU };
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+			struct trace_event ev = TRACE_EVENT_INIT;
+			ev.kind = kinds[i];
+			ev.t = 0.2 + (double)i;
+			cr_assert_eq(trace_writer_event(w, &ev), 0);
+			cr_assert_eq(count_events_now(path), i + 1, "%s: event %s in the file at once",
+				     names[k], event_kind_name(kinds[i]));
+		}
+		cr_assert_eq(count_samples_now(path), 1, "the sample before the events went with them");
+		cr_assert_eq(trace_writer_sample(w, &s), 0);
+		cr_assert_eq(count_samples_now(path), 1, "a later sample still waits");
+		cr_assert_eq(trace_writer_close(w), 0);
+		cr_assert_eq(count_samples_now(path), 2);
+		free(path);
+		rm_rf(dir);
+		free(dir);
+	}
+}
+
+/* ---- faults: a write hook that fails at a chosen call -------------------- */
+
+struct fault {
+	int fail_at;       /* the write call (1-based) that fails */
+	int err;           /* its errno */
+	bool short_first;  /* that call first writes half of its bytes, then the next fails */
+	int calls;
+	size_t submitted;  /* records handed to the writer so far (the test counts) */
+	size_t durable;    /* records in the file when the last whole write returned */
+	bool failed;
+};
+
+static ssize_t faulty_write(int fd, const void *buf, size_t len, void *arg)
+{
+	struct fault *f = arg;
+	f->calls++;
+	if (f->calls == f->fail_at && f->short_first && len > 1) {
+		ssize_t n = write(fd, buf, len / 2);
+		cr_assert_eq(n, (ssize_t)(len / 2));
+		return n; /* the writer tries the rest: the next call fails */
+	}
+	if (f->calls >= f->fail_at) {
+		f->failed = true;
+		errno = f->err;
+		return -1;
+	}
+	ssize_t n = write(fd, buf, len);
+	cr_assert_eq(n, (ssize_t)len);
+	f->durable = f->submitted;
+	return n;
+}
+
+/* Write start, 60 samples with an event every 7th, end, through the hook;
+ * 1 ms flush interval and a 2 ms pause now and then make frames of samples
+ * too. Returns the number of write calls made. */
+static int write_with_faults(const char *path, struct fault *f, char **msg)
+{
+	struct stderr_capture c;
+	stderr_capture_begin(&c);
+	struct trace_writer *w = trace_writer_open(path);
+	trace_writer_set_write_fn(w, faulty_write, f);
+	trace_writer_set_flush_interval(w, 1000000);
+	struct trace_start st = { .utc = "2026-01-01T00:00:00+00:00", .mode = "m" };
+	f->submitted++;
+	int rc = trace_writer_start(w, &st);
+	bool saw_failure = rc < 0;
+	for (int i = 0; i < 60; i++) {
+		struct trace_sample s = { .t = 0.01 * i, .fields = SF_FOOTPRINT, .footprint = 1000u + (unsigned)i };
+		f->submitted++;
+		rc = trace_writer_sample(w, &s);
+		cr_assert(rc == 0 || f->failed, "sample %d: only a failed write fails", i);
+		cr_assert(!saw_failure || rc < 0, "a writer that failed keeps failing");
+		saw_failure |= rc < 0;
+		if (i % 7 == 3) {
+			struct trace_event ev = TRACE_EVENT_INIT;
+			ev.kind = EV_STAGE;
+			ev.t = 0.01 * i;
+			ev.stage = "s";
+			f->submitted++;
+			rc = trace_writer_event(w, &ev);
+			cr_assert(!saw_failure || rc < 0);
+			saw_failure |= rc < 0;
+		}
+		if (i % 20 == 10)
+			sleep_ns(2000000);
+	}
+	struct trace_end end = { .has_exit = true, .exit_code = 0 };
+	f->submitted++;
+	trace_writer_end(w, &end);
+	rc = trace_writer_close(w);
+	cr_assert_eq(rc < 0, f->failed, "close reports the failure (and only one)");
+	*msg = stderr_capture_end(&c);
+	return f->calls;
+}
+
+static void check_faults(const char *name)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/%s", dir, name);
+	struct fault clean = { .fail_at = 1 << 30 };
+	char *msg;
+	int ncalls = write_with_faults(path, &clean, &msg);
+	free(msg);
+	cr_assert_gt(ncalls, 12, "%s: enough frames to fail between (%d)", name, ncalls);
+	static const int errs[] = { ENOSPC, EIO };
+	for (int at = 1; at <= ncalls; at++)
+		for (int e = 0; e < 2; e++)
+			for (int sh = 0; sh < 2; sh++) {
+				struct fault f = { .fail_at = at, .err = errs[e], .short_first = sh };
+				write_with_faults(path, &f, &msg);
+				cr_assert(f.failed);
+				cr_assert_not_null(strstr(msg, strerror(errs[e])), "%s", msg);
+				cr_assert_not_null(strstr(msg, "cannot write trace"), "%s", msg);
+				free(msg);
+				struct trace tr;
+				int rc = read_capturing(path, &tr, &msg);
+				size_t got = tr.has_start + tr.nsamples + tr.nevents + tr.has_end;
+				/* zstd: a cut frame is dropped whole; plain: the whole lines
+				 * of a cut write are there too */
+				bool zst = str_ends_with(name, ".zst");
+				cr_assert(zst ? got == f.durable : got >= f.durable && got <= f.submitted,
+					  "%s, %s at write %d%s: %zu records read, %zu written before "
+					  "the fault (%s)", name, strerror(errs[e]), at,
+					  sh ? " after a short write" : "", got, f.durable, msg);
+				cr_assert(rc == 0 || tr.damaged);
+				for (size_t i = 0; i < tr.nsamples; i++)
+					cr_assert_eq(tr.samples[i].footprint, 1000u + i);
+				trace_release(&tr);
+				free(msg);
+			}
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(traces, zstd_writer_faults_keep_every_record_written_before, .timeout = 120)
+{
+	check_faults("fault.trace.jsonl.zst");
+}
+
+Test(traces, plain_writer_faults_keep_every_record_written_before, .timeout = 120)
+{
+	check_faults("fault.trace.jsonl");
+}
+
 Test(traces, sigkilled_zstd_writer_leaves_every_flushed_record, .timeout = 120)
 {
 	kill9_case("k.trace.jsonl.zst");
@@ -956,6 +1127,120 @@ Test(traces, huge_and_odd_numbers_read_exactly)
 	cr_assert_eq(tr.samples[2].t, 123456789.123456789);
 	free(msg);
 	trace_release(&tr);
+}
+
+/* A file with a start record, then one line of n bytes of junk with no newline
+ * yet, or a newline at the end when `ended`. */
+static char *long_line_text(size_t n, bool ended, size_t *len)
+{
+	static const char start[] = "{\"type\":\"start\",\"utc\":\"x\"}\n";
+	char *t = xmalloc(sizeof(start) + n + 1);
+	memcpy(t, start, sizeof(start) - 1);
+	memset(t + sizeof(start) - 1, 'x', n);
+	*len = sizeof(start) - 1 + n;
+	if (ended)
+		t[(*len)++] = '\n';
+	return t;
+}
+
+Test(traces, a_line_longer_than_the_limit_is_an_error_naming_file_and_line, .timeout = 60)
+{
+	char *dir = tmpdir();
+	for (int zst = 0; zst < 2; zst++)
+		for (int ended = 0; ended < 2; ended++) {
+			size_t len;
+			char *text = long_line_text(TRACE_MAX_LINE + 1, ended, &len);
+			char *path = xasprintf("%s/long%s", dir, zst ? ".jsonl.zst" : ".jsonl");
+			if (zst) { /* a few KiB of zstd holding a 4 MiB line */
+				size_t cap = ZSTD_compressBound(len);
+				char *z = xmalloc(cap);
+				size_t zn = ZSTD_compress(z, cap, text, len, 3);
+				cr_assert(!ZSTD_isError(zn) && zn < 65536);
+				cr_assert_eq(write_file(path, z, zn), 0);
+				free(z);
+			} else {
+				cr_assert_eq(write_file(path, text, len), 0);
+			}
+			struct trace tr;
+			char *msg;
+			cr_assert_eq(read_capturing(path, &tr, &msg), -1);
+			char *want = xasprintf("%s:2: line longer than 4 MiB", path);
+			cr_assert_not_null(strstr(msg, want), "got: %s", msg);
+			cr_assert(tr.damaged);
+			cr_assert(tr.has_start, "the records before it are kept");
+			free(want);
+			free(msg);
+			trace_release(&tr);
+			/* one byte shorter (the limit itself) is not refused for its length */
+			free(text);
+			text = long_line_text(TRACE_MAX_LINE, true, &len);
+			cr_assert_eq(write_file(path, text, len), 0);
+			cr_assert_eq(read_capturing(path, &tr, &msg), -1);
+			cr_assert_null(strstr(msg, "longer than"), "%s", msg);
+			cr_assert_not_null(strstr(msg, ":2: malformed line"), "%s", msg);
+			free(msg);
+			trace_release(&tr);
+			free(text);
+			free(path);
+		}
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(traces, the_writer_does_not_write_a_record_longer_than_a_line_may_be)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/w.jsonl.zst", dir);
+	struct stderr_capture c;
+	stderr_capture_begin(&c);
+	struct trace_writer *w = trace_writer_open(path);
+	struct trace_start st = { .utc = "x" };
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	struct trace_event ev = TRACE_EVENT_INIT;
+	ev.kind = EV_MARK;
+	ev.t = 1;
+	ev.note = xmalloc(TRACE_MAX_LINE + 1);
+	memset(ev.note, 'n', TRACE_MAX_LINE);
+	ev.note[TRACE_MAX_LINE] = '\0';
+	cr_assert_eq(trace_writer_event(w, &ev), 0, "dropped, not a failure");
+	ev.note[10] = '\0';
+	cr_assert_eq(trace_writer_event(w, &ev), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+	char *msg = stderr_capture_end(&c);
+	cr_assert_not_null(strstr(msg, "event record of 4194"), "%s", msg);
+	cr_assert_not_null(strstr(msg, "not written"), "%s", msg);
+	struct trace tr;
+	cr_assert_eq(trace_read(path, &tr), 0, "the trace stays readable");
+	cr_assert_eq(tr.nevents, 1);
+	cr_assert_str_eq(tr.events[0].note, "nnnnnnnnnn");
+	trace_release(&tr);
+	free(ev.note);
+	free(msg);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(traces, a_fifo_or_a_device_is_refused_at_once, .timeout = 20)
+{
+	char *dir = tmpdir();
+	char *fifo = xasprintf("%s/fifo.trace.jsonl", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	static const char *const not_files[] = { NULL, "/dev/zero", "/dev/null" };
+	for (size_t i = 0; i < sizeof(not_files) / sizeof(not_files[0]); i++) {
+		const char *path = not_files[i] ? not_files[i] : fifo;
+		struct trace tr;
+		char *msg;
+		cr_assert_eq(read_capturing(path, &tr, &msg), -1);
+		char *want = xasprintf("cannot read '%s': not a regular file", path);
+		cr_assert_not_null(strstr(msg, want), "got: %s", msg);
+		free(want);
+		free(msg);
+		trace_release(&tr);
+	}
+	free(fifo);
+	rm_rf(dir);
+	free(dir);
 }
 
 Test(traces, missing_start_record_is_an_error_naming_the_file)
