@@ -215,7 +215,6 @@ fuzz: fuzz-build
 fuzz-test: fuzz-build
 	$(Q)fuzz/run.sh $(FUZZ_OUT) runs $(FUZZ_RUNS)
 
-install: stagebench
 # The man pages are made from the installed binary's --help texts (scripts/help2man.sh);
 # INSTALL_BIN: install another build of it (tests/e2e/man.sh installs the sanitizer build).
 INSTALL_BIN ?= $(BIN)
