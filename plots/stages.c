@@ -41,7 +41,9 @@ struct bars {
 	int width, height;
 	double top_px, bottom_px, plot_px;
 	double bar;             /* bar width in x units (a stage is 1) */
-	bool rotate_xtics, rotate_notes;
+	int xtics_angle;        /* 0, 30 or 90 degrees */
+	size_t xtics_every;     /* every k-th stage named under the axis (the last always) */
+	bool rotate_notes;
 	bool one_line;          /* rotated notes joined into one line each */
 	bool any_swap;          /* a bar is marked for swap */
 	double yrange_max;
@@ -276,6 +278,46 @@ static void fit_notes(struct bars *B, double bar_px)
 	B->yrange_max = gp_axis_max(need > 0 ? need : 1);
 }
 
+/* A stage name under the axis: at most XTIC_CHARS characters, cut with "…". */
+#define XTIC_CHARS 28
+static char *xtic_text(const char *name)
+{
+	size_t chars = 0, i = 0;
+	for (; name[i]; i++)
+		if (((unsigned char)name[i] & 0xc0) != 0x80 && ++chars > XTIC_CHARS - 1)
+			break;
+	if (!name[i])
+		return xstrdup(name);
+	return xasprintf("%.*s\u2026", (int)i, name);
+}
+
+/* Stage names under the axis that never collide: level when they fit their
+ * slot, at 30 degrees when a slot holds a slanted line, upright (and only every
+ * k-th name, the last always) when not even that. Returns the extra height. */
+static double xtics_layout(struct bars *B, double slot_px)
+{
+	size_t longest = 0;
+	for (size_t s = 0; s < B->ns; s++) {
+		char *t = xtic_text(B->t->stages[s]);
+		if (strlen(t) > longest)
+			longest = strlen(t);
+		free(t);
+	}
+	const double line_px = 13; /* a 9 pt line, across its slant */
+	B->xtics_every = 1;
+	if ((double)longest * CHAR_PX + 8 <= slot_px) {
+		B->xtics_angle = 0;
+		return 0;
+	}
+	if (slot_px >= line_px * 2) { /* sin 30 = 1/2 */
+		B->xtics_angle = 30;
+		return (double)longest * CHAR_PX * 0.5 + 6;
+	}
+	B->xtics_angle = 90;
+	B->xtics_every = (size_t)ceil(line_px / slot_px);
+	return (double)longest * CHAR_PX - 30;
+}
+
 /* Bars, x tick labels, legend rows and the room they need. */
 static void geometry(struct bars *B, const struct plot_opts *o, double *lx, int *lrow)
 {
@@ -289,12 +331,7 @@ static void geometry(struct bars *B, const struct plot_opts *o, double *lx, int 
 	double slot_px = (RIGHT_PX - LEFT_PX) / (double)(B->ns ? B->ns : 1);
 	if (B->bar * slot_px > 110) /* few stages: bars no wider than 110 px */
 		B->bar = 110 / slot_px;
-	size_t longest_stage = 0;
-	for (size_t s = 0; s < B->ns; s++)
-		if (strlen(B->t->stages[s]) > longest_stage)
-			longest_stage = strlen(B->t->stages[s]);
-	B->rotate_xtics = (double)longest_stage * CHAR_PX + 8 > slot_px;
-	double xtics_px = B->rotate_xtics ? (double)longest_stage * CHAR_PX * 0.5 : 0;
+	double xtics_px = xtics_layout(B, slot_px);
 	B->bottom_px += xtics_px;
 	B->plot_px = 384 - xtics_px;
 	B->height = (int)ceil(B->top_px + B->plot_px + B->bottom_px);
@@ -425,14 +462,22 @@ static void axes(struct strbuf *sb, const struct bars *B, const struct plot_opts
 			  "set style fill solid 0.85 noborder\n"
 			  "set style textbox opaque noborder margins 2,1\n"
 			  "set xtics nomirror scale 0 (");
+	bool first = true;
 	for (size_t s = 0; s < B->ns; s++) {
-		strbuf_addstr(sb, s ? ", " : "");
-		gp_quote(sb, B->t->stages[s]);
+		size_t k = B->xtics_every;
+		/* every k-th name, and the last, with no name within k before it */
+		if (s + 1 != B->ns && (s % k || B->ns - 1 - s < k))
+			continue;
+		char *t = xtic_text(B->t->stages[s]);
+		strbuf_addstr(sb, first ? "" : ", ");
+		gp_quote(sb, t);
 		strbuf_addf(sb, " %zu", s);
+		free(t);
+		first = false;
 	}
 	strbuf_addstr(sb, ")");
-	if (B->rotate_xtics)
-		strbuf_addstr(sb, " rotate by 30 right");
+	if (B->xtics_angle)
+		strbuf_addf(sb, " rotate by %d right", B->xtics_angle);
 	strbuf_addstr(sb, "\n");
 	ram_line(sb, B);
 	gp_fig_title(sb, o->title, B->height);

@@ -1017,3 +1017,43 @@ Test(plot, history_renders_with_gnuplot, .timeout = 60)
 	rmdir(dir);
 	free(dir);
 }
+
+Test(plot, stage_names_under_the_bars_never_collide)
+{
+	/* 120 stages with long names: upright, every other name, cut with an ellipsis */
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addstr(&t, "{\"type\":\"start\",\"interval\":0.1,\"mode\":\"eager\"}\n");
+	for (int i = 0; i < 120; i++) {
+		strbuf_addf(&t, "{\"type\":\"event\",\"kind\":\"stage\",\"stage\":"
+				"\"a_rather_long_stage_name_number_%d\",\"t\":%d}\n", i, i);
+		strbuf_addf(&t, "{\"type\":\"sample\",\"t\":%d.5,\"footprint\":%llu}\n", i, 1ull << 30);
+	}
+	strbuf_addstr(&t, "{\"type\":\"end\"}\n");
+	struct trace tr = TRACE_INIT;
+	read_mem("many", t.buf, &tr);
+	struct plot_model *m = model_of(&tr, 1);
+	char *s = stages_script(m, PLOT_SVG);
+	const char *x = strstr(s, "set xtics nomirror scale 0 (");
+	cr_assert_not_null(x, "%s", s);
+	const char *end = strchr(x, '\n');
+	cr_assert(strstr(x, ") rotate by 90 right\n") == end - strlen(") rotate by 90 right"),
+		  "upright: %.300s", x);
+	size_t stages = m->table.nstages, prev = SIZE_MAX, named = 0;
+	double slot = 810.0 / (double)stages;
+	for (const char *p = strchr(x, '('); p && p < end; p = strstr(p + 1, "\" ")) {
+		size_t pos;
+		if (sscanf(p + 2, "%zu", &pos) != 1)
+			continue;
+		if (prev != SIZE_MAX)
+			cr_assert_geq((double)(pos - prev) * slot, 13, "names %zu and %zu collide", prev, pos);
+		prev = pos;
+		named++;
+	}
+	cr_assert_eq(prev, stages - 1, "the last stage is named");
+	cr_assert(named >= stages / 2 - 1, "%zu of %zu named", named, stages);
+	cr_assert(strstr(x, "\"a_rather_long_stage_name_nu\u2026\""), "cut at 28 characters: %.200s", x);
+	free(s);
+	model_free(m);
+	trace_release(&tr);
+	strbuf_release(&t);
+}
