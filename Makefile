@@ -235,4 +235,4 @@ install: $(INSTALL_BIN)
 clean:
 	rm -rf build build-san build-macos stagebench
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d) $(TEST_OS_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d) $(TEST_OS_OBJ:.o=.d) $(TEST_BIN:%=%.d)

@@ -24,9 +24,9 @@
  * threads to the same pipe never interleave. Longer lines (very long names)
  * are still written with one write(2), without that guarantee; lines over
  * SBP_LINE_MAX bytes are not written (the call returns -1, errno E2BIG).
- * SIGPIPE is blocked around the write: if the recorder is gone the call
- * returns -1 (EPIPE) and the probe turns itself off instead of killing the
- * pipeline. Strings are JSON-escaped; bytes >= 0x80 pass through (UTF-8).
+ * SIGPIPE is blocked around the write (macOS: the descriptor gets
+ * F_SETNOSIGPIPE instead): if the recorder is gone the call returns -1
+ * (EPIPE) and the probe turns itself off instead of killing the pipeline. Strings are JSON-escaped; bytes >= 0x80 pass through (UTF-8).
  * Numbers are formatted without printf, so the C locale is not required.
  *
  * Return values: 0 when the event was written or the probe is off, -1 when a
@@ -77,6 +77,13 @@ static inline int sbp_fd(void)
 			if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
 				fd = -1;
 		}
+#ifdef F_SETNOSIGPIPE
+		/* macOS: a SIGPIPE from a pipe is sent to the process there, not
+		 * the writing thread, so blocking it around the write cannot keep
+		 * it off another thread: the descriptor stops raising it. */
+		if (fd >= 0)
+			fcntl((int)fd, F_SETNOSIGPIPE, 1);
+#endif
 		sbp_state_fd_ = fd >= 0 ? (int)fd + 1 : -1;
 	}
 	return sbp_state_fd_ > 0 ? sbp_state_fd_ - 1 : -1;
@@ -237,6 +244,15 @@ static inline int sbp_finish_(struct sbp_line_ *l)
 		return -1;
 	}
 
+#ifdef F_SETNOSIGPIPE
+	(void)pipe_set;
+	(void)old_set;
+	(void)pending_before;
+	do /* F_SETNOSIGPIPE (sbp_fd): EPIPE comes without a signal */
+		n = write(fd, l->buf, l->len);
+	while (n < 0 && errno == EINTR);
+	saved = errno;
+#else
 	/* Block SIGPIPE for this write; swallow the one it raised, if any. */
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
@@ -252,15 +268,10 @@ static inline int sbp_finish_(struct sbp_line_ *l)
 	saved = errno;
 	if (n < 0 && saved == EPIPE && !pending_before) {
 		struct timespec zero = { 0, 0 };
-#ifdef __APPLE__
-		int sig;
-		(void)zero;
-		sigwait(&pipe_set, &sig); /* pending for sure: EPIPE raised it */
-#else
 		sigtimedwait(&pipe_set, NULL, &zero);
-#endif
 	}
 	sigprocmask(SIG_SETMASK, &old_set, NULL);
+#endif
 
 	if (n < 0) {
 		if (saved == EPIPE || saved == EBADF)
