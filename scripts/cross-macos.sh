@@ -118,6 +118,9 @@ EOF
 		CC="$cc" PKG_CONFIG=false \
 		PKG_CFLAGS="-I$pfx/include" PKG_LIBS="$pfx/lib/libzstd.a $pfx/lib/libjansson.a" \
 		"$out/$arch/stagebench" >&2
+	# The C probe header as a macOS program includes it (its F_SETNOSIGPIPE branch).
+	printf '#include "stagebench_probe.h"\nint main(void) { return sbp_stage("x"); }\n' |
+		$cc -std=c99 -Wall -Wextra -Werror -I"$root/probe" -x c - -o "$out/$arch/probe-check"
 }
 
 status=0
