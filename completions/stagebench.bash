@@ -101,7 +101,7 @@ _stagebench() {
 	--size)
 		mapfile -t COMPREPLY < <(compgen -W "tiny small default large" -- "$cur")
 		return ;;
-	--mode | --seed | --reps | --set | --interval | --label | --stages | --ram | --max-growth | \
+	--mode | --seed | --reps | --set | --interval | --label | --stages | --ram | --title | --note | --max-growth | \
 		--max-time-growth | --wait-free | --swap-budget | --swap-limit | --kill-free | --busy | \
 		--quiet-for | --start-timeout | --poll | --max-footprint | --grace)
 		return ;;
