@@ -11,12 +11,15 @@
 #include <unistd.h>
 
 int sb_verbosity = 1;
+void (*sb_report_hook)(void);
 
 static void vreport(const char *prefix, const char *fmt, va_list ap) SB_GNUC_PRINTF(2, 0);
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char msg[4096];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (sb_report_hook)
+		sb_report_hook();
 	fprintf(stderr, "stagebench: %s%s\n", prefix, msg);
 }
 

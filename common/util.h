@@ -36,6 +36,11 @@ noreturn void bug_at(const char *file, int line, const char *fmt, ...) SB_GNUC_P
 /* Verbosity: 0 quiet (-q), 1 normal, 2 verbose (-v). */
 extern int sb_verbosity;
 
+/* Called (when set) before error(), warning(), note() or die() write to
+ * stderr: a live status line on the terminal clears itself there, so that a
+ * message never lands in the middle of it. */
+extern void (*sb_report_hook)(void);
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -450,11 +450,15 @@ static int run_k(struct session *s, size_t k)
 		{ (char *)"pipeline", (char *)o->setup.p->name },
 		{ (char *)"rep", repbuf },
 	};
+	char status[128];
+	snprintf(status, sizeof(status), "[%zu/%zu] %s run %d", k + 1, s->total, v->name, rep);
 	s->ro.mode = v->name;
+	s->ro.status_label = status;
 	if (sb_verbosity >= 1)
 		note("[%zu/%zu] %s run %d: running", k + 1, s->total, v->name, rep);
 	struct record_result res = RECORD_RESULT_INIT;
 	int rc = run_one(&s->ro, &cr, labels, 3, &res);
+	s->ro.status_label = NULL;
 	if (rc < 0) {
 		error("[%zu/%zu] %s run %d: the recorder failed (see above)", k + 1, s->total,
 		      v->name, rep);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -14,6 +15,7 @@
 
 #include "../common/jsonw.h"
 #include "../common/parse.h"
+#include "../common/units.h"
 #include "../common/util.h"
 #include "../meter/meter.h"
 #include "../traces/trace.h"
@@ -152,6 +154,8 @@ struct run {
 	/* status line */
 	bool status_shown;
 	struct trace_sample last_sample;
+	bool have_swap0;        /* swap used at the first sample: the status line's rise */
+	uint64_t swap0;
 	bool have_sample;
 	int64_t last_sample_ns; /* when it was taken */
 	int write_failed;
@@ -213,6 +217,9 @@ static void guard_event(struct run *r, const char *action, const char *reason,
 	free(ev.extra_json);
 }
 
+/* The run whose status line is on the terminal (one at a time). */
+static struct run *status_run;
+
 static void status_clear(struct run *r)
 {
 	if (r->status_shown) {
@@ -220,28 +227,65 @@ static void status_clear(struct run *r)
 		fflush(stderr);
 		r->status_shown = false;
 	}
+	if (status_run == r) {
+		status_run = NULL;
+		sb_report_hook = NULL;
+	}
 }
 
+/* sb_report_hook: a message clears the status line first (the next refresh
+ * draws it again below the message). */
+static void status_clear_for_message(void)
+{
+	if (status_run)
+		status_clear(status_run);
+}
+
+static int terminal_columns(void)
+{
+	struct winsize ws;
+	if (!ioctl(2, TIOCGWINSZ, &ws) && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 80;
+}
+
+/* One line on stderr, redrawn in place a few times a second while the command
+ * runs (only on a terminal, not under NO_COLOR or -q):
+ *   [2/4] staged run 1  stage preprocess  footprint 1.2 GB  peak 1.4 GB
+ *   swap +12 MB  available 63%  12.5 s
+ * cut to the terminal's width so that it never wraps. */
 static void status_update(struct run *r, int64_t now)
 {
 	if (!r->o->status_line || sb_verbosity < 1 || !stderr_is_tty() || !r->have_sample)
 		return;
 	const struct trace_sample *s = &r->last_sample;
-	char el[32], fp[32], sw[32];
-	format_duration(now - r->spawn_ns, el);
-	fprintf(stderr, "\r\033[K%s  stage %s", el, r->win.stage ? r->win.stage : "-");
+	const char *label = r->o->status_label ? r->o->status_label : r->o->mode;
+	struct strbuf sb = STRBUF_INIT;
+	char el[32];
+	if (label)
+		strbuf_addf(&sb, "%s  ", label);
+	strbuf_addf(&sb, "stage %s", r->win.stage ? r->win.stage : "-");
 	if (s->fields & SF_FOOTPRINT) {
-		format_gb(s->footprint, fp);
-		fprintf(stderr, "  footprint %s", fp);
+		strbuf_addstr(&sb, "  footprint ");
+		units_add_size(&sb, (double)s->footprint, UNITS_COARSE, false);
+		strbuf_addstr(&sb, "  peak ");
+		units_add_size(&sb, (double)r->res->peak_footprint, UNITS_COARSE, false);
 	}
-	if (s->fields & SF_SWAP_USED) {
-		format_gb(s->swap_used, sw);
-		fprintf(stderr, "  swap %s", sw);
+	if ((s->fields & SF_SWAP_USED) && r->have_swap0) {
+		strbuf_addstr(&sb, "  swap ");
+		units_add_size(&sb, (double)s->swap_used - (double)r->swap0, UNITS_COARSE, true);
 	}
 	if (s->fields & SF_LEVEL)
-		fprintf(stderr, "  available %.0f%%", s->level);
+		strbuf_addf(&sb, "  available %.0f%%", s->level);
+	format_duration(now - r->spawn_ns, el);
+	strbuf_addf(&sb, "  %s", el);
+	int cols = terminal_columns() - 1;
+	fprintf(stderr, "\r\033[K%.*s", cols, sb.buf);
 	fflush(stderr);
+	strbuf_release(&sb);
 	r->status_shown = true;
+	status_run = r;
+	sb_report_hook = status_clear_for_message;
 }
 
 /* ---- per-stage peaks ------------------------------------------------------ */
@@ -526,6 +570,10 @@ static void take_sample(struct run *r, int64_t now, double t_min)
 		r->res->peak_footprint = s.footprint;
 	r->res->nsamples++;
 	window_sampled(r, &s);
+	if (!r->have_swap0 && (s.fields & SF_SWAP_USED)) {
+		r->swap0 = s.swap_used;
+		r->have_swap0 = true;
+	}
 	r->last_sample = s;
 	r->have_sample = true;
 	r->last_sample_ns = now;

@@ -53,6 +53,8 @@ struct record_opts {
 	const char **env_set;     /* extra "KEY=VALUE" for the command; NULL-terminated */
 	const char *name;         /* "record" / "guard": the message prefix */
 	bool status_line;         /* live status on stderr when it is a TTY */
+	const char *status_label; /* leads the status line ("[2/4] staged run 1");
+				   * NULL: the mode */
 	bool summary;             /* one-line summary on stderr at the end */
 	bool no_peak_reset;       /* no kernel high-water-mark resets: peaks from samples */
 	const char *commit_dir;   /* the git checkout whose commit the start record
@@ -63,7 +65,7 @@ struct record_opts {
 };
 #define RECORD_OPTS_INIT                                                       \
 	{ NULL, NULL, 500LL * 1000000LL, NULL, 0, NULL, false, NULL, NULL,     \
-	  NULL, NULL, "record", true, true, false, NULL, -1, NULL }
+	  NULL, NULL, "record", true, NULL, true, false, NULL, -1, NULL }
 
 struct record_result {
 	int exit_code;            /* see above */
