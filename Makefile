@@ -38,6 +38,13 @@ else
 OUT := $(BUILD)
 endif
 
+# The version, and the commit this tree is (common/version.c, rebuilt alone when they change).
+SB_VERSION ?= 0.1.0
+ifeq ($(origin SB_COMMIT),undefined)
+SB_COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && \
+	{ git diff --quiet HEAD 2>/dev/null && echo "$$c" || echo "$$c-dirty"; } || echo unknown)
+endif
+
 MODULES := common traces meter meter/gpu runner analyze plots
 # One platform directory per OS (platform/platform.h); any other OS is refused.
 # platform/darwin/meter.c holds no macOS call (they go through a table) and is
@@ -112,6 +119,14 @@ $(OUT)/helpers/libnvidia-ml-fake-v2.so: tests/nvml/fake_nvml.c
 	$(Q)$(CC) -std=gnu11 $(WARN) -Wno-missing-prototypes -O1 -g -shared -fPIC -DFAKE_NVML_NO_V3 -o $@ $<
 
 helpers: $(HELPER_BIN)
+
+# Only version.o sees the version and commit; the stamp changes when they do.
+.PHONY: FORCE
+$(OUT)/version.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(SB_VERSION) $(SB_COMMIT)' | cmp -s - $@ 2>/dev/null || echo '$(SB_VERSION) $(SB_COMMIT)' >$@
+$(OUT)/common/version.o: $(OUT)/version.stamp
+$(OUT)/common/version.o: CPPFLAGS += -DSB_VERSION='"$(SB_VERSION)"' -DSB_COMMIT='"$(SB_COMMIT)"'
 
 # The portability gate: every platform-neutral source (all but platform/linux/)
 # builds as plain POSIX.1-2008 C (with its XSI option, for realpath: macOS is

@@ -3,11 +3,9 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "../common/version.h"
 #include "commands.h"
 
-#ifndef SB_VERSION
-#define SB_VERSION "0.1.0"
-#endif
 
 struct command {
 	const char *name;
@@ -49,7 +47,7 @@ int main(int argc, char **argv)
 		return finish_stdout() ? SB_EXIT_FAILURE : SB_EXIT_OK;
 	}
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-		printf("stagebench %s\n", SB_VERSION);
+		printf("stagebench %s (commit %s)\n", sb_version, sb_commit);
 		return finish_stdout() ? SB_EXIT_FAILURE : SB_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

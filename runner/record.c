@@ -17,6 +17,7 @@
 #include "../common/parse.h"
 #include "../common/units.h"
 #include "../common/util.h"
+#include "../common/version.h"
 #include "../meter/meter.h"
 #include "../traces/trace.h"
 #include "../traces/window.h"
@@ -950,9 +951,17 @@ static void fill_start(struct run *r, struct trace_start *st, struct host_info *
 	st->host_swap = h->swap;
 	st->meter_backend = (char *)r->mi->backend;
 	st->meter_footprint = (char *)r->mi->footprint;
-	st->extra_json = xstrdup(kernel_peaks(r) ? "\"peak_reset\":true,\"peaks\":\"kernel\""
-				 : r->o->no_peak_reset ? "\"peak_reset\":false,\"peaks\":\"samples\""
-				 : "\"peaks\":\"samples\"");
+	struct strbuf extra = STRBUF_INIT;
+	strbuf_addstr(&extra, kernel_peaks(r) ? "\"peak_reset\":true,\"peaks\":\"kernel\""
+			      : r->o->no_peak_reset ? "\"peak_reset\":false,\"peaks\":\"samples\""
+						    : "\"peaks\":\"samples\"");
+	/* which stagebench wrote the trace */
+	strbuf_addstr(&extra, ",\"stagebench\":{\"version\":");
+	json_escape(&extra, sb_version);
+	strbuf_addstr(&extra, ",\"commit\":");
+	json_escape(&extra, sb_commit);
+	strbuf_addch(&extra, '}');
+	st->extra_json = strbuf_detach(&extra);
 	st->labels = (struct trace_label *)r->o->labels;
 	st->nlabels = r->o->nlabels;
 	const char *dir = r->o->commit_dir;
