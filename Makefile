@@ -19,6 +19,10 @@ Q := @
 endif
 
 PKGS := libzstd jansson
+# SHA-256 of latents: libcrypto on Linux; macOS has CommonCrypto in its libSystem.
+ifneq ($(UNAME_S),Darwin)
+PKGS += libcrypto
+endif
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -82,7 +86,7 @@ all: check-deps stagebench
 
 check-deps:
 	@for p in $(PKGS); do $(PKG_CONFIG) --exists $$p 2>/dev/null || { \
-	  case $$p in libzstd) d=libzstd-dev;; jansson) d=libjansson-dev;; esac; \
+	  case $$p in libzstd) d=libzstd-dev;; jansson) d=libjansson-dev;; libcrypto) d=libssl-dev;; esac; \
 	  echo "stagebench: missing $$p: install the Debian package $$d (or run 'scripts/deps.sh build')" >&2; exit 1; }; done
 
 stagebench: $(BIN)

@@ -1,111 +1,70 @@
-/* sha256.c -- a small SHA-256 (FIPS 180-2) */
+/* sha256.c -- SHA-256 through libcrypto (Linux) or CommonCrypto (macOS); see sha256.h */
 #include "sha256.h"
 
-#include <string.h>
+#include "util.h"
 
-static const uint32_t K[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-static inline uint32_t ror(uint32_t x, unsigned n)
-{
-	return (x >> n) | (x << (32 - n));
-}
-
-static void compress(uint32_t h[8], const uint8_t *p)
-{
-	uint32_t w[64];
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-	for (int i = 16; i < 64; i++) {
-		uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-	}
-	uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
-	for (int i = 0; i < 64; i++) {
-		uint32_t S1 = ror(e, 6) ^ ror(e, 11) ^ ror(e, 25);
-		uint32_t ch = (e & f) ^ (~e & g);
-		uint32_t t1 = k + S1 + ch + K[i] + w[i];
-		uint32_t S0 = ror(a, 2) ^ ror(a, 13) ^ ror(a, 22);
-		uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-		uint32_t t2 = S0 + maj;
-		k = g;
-		g = f;
-		f = e;
-		e = d + t1;
-		d = c;
-		c = b;
-		b = a;
-		a = t1 + t2;
-	}
-	h[0] += a; h[1] += b; h[2] += c; h[3] += d;
-	h[4] += e; h[5] += f; h[6] += g; h[7] += k;
-}
+#ifdef __APPLE__
 
 void sha256_init(struct sha256 *ctx)
 {
-	static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-					0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-	memcpy(ctx->h, iv, sizeof(iv));
-	ctx->total_bytes = 0;
-	ctx->block_len = 0;
+	CC_SHA256_Init(&ctx->cc);
 }
 
 void sha256_update(struct sha256 *ctx, const void *data, size_t len)
 {
-	const uint8_t *p = data;
-	ctx->total_bytes += len;
-	if (ctx->block_len) {
-		size_t take = 64 - ctx->block_len;
-		if (take > len)
-			take = len;
-		memcpy(ctx->block + ctx->block_len, p, take);
-		ctx->block_len += take;
-		p += take;
-		len -= take;
-		if (ctx->block_len < 64)
-			return;
-		compress(ctx->h, ctx->block);
-		ctx->block_len = 0;
-	}
-	for (; len >= 64; p += 64, len -= 64)
-		compress(ctx->h, p);
-	if (len) {
-		memcpy(ctx->block, p, len);
-		ctx->block_len = len;
+	const unsigned char *p = data;
+	while (len) { /* CC_LONG is 32 bits */
+		CC_LONG n = len > 0x40000000u ? 0x40000000u : (CC_LONG)len;
+		CC_SHA256_Update(&ctx->cc, p, n);
+		p += n;
+		len -= n;
 	}
 }
 
 void sha256_final(struct sha256 *ctx, uint8_t digest[SHA256_DIGEST_BYTES])
 {
-	uint64_t bits = ctx->total_bytes * 8;
-	ctx->block[ctx->block_len++] = 0x80;
-	if (ctx->block_len > 56) {
-		memset(ctx->block + ctx->block_len, 0, 64 - ctx->block_len);
-		compress(ctx->h, ctx->block);
-		ctx->block_len = 0;
-	}
-	memset(ctx->block + ctx->block_len, 0, 56 - ctx->block_len);
-	for (int i = 0; i < 8; i++)
-		ctx->block[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-	compress(ctx->h, ctx->block);
-	for (int i = 0; i < 8; i++) {
-		digest[4 * i] = (uint8_t)(ctx->h[i] >> 24);
-		digest[4 * i + 1] = (uint8_t)(ctx->h[i] >> 16);
-		digest[4 * i + 2] = (uint8_t)(ctx->h[i] >> 8);
-		digest[4 * i + 3] = (uint8_t)ctx->h[i];
-	}
-	ctx->block_len = 0;
+	CC_SHA256_Final(digest, &ctx->cc);
 }
+
+const char *sha256_library(void)
+{
+	return "CommonCrypto";
+}
+
+#else
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+void sha256_init(struct sha256 *ctx)
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	if (!c || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1)
+		die(3, "cannot start a SHA-256 digest (libcrypto)");
+	ctx->evp = c;
+}
+
+void sha256_update(struct sha256 *ctx, const void *data, size_t len)
+{
+	if (EVP_DigestUpdate(ctx->evp, data, len) != 1)
+		die(3, "SHA-256 digest failed (libcrypto)");
+}
+
+void sha256_final(struct sha256 *ctx, uint8_t digest[SHA256_DIGEST_BYTES])
+{
+	unsigned int n = 0;
+	if (EVP_DigestFinal_ex(ctx->evp, digest, &n) != 1 || n != SHA256_DIGEST_BYTES)
+		die(3, "SHA-256 digest failed (libcrypto)");
+	EVP_MD_CTX_free(ctx->evp);
+	ctx->evp = NULL;
+}
+
+const char *sha256_library(void)
+{
+	return OpenSSL_version(OPENSSL_VERSION);
+}
+
+#endif
 
 void sha256_to_hex(const uint8_t digest[SHA256_DIGEST_BYTES], char hex[SHA256_HEX_BYTES])
 {

@@ -1,12 +1,15 @@
-/* sha256.h -- a small SHA-256 (FIPS 180-2), for latent fingerprints
+/* sha256.h -- SHA-256 for latent fingerprints, through the platform's
+ * maintained library: OpenSSL's libcrypto on Linux (SHA-NI or AVX2 where the
+ * CPU has them), CommonCrypto on macOS
  *
  * Incremental use:
  *   struct sha256 ctx;
  *   sha256_init(&ctx);
  *   sha256_update(&ctx, data, len);   any number of times, any lengths
- *   sha256_final(&ctx, digest);       32 bytes; ctx must be re-initialised to reuse
+ *   sha256_final(&ctx, digest);       32 bytes; frees what init took; init again to reuse
  * One shot: sha256_hex(data, len, hex) writes 64 lowercase hex digits + NUL.
- * No allocation, no failure modes; the context is a plain caller-owned struct.
+ * A library failure (out of memory) ends the program (die()): a fingerprint
+ * is never silently wrong.
  */
 #ifndef SB_SHA256_H
 #define SB_SHA256_H
@@ -14,14 +17,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __APPLE__
+#include <CommonCrypto/CommonDigest.h>
+#endif
+
 #define SHA256_DIGEST_BYTES 32
 #define SHA256_HEX_BYTES 65 /* 64 hex digits + NUL */
 
 struct sha256 {
-	uint32_t h[8];
-	uint64_t total_bytes;
-	uint8_t block[64];
-	size_t block_len;
+#ifdef __APPLE__
+	CC_SHA256_CTX cc;
+#else
+	void *evp; /* EVP_MD_CTX */
+#endif
 };
 
 void sha256_init(struct sha256 *ctx);
@@ -31,5 +39,8 @@ void sha256_final(struct sha256 *ctx, uint8_t digest[SHA256_DIGEST_BYTES]);
 /* Digest as 64 lowercase hex digits. */
 void sha256_to_hex(const uint8_t digest[SHA256_DIGEST_BYTES], char hex[SHA256_HEX_BYTES]);
 void sha256_hex(const void *data, size_t len, char hex[SHA256_HEX_BYTES]);
+
+/* The library in words, for --version and benchmarks: "OpenSSL 3.0.x ...", "CommonCrypto". */
+const char *sha256_library(void);
 
 #endif

@@ -23,6 +23,7 @@ libc6-dev                build  the C library headers (gcc only recommends it)
 pkg-config               build  the Makefile finds jansson and libzstd with it
 libjansson-dev           build  JSON
 libzstd-dev              build  compressed traces
+libssl-dev               build  SHA-256 of latents (libcrypto)
 zstd                     build  zstdcat: reading traces by hand and in tests
 git                      run    compare --by-commit reads the pipeline's commit; tests/unit/test_git.c
 gnuplot-nox              run    the charts
@@ -30,7 +31,7 @@ python3                  run    the probe and the demo pipeline
 python3-numpy            run    the demo pipeline
 python3-torch            run    the demo pipeline
 libcriterion-dev         test   unit tests
-clang                    test   make portability: the POSIX-only build of the portable sources
+clang                    test   make portability: the POSIX-only build of the portable sources; make fuzz-test: the libFuzzer harnesses
 python3-pytest           test   tests/python
 python3-memory-profiler  test   tests/python: a peer measured against the recorder
 man-db                   test   tests/e2e/man.sh: man -l renders each page
