@@ -9,6 +9,21 @@
  *   jw_key(&w, "peak"); jw_u64(&w, 123);
  *   jw_object_end(&w);
  * Commas are inserted automatically; keys only inside objects.
+ *
+ * Why not jansson's json_dumps() (jansson reads every JSON stagebench takes
+ * in): with jansson 2.14 (Debian 12) the output would change and lose
+ * values. Measured with json_dumps(JSON_COMPACT):
+ *   - json_real(0.1) writes 0.10000000000000001, 1.0/3 0.33333333333333331
+ *     (%.17g; JSON_REAL_PRECISION(15) makes 1.0/3 0.333333333333333, which
+ *     reads back as another double) and json_real(25) writes 25.0: here
+ *     jw_double() writes the shortest text that reads back as the same
+ *     double (0.1, 0.3333333333333333, 25), which the CLI goldens and the
+ *     published tables hold;
+ *   - json_int_t is signed: a byte count of 2^64-1 writes as -1 (jw_u64()
+ *     writes every uint64_t);
+ *   - json_string() refuses invalid UTF-8 (a stage name or path from the
+ *     command line) and returns NULL: the value would be missing.
+ * The writer is 150 lines with a unit test per case (tests/unit/test_common.c).
  */
 #ifndef SB_JSONW_H
 #define SB_JSONW_H
