@@ -46,6 +46,8 @@ static void json_stages(struct jsonw *w, const struct analysis *a)
 		jw_key(w, "seconds"); jw_double(w, s->seconds);
 		jw_key(w, "completed"); jw_bool(w, s->completed);
 		jw_key(w, "ended_here"); jw_bool(w, s->ended_here);
+		jw_key(w, "swap_rise_bytes");
+		if (s->has_swap_rise) jw_u64(w, s->swap_rise); else jw_null(w);
 		jw_key(w, "kernel_peaks");
 		jw_array_begin(w);
 		for (int m = 0; m < KPEAK_NMETRICS; m++) {

@@ -1,5 +1,6 @@
 /* analysis_text.c -- what `stagebench analyze` prints for runs: a text block per run */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/units.h"
@@ -13,8 +14,9 @@ static void gb(uint64_t bytes, char out[32])
 
 static void stage_rows_text(struct strbuf *o, const struct analysis *a)
 {
-	char b1[32], b2[32];
-	strbuf_addf(o, "  %-16s %14s %8s %9s  %s\n", "stage", "peak footprint", "samples", "time", "kernel peak");
+	char b1[32], b2[32], b3[32];
+	strbuf_addf(o, "  %-16s %14s %8s %9s %10s  %s\n", "stage", "peak footprint", "samples", "time",
+		    "swap rise", "kernel peak");
 	for (size_t i = 0; i < a->nstages; i++) {
 		const struct stage_stats *s = &a->stages[i];
 		char kp[160] = "";
@@ -23,6 +25,10 @@ static void stage_rows_text(struct strbuf *o, const struct analysis *a)
 			gb(s->peak_footprint, b1);
 		else
 			snprintf(b1, sizeof(b1), "no sample");
+		if (s->has_swap_rise)
+			gb(s->swap_rise, b3);
+		else
+			snprintf(b3, sizeof(b3), "-");
 		for (int m = 0; m < KPEAK_NMETRICS; m++) {
 			const struct kernel_peak *p = &s->kpeak[m];
 			if (!p->present)
@@ -34,8 +40,8 @@ static void stage_rows_text(struct strbuf *o, const struct analysis *a)
 			if (k >= sizeof(kp))
 				k = sizeof(kp) - 1;
 		}
-		strbuf_addf(o, "  %-16s %14s %8zu %7.1f s  %s\n", s->name, b1, s->nsamples, s->seconds,
-			    *kp ? kp : "-");
+		strbuf_addf(o, "  %-16s %14s %8zu %7.1f s %10s  %s\n", s->name, b1, s->nsamples,
+			    s->seconds, b3, *kp ? kp : "-");
 	}
 }
 
@@ -65,7 +71,7 @@ static void releases_text(struct strbuf *o, const struct analysis *a)
 	}
 }
 
-void analysis_render_text(struct strbuf *o, const struct analysis *a)
+static void render_text(struct strbuf *o, const struct analysis *a)
 {
 	char b1[32], b2[32], b3[32], how[64];
 	strbuf_addf(o, "%s%s\n", a->path, a->damaged ? " (damaged: read up to the fault)" : "");
@@ -105,6 +111,53 @@ void analysis_render_text(struct strbuf *o, const struct analysis *a)
 
 	stage_rows_text(o, a);
 	releases_text(o, a);
+}
+
+
+static char *term(const char *s)
+{
+	if (!s)
+		return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	render_term_text(&sb, s);
+	strbuf_addstr(&sb, "");
+	return strbuf_detach(&sb);
+}
+
+/* A terminal shows names from a trace as text: escape sequences and line
+ * breaks in them print as "\x1b", "\n" (render.h). The block is written from
+ * a view of the run whose strings are escaped. */
+void analysis_render_text(struct strbuf *o, const struct analysis *a)
+{
+	struct analysis v = *a;
+	v.path = term(a->path);
+	v.mode = term(a->mode);
+	v.reason = term(a->reason);
+	v.stages = xcalloc(a->nstages + 1, sizeof(*v.stages));
+	for (size_t i = 0; i < a->nstages; i++) {
+		v.stages[i] = a->stages[i];
+		v.stages[i].name = term(a->stages[i].name);
+	}
+	v.loads = xcalloc(a->nloads + 1, sizeof(*v.loads));
+	for (size_t i = 0; i < a->nloads; i++) {
+		v.loads[i] = a->loads[i];
+		v.loads[i].name = term(a->loads[i].name);
+		v.loads[i].stage = term(a->loads[i].stage);
+		v.loads[i].stage_in_force = term(a->loads[i].stage_in_force);
+	}
+	render_text(o, &v);
+	free(v.path);
+	free(v.mode);
+	free(v.reason);
+	for (size_t i = 0; i < a->nstages; i++)
+		free(v.stages[i].name);
+	for (size_t i = 0; i < a->nloads; i++) {
+		free(v.loads[i].name);
+		free(v.loads[i].stage);
+		free(v.loads[i].stage_in_force);
+	}
+	free(v.stages);
+	free(v.loads);
 }
 
 void analysis_render_runs_text(const struct render_runs *r, struct strbuf *o)

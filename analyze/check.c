@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/units.h"
 #include "../traces/runs.h"
 #include "../traces/trace.h"
 #include "rundir.h"
@@ -351,6 +352,32 @@ static void judge_outcome(struct check *c, const char *mode, const char *stage)
 	f->detail = strbuf_detach(&why);
 }
 
+/* A swap rise that grew is a regression even where the footprint fell: the
+ * footprint does not count swapped pages. Its row says both. */
+static void swap_says_footprint(struct check *c, const char *mode, const char *stage)
+{
+	struct check_finding *f = NULL;
+	for (size_t i = 0; i < c->nfindings && !f; i++)
+		if (c->findings[i].kind == CK_REGRESSION && c->findings[i].metric == CM_SWAP &&
+		    !strcmp(c->findings[i].mode, mode) && !strcmp(c->findings[i].stage, stage))
+			f = &c->findings[i];
+	if (!f)
+		return;
+	double *b, *cv, blo, bhi, clo, chi;
+	size_t nb = check_collect(&c->side[CHECK_BASELINE], mode, stage, CM_PEAK, &b);
+	size_t nc = check_collect(&c->side[CHECK_CANDIDATE], mode, stage, CM_PEAK, &cv);
+	range(b, nb, &blo, &bhi);
+	range(cv, nc, &clo, &chi);
+	if (nb && nc && chi < blo) {
+		char buf[UNITS_BUF];
+		units_size(blo - chi, UNITS_FINE, false, buf);
+		f->detail = xasprintf("while the peak footprint fell by %s or more: the footprint "
+				      "does not count swapped pages", buf);
+	}
+	free(b);
+	free(cv);
+}
+
 static void stages_of(const struct check *c, const char *mode, char ***names, size_t *n,
 		      size_t *nbase_stages)
 {
@@ -568,6 +595,7 @@ int check_run(struct check *c)
 			judge_outcome(c, mode, stages[si]);
 			for (int m = 0; m < CM_NNUMERIC; m++)
 				judge_metric(c, mode, stages[si], (enum check_metric)m, &noise[m]);
+			swap_says_footprint(c, mode, stages[si]);
 		}
 		free(stages);
 		merge_not_judged(c, first);

@@ -57,6 +57,10 @@ static void json_finding(struct jsonw *w, const struct check_finding *f)
 		json_value(w, f->metric, f->allowed);
 		jw_key(w, "shift");
 		jw_double(w, f->shift);
+		if (f->detail) {
+			jw_key(w, "note");
+			jw_string(w, f->detail);
+		}
 	} else {
 		if (f->base_text) {
 			jw_key(w, "baseline");

@@ -61,6 +61,8 @@ static void md_row(const struct check_finding *f, struct strbuf *out)
 		double ref = f->kind == CK_REGRESSION ? f->base_max : f->base_min;
 		if (ref > 0)
 			strbuf_addf(&cell, " (%+.0f%%)", 100.0 * f->change / ref);
+		if (f->detail) /* swap rise: what the footprint did meanwhile */
+			strbuf_addf(&cell, ", %s", f->detail);
 		add_cell(out, cell.buf);
 		strbuf_reset(&cell);
 		strbuf_addstr(&cell, "spread ");

@@ -52,6 +52,10 @@ static void fill_cell(struct table_cell *c, const struct table *t, const char *m
 			continue;
 		c->nentered++;
 		c->from_supplement = supplement;
+		if (s->has_swap_rise) {
+			add_range_u64(&c->has_swap, &c->swap_min, &c->swap_max, s->swap_rise);
+			c->swap_rose = c->swap_max >= TABLE_SWAP_FLOOR;
+		}
 		if (s->completed) {
 			if (s->nsamples) {
 				add_range_u64(&has_completed, &c->min_bytes, &c->max_bytes, s->peak_footprint);
@@ -135,8 +139,10 @@ static void compare_stage(const struct table *t, size_t row, size_t first, size_
 	}
 	if (!any)
 		return;
+	bool swap_worse = c1->has_swap && c2->has_swap &&
+			  c2->swap_max > c1->swap_max + TABLE_SWAP_FLOOR;
 	cmp->stages = xrealloc(cmp->stages, (cmp->nstages + 1) * sizeof(*cmp->stages));
-	cmp->stages[cmp->nstages++] = (struct table_stage_diff){ row, lo, hi };
+	cmp->stages[cmp->nstages++] = (struct table_stage_diff){ row, lo, hi, swap_worse };
 }
 
 /* More than one host among the runs: t->hosts and t->groups ("MODE@HOST"). */
@@ -225,7 +231,12 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		cmp->against = 0;
 		for (size_t s = 0; s < t->nstages; s++)
 			compare_stage(t, s, 0, m, cmp);
+		const struct table_mode *a = &t->modes[0], *b = &t->modes[m];
+		cmp->swap_worse = a->has_swap && b->has_swap &&
+				  b->swap_rise_max > a->swap_rise_max + TABLE_SWAP_FLOOR;
 	}
+	for (size_t i = 0; i < t->nstages * t->nmodes; i++)
+		t->swap_rose |= t->cells[i].swap_rose;
 	return 0;
 }
 

@@ -32,6 +32,18 @@
  * that both completed (with samples), the differences first - second over
  * every pair of their runs (positive: the second mode used less).
  *
+ * Swap: a footprint does not count pages already swapped out, so on a machine
+ * whose memory is shared (Apple silicon: CPU and GPU in one pool) a variant
+ * that offloads can show a low footprint while the machine swaps. Each cell
+ * carries the stage's swap rise (the largest rise of system swap within one of
+ * its windows, analysis.h) over the runs behind it, and `swap_rose` marks a
+ * cell whose swap rose by TABLE_SWAP_FLOOR or more (the stages chart marks
+ * those). A comparison says "swap_worse" for a stage where the second mode's
+ * swap rose more than the first's by more than TABLE_SWAP_FLOOR, and for the
+ * whole run when the second mode's largest run swap rise exceeds the first's
+ * by that much: the markdown then never says the second mode used less memory;
+ * it says the footprint was lower but swap grew, and how the runs ended.
+ *
  * The model does not own the runs: `runs` must outlive it (mode and stage
  * names point into them).
  */
@@ -59,6 +71,8 @@ struct table_ending {
 	uint64_t min_bytes, max_bytes; /* over the sampled ones */
 };
 
+#define TABLE_SWAP_FLOOR (256ull << 20) /* swap moves by less between identical runs */
+
 struct table_cell {
 	size_t nentered;      /* runs (of the source below) that entered the stage */
 	bool from_supplement; /* figures come from --supplement runs */
@@ -66,6 +80,9 @@ struct table_cell {
 	uint64_t min_bytes, max_bytes;
 	size_t nendings;
 	struct table_ending endings[5]; /* one per outcome at most */
+	bool has_swap;        /* some run behind the cell had swap_used samples in it */
+	uint64_t swap_min, swap_max; /* the stage's swap rise over those runs */
+	bool swap_rose;       /* swap_max >= TABLE_SWAP_FLOOR */
 };
 
 struct table_mode {
@@ -86,12 +103,14 @@ struct table_mode {
 struct table_stage_diff {
 	size_t stage;         /* row index */
 	int64_t min_less, max_less; /* bytes the second mode used less (negative: more) */
+	bool swap_worse;      /* the second mode's swap rose more here (see above) */
 };
 
 struct table_comparison {
 	size_t mode, against; /* mode indices: `mode` is compared against `against` */
 	struct table_stage_diff *stages;
 	size_t nstages;
+	bool swap_worse;      /* over whole runs: the second mode's swap rose more */
 };
 
 struct table {
@@ -107,6 +126,7 @@ struct table {
 	char **groups;        /* per run "MODE@HOST" when hosts > 1; NULL otherwise */
 	const char **hosts;   /* the hosts, in order of first appearance, when more than one */
 	size_t nhosts;
+	bool swap_rose;       /* some cell's swap_rose: markdown adds the swap table */
 };
 #define TABLE_INIT { 0 }
 

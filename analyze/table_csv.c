@@ -86,4 +86,18 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 			strbuf_addch(out, '\n');
 		}
 	}
+
+	strbuf_addstr(out, "\nstage,mode,swap_rise_min_bytes,swap_rise_max_bytes,swap_rose\n");
+	for (size_t s = 0; s < t->nstages; s++)
+		for (size_t m = 0; m < t->nmodes; m++) {
+			const struct table_cell *c = table_cell(t, s, m);
+			render_csv_str(out, t->stages[s]);
+			strbuf_addch(out, ',');
+			render_csv_str(out, t->modes[m].name);
+			if (c->has_swap)
+				strbuf_addf(out, ",%llu,%llu,%s\n", (unsigned long long)c->swap_min,
+					    (unsigned long long)c->swap_max, c->swap_rose ? "true" : "false");
+			else
+				strbuf_addstr(out, ",,,false\n");
+		}
 }

@@ -11,6 +11,49 @@ static void json_range(struct jsonw *w, const char *lo_key, const char *hi_key, 
 	if (has) jw_u64(w, hi); else jw_null(w);
 }
 
+static void json_stages(struct jsonw *w, const struct table *t)
+{
+	jw_key(w, "stages");
+	jw_array_begin(w);
+	for (size_t s = 0; s < t->nstages; s++) {
+		jw_object_begin(w);
+		jw_key(w, "stage"); jw_string(w, t->stages[s]);
+		jw_key(w, "cells");
+		jw_array_begin(w);
+		for (size_t m = 0; m < t->nmodes; m++) {
+			const struct table_cell *c = table_cell(t, s, m);
+			jw_object_begin(w);
+			jw_key(w, "mode"); jw_string(w, t->modes[m].name);
+			jw_key(w, "runs_entered"); jw_u64(w, c->nentered);
+			jw_key(w, "from_supplement"); jw_bool(w, c->from_supplement);
+			jw_key(w, "runs_completed"); jw_u64(w, c->ncompleted);
+			json_range(w, "peak_min_bytes", "peak_max_bytes", c->ncompleted > 0, c->min_bytes, c->max_bytes);
+			json_range(w, "swap_rise_min_bytes", "swap_rise_max_bytes", c->has_swap, c->swap_min,
+				   c->swap_max);
+			jw_key(w, "swap_rose"); jw_bool(w, c->swap_rose);
+			jw_key(w, "ended");
+			jw_array_begin(w);
+			for (size_t k = 0; k < c->nendings; k++) {
+				const struct table_ending *e = &c->endings[k];
+				jw_object_begin(w);
+				jw_key(w, "how"); jw_string(w, render_outcome_key(e->outcome));
+				jw_key(w, "code");
+				if (e->outcome == RUN_SIGNAL || e->outcome == RUN_EXIT) jw_i64(w, e->code);
+				else jw_null(w);
+				jw_key(w, "runs"); jw_u64(w, e->nruns);
+				jw_key(w, "sampled_runs"); jw_u64(w, e->nsampled);
+				json_range(w, "peak_min_bytes", "peak_max_bytes", e->nsampled > 0, e->min_bytes, e->max_bytes);
+				jw_object_end(w);
+			}
+			jw_array_end(w);
+			jw_object_end(w);
+		}
+		jw_array_end(w);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
 void table_render_json(const struct table *t, struct strbuf *out)
 {
 	struct jsonw w = JSONW_INIT(out);
@@ -48,42 +91,7 @@ void table_render_json(const struct table *t, struct strbuf *out)
 	}
 	jw_array_end(&w);
 
-	jw_key(&w, "stages");
-	jw_array_begin(&w);
-	for (size_t s = 0; s < t->nstages; s++) {
-		jw_object_begin(&w);
-		jw_key(&w, "stage"); jw_string(&w, t->stages[s]);
-		jw_key(&w, "cells");
-		jw_array_begin(&w);
-		for (size_t m = 0; m < t->nmodes; m++) {
-			const struct table_cell *c = table_cell(t, s, m);
-			jw_object_begin(&w);
-			jw_key(&w, "mode"); jw_string(&w, t->modes[m].name);
-			jw_key(&w, "runs_entered"); jw_u64(&w, c->nentered);
-			jw_key(&w, "from_supplement"); jw_bool(&w, c->from_supplement);
-			jw_key(&w, "runs_completed"); jw_u64(&w, c->ncompleted);
-			json_range(&w, "peak_min_bytes", "peak_max_bytes", c->ncompleted > 0, c->min_bytes, c->max_bytes);
-			jw_key(&w, "ended");
-			jw_array_begin(&w);
-			for (size_t k = 0; k < c->nendings; k++) {
-				const struct table_ending *e = &c->endings[k];
-				jw_object_begin(&w);
-				jw_key(&w, "how"); jw_string(&w, render_outcome_key(e->outcome));
-				jw_key(&w, "code");
-				if (e->outcome == RUN_SIGNAL || e->outcome == RUN_EXIT) jw_i64(&w, e->code);
-				else jw_null(&w);
-				jw_key(&w, "runs"); jw_u64(&w, e->nruns);
-				jw_key(&w, "sampled_runs"); jw_u64(&w, e->nsampled);
-				json_range(&w, "peak_min_bytes", "peak_max_bytes", e->nsampled > 0, e->min_bytes, e->max_bytes);
-				jw_object_end(&w);
-			}
-			jw_array_end(&w);
-			jw_object_end(&w);
-		}
-		jw_array_end(&w);
-		jw_object_end(&w);
-	}
-	jw_array_end(&w);
+	json_stages(&w, t);
 
 	jw_key(&w, "comparisons");
 	jw_array_begin(&w);
@@ -92,6 +100,7 @@ void table_render_json(const struct table *t, struct strbuf *out)
 		jw_object_begin(&w);
 		jw_key(&w, "mode"); jw_string(&w, t->modes[c->mode].name);
 		jw_key(&w, "against"); jw_string(&w, t->modes[c->against].name);
+		jw_key(&w, "swap_worse"); jw_bool(&w, c->swap_worse);
 		jw_key(&w, "stages");
 		jw_array_begin(&w);
 		for (size_t k = 0; k < c->nstages; k++) {
@@ -99,6 +108,7 @@ void table_render_json(const struct table *t, struct strbuf *out)
 			jw_key(&w, "stage"); jw_string(&w, t->stages[c->stages[k].stage]);
 			jw_key(&w, "min_less_bytes"); jw_i64(&w, c->stages[k].min_less);
 			jw_key(&w, "max_less_bytes"); jw_i64(&w, c->stages[k].max_less);
+			jw_key(&w, "swap_worse"); jw_bool(&w, c->stages[k].swap_worse);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);

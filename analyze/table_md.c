@@ -1,5 +1,6 @@
 /* table_md.c -- the per-stage peak table as markdown: sizes and times by units.h */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/units.h"
@@ -65,7 +66,8 @@ static void ran_to_md(const struct table *t, const struct table_mode *m, struct 
 		const struct analysis *a = &t->runs[m->runs[k]].a;
 		struct strbuf one = STRBUF_INIT;
 		char how[64];
-		strbuf_addf(&one, "%s (%s)", a->stages[a->ran_to].name, analysis_outcome_str(a, how, sizeof(how)));
+		render_md_text(&one, a->stages[a->ran_to].name);
+		strbuf_addf(&one, " (%s)", analysis_outcome_str(a, how, sizeof(how)));
 		/* distinct values, in run order */
 		bool dup = false;
 		for (const char *p = strbuf_str(&seen); *p; p += strlen(p) + 1)
@@ -82,42 +84,12 @@ static void ran_to_md(const struct table *t, const struct table_mode *m, struct 
 	strbuf_release(&seen);
 }
 
-static void comparison_md(const struct table *t, const struct table_comparison *c, struct strbuf *out)
+/* "; staged used 0.2 GB more than eager in decode" for each stage the second
+ * mode did not use less in every pair; `first` says whether one came before. */
+static void more_clauses(const struct table *t, const struct table_comparison *c, bool first,
+			 struct strbuf *out)
 {
 	const char *m2 = t->modes[c->mode].name, *m1 = t->modes[c->against].name;
-	if (!c->nstages) {
-		strbuf_addf(out, "No stage was completed by both %s and %s.\n", m1, m2);
-		return;
-	}
-	bool less_any = false, other = false;
-	int64_t lo = 0, hi = 0;
-	for (size_t i = 0; i < c->nstages; i++) {
-		const struct table_stage_diff *d = &c->stages[i];
-		if (d->min_less >= 0) {
-			if (!less_any || d->min_less < lo) lo = d->min_less;
-			if (!less_any || d->max_less > hi) hi = d->max_less;
-			less_any = true;
-		} else {
-			other = true;
-		}
-	}
-	if (!other) {
-		strbuf_addf(out, "In every stage both modes ran, %s used ", m2);
-		table_gb_range((uint64_t)lo, (uint64_t)hi, out);
-		strbuf_addf(out, " less than %s.\n", m1);
-		return;
-	}
-	strbuf_addstr(out, "In the stages both modes ran, ");
-	bool first = true;
-	if (less_any) {
-		strbuf_addf(out, "%s used ", m2);
-		table_gb_range((uint64_t)lo, (uint64_t)hi, out);
-		strbuf_addf(out, " less than %s in", m1);
-		for (size_t i = 0, n = 0; i < c->nstages; i++)
-			if (c->stages[i].min_less >= 0)
-				strbuf_addf(out, "%s %s", n++ ? "," : "", t->stages[c->stages[i].stage]);
-		first = false;
-	}
 	for (size_t i = 0; i < c->nstages; i++) {
 		const struct table_stage_diff *d = &c->stages[i];
 		if (d->min_less >= 0)
@@ -135,6 +107,145 @@ static void comparison_md(const struct table *t, const struct table_comparison *
 			strbuf_addf(out, " less than %s in %s", m1, t->stages[d->stage]);
 		}
 	}
+}
+
+/* The range of the differences over the stages the second mode used less in every pair
+ * (all of them when `all`, else those not marked swap_worse). Returns how many. */
+static size_t less_range(const struct table_comparison *c, int64_t *lo, int64_t *hi)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->nstages; i++) {
+		const struct table_stage_diff *d = &c->stages[i];
+		if (d->min_less < 0)
+			continue;
+		if (!n || d->min_less < *lo) *lo = d->min_less;
+		if (!n || d->max_less > *hi) *hi = d->max_less;
+		n++;
+	}
+	return n;
+}
+
+static void stage_list(const struct table *t, const struct table_comparison *c, bool less,
+		       struct strbuf *out)
+{
+	for (size_t i = 0, n = 0; i < c->nstages; i++)
+		if ((c->stages[i].min_less >= 0) == less)
+			strbuf_addf(out, "%s %s", n++ ? "," : "", t->stages[c->stages[i].stage]);
+}
+
+/* How the second mode's runs ended, for the swap sentence. */
+static void swap_ending(const struct table *t, const struct table_mode *m, struct strbuf *out)
+{
+	size_t nguard = 0;
+	const char *where = NULL;
+	bool one_place = true;
+	for (size_t k = 0; k < m->nruns; k++) {
+		const struct analysis *a = &t->runs[m->runs[k]].a;
+		if (a->outcome != RUN_GUARD)
+			continue;
+		const char *st = a->stages[a->ran_to].name; /* escaped below */
+		one_place &= !where || !strcmp(where, st);
+		where = st;
+		nguard++;
+	}
+	if (!nguard) {
+		strbuf_addstr(out, ": it fit only by swapping");
+		return;
+	}
+	if (nguard == m->nruns && m->nruns == 1)
+		strbuf_addstr(out, ", and the guard stopped it");
+	else if (nguard == m->nruns)
+		strbuf_addf(out, ", and the guard stopped all %zu runs", nguard);
+	else
+		strbuf_addf(out, ", and the guard stopped %zu of %zu runs", nguard, m->nruns);
+	if (one_place) {
+		strbuf_addstr(out, " in ");
+		render_md_text(out, where);
+	}
+	strbuf_addstr(out, nguard == m->nruns ? ": it did not fit" : "");
+}
+
+/* The second mode's swap rose more: never "used less"; say what happened. */
+static void swap_sentence(const struct table *t, const struct table_comparison *c, struct strbuf *out)
+{
+	const struct table_mode *tm2 = &t->modes[c->mode], *tm1 = &t->modes[c->against];
+	const char *m2 = tm2->name, *m1 = tm1->name;
+	int64_t lo = 0, hi = 0;
+	size_t nless = less_range(c, &lo, &hi);
+	strbuf_addf(out, "%s: footprint ", m2);
+	if (nless) {
+		table_gb_range((uint64_t)lo, (uint64_t)hi, out);
+		strbuf_addf(out, " below %s", m1);
+		if (nless < c->nstages) {
+			strbuf_addstr(out, " in");
+			stage_list(t, c, true, out);
+		}
+	} else {
+		strbuf_addf(out, "nowhere below %s", m1);
+	}
+	strbuf_addstr(out, ", but swap grew");
+	if (c->swap_worse) {
+		strbuf_addch(out, ' ');
+		table_gb_range(tm2->swap_rise_min, tm2->swap_rise_max, out);
+		strbuf_addf(out, " (%s ", m1);
+		table_gb_range(tm1->swap_rise_min, tm1->swap_rise_max, out);
+		strbuf_addch(out, ')');
+	}
+	for (size_t i = 0, n = 0; i < c->nstages; i++) {
+		const struct table_stage_diff *d = &c->stages[i];
+		if (!d->swap_worse)
+			continue;
+		const struct table_cell *c1 = table_cell(t, d->stage, c->against);
+		const struct table_cell *c2 = table_cell(t, d->stage, c->mode);
+		if (!n++)
+			strbuf_addf(out, "%s more than %s's in ", c->swap_worse ? "," : "", m1);
+		else
+			strbuf_addstr(out, ", ");
+		strbuf_addf(out, "%s (", t->stages[d->stage]);
+		table_gb_range(c2->swap_min, c2->swap_max, out);
+		strbuf_addstr(out, " against ");
+		table_gb_range(c1->swap_min, c1->swap_max, out);
+		strbuf_addch(out, ')');
+	}
+	swap_ending(t, tm2, out);
+	strbuf_addstr(out, ".\n");
+	if (nless < c->nstages) {
+		strbuf_addstr(out, "In the stages both modes ran, ");
+		more_clauses(t, c, true, out);
+		strbuf_addstr(out, ".\n");
+	}
+}
+
+static void comparison_md(const struct table *t, const struct table_comparison *c, struct strbuf *out)
+{
+	const char *m2 = t->modes[c->mode].name, *m1 = t->modes[c->against].name;
+	if (!c->nstages) {
+		strbuf_addf(out, "No stage was completed by both %s and %s.\n", m1, m2);
+		return;
+	}
+	bool swap_worse = c->swap_worse;
+	for (size_t i = 0; i < c->nstages; i++)
+		swap_worse |= c->stages[i].swap_worse;
+	if (swap_worse) {
+		swap_sentence(t, c, out);
+		return;
+	}
+	int64_t lo = 0, hi = 0;
+	size_t nless = less_range(c, &lo, &hi);
+	if (nless == c->nstages) {
+		strbuf_addf(out, "In every stage both modes ran, %s used ", m2);
+		table_gb_range((uint64_t)lo, (uint64_t)hi, out);
+		strbuf_addf(out, " less than %s.\n", m1);
+		return;
+	}
+	strbuf_addstr(out, "In the stages both modes ran, ");
+	if (nless) {
+		strbuf_addf(out, "%s used ", m2);
+		table_gb_range((uint64_t)lo, (uint64_t)hi, out);
+		strbuf_addf(out, " less than %s in", m1);
+		stage_list(t, c, true, out);
+	}
+	more_clauses(t, c, !nless, out);
 	strbuf_addstr(out, ".\n");
 }
 
@@ -157,12 +268,12 @@ static void hosts_md(const struct table *t, struct strbuf *out)
 	strbuf_addstr(out, ".\n\n");
 }
 
-void table_render_md(const struct table *t, struct strbuf *out)
+static void stage_table(const struct table *t, struct strbuf *out, const char *what,
+			void (*cell)(const struct table_cell *, struct strbuf *))
 {
-	hosts_md(t, out);
 	strbuf_addstr(out, "| stage |");
 	for (size_t m = 0; m < t->nmodes; m++)
-		strbuf_addf(out, " %s, peak footprint |", t->modes[m].name);
+		strbuf_addf(out, " %s, %s |", t->modes[m].name, what);
 	strbuf_addstr(out, "\n|---|");
 	for (size_t m = 0; m < t->nmodes; m++)
 		strbuf_addstr(out, "---|");
@@ -171,17 +282,26 @@ void table_render_md(const struct table *t, struct strbuf *out)
 		strbuf_addf(out, "| %s |", t->stages[s]);
 		for (size_t m = 0; m < t->nmodes; m++) {
 			strbuf_addch(out, ' ');
-			cell_md(table_cell(t, s, m), out);
+			cell(table_cell(t, s, m), out);
 			strbuf_addstr(out, " |");
 		}
 		strbuf_addch(out, '\n');
 	}
+}
 
-	if (t->ncomparisons)
-		strbuf_addch(out, '\n');
-	for (size_t i = 0; i < t->ncomparisons; i++)
-		comparison_md(t, &t->comparisons[i], out);
+/* The swap table's cell: the stage's swap rise over the runs behind the cell. */
+static void swap_cell_md(const struct table_cell *c, struct strbuf *out)
+{
+	if (!c->nentered)
+		strbuf_addstr(out, "not reached");
+	else if (!c->has_swap)
+		strbuf_addstr(out, "n/a");
+	else
+		table_gb_range(c->swap_min, c->swap_max, out);
+}
 
+static void loads_lines(const struct table *t, struct strbuf *out)
+{
 	bool loads_line = false;
 	for (size_t m = 0; m < t->nmodes; m++) {
 		const struct table_mode *tm = &t->modes[m];
@@ -201,7 +321,10 @@ void table_render_md(const struct table *t, struct strbuf *out)
 		s_range(tm->load_s_min, tm->load_s_max, out);
 		strbuf_addstr(out, ".\n");
 	}
+}
 
+static void summary_table(const struct table *t, struct strbuf *out)
+{
 	strbuf_addstr(out, "\n| mode | runs | ran to | peak footprint | swap rise | time | of which loading |\n"
 			   "|---|---|---|---|---|---|---|\n");
 	for (size_t m = 0; m < t->nmodes; m++) {
@@ -227,4 +350,50 @@ void table_render_md(const struct table *t, struct strbuf *out)
 			strbuf_addstr(out, "not reported");
 		strbuf_addstr(out, " |\n");
 	}
+}
+
+static char *md_name(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	render_md_text(&sb, s);
+	strbuf_addstr(&sb, ""); /* never NULL */
+	return strbuf_detach(&sb);
+}
+
+static void render_md(const struct table *t, struct strbuf *out)
+{
+	hosts_md(t, out);
+	stage_table(t, out, "peak footprint", cell_md);
+	if (t->ncomparisons)
+		strbuf_addch(out, '\n');
+	for (size_t i = 0; i < t->ncomparisons; i++)
+		comparison_md(t, &t->comparisons[i], out);
+	loads_lines(t, out);
+	if (t->swap_rose) {
+		strbuf_addstr(out, "\nSystem swap rise per stage (the largest within one of its windows; "
+				   "footprint does not count swapped pages):\n\n");
+		stage_table(t, out, "swap rise", swap_cell_md);
+	}
+	summary_table(t, out);
+}
+
+/* Markdown from a view of the table whose names are escaped ('|', line breaks). */
+void table_render_md(const struct table *t, struct strbuf *out)
+{
+	struct table view = *t;
+	view.stages = xcalloc(t->nstages + 1, sizeof(*view.stages));
+	view.modes = xcalloc(t->nmodes + 1, sizeof(*view.modes));
+	for (size_t s = 0; s < t->nstages; s++)
+		view.stages[s] = md_name(t->stages[s]);
+	for (size_t m = 0; m < t->nmodes; m++) {
+		view.modes[m] = t->modes[m];
+		view.modes[m].name = md_name(t->modes[m].name);
+	}
+	render_md(&view, out);
+	for (size_t s = 0; s < t->nstages; s++)
+		free((char *)view.stages[s]);
+	for (size_t m = 0; m < t->nmodes; m++)
+		free((char *)view.modes[m].name);
+	free(view.stages);
+	free(view.modes);
 }

@@ -590,3 +590,27 @@ Test(check, a_change_within_the_pooled_noise_is_not_judged_too_noisy)
 	cr_assert(!strncmp(f->detail, "too noisy (spread ", 18), "%s", f->detail);
 	check_release(&c);
 }
+
+/* A synthetic pair: the candidate's work footprint fell from 4000 to 2000 MiB while
+ * system swap rose 2000 MiB in it (none before): the swap rise is a regression, and
+ * its row says the footprint fell meanwhile. */
+Test(check, swap_growth_is_a_regression_even_when_the_footprint_fell)
+{
+	struct check c = CHECK_INIT;
+	struct spec b1 = { .mib = { 100, 150, 4000, 120 } }, b2 = { .mib = { 100, 150, 4010, 120 } };
+	struct spec c1 = { .mib = { 100, 150, 2000, 120 }, .swap = { 0, 0, 2000, 0 } };
+	struct spec c2 = { .mib = { 100, 150, 2010, 120 }, .swap = { 0, 0, 2050, 0 } };
+	four(&c, &b1, &b2, &c1, &c2);
+	const struct check_finding *f = check_find(&c, CK_REGRESSION, "m", "work", CM_SWAP);
+	cr_assert_not_null(f);
+	cr_assert_not_null(check_find(&c, CK_IMPROVEMENT, "m", "work", CM_PEAK));
+	cr_assert_not_null(f->detail);
+	cr_assert(strstr(f->detail, "peak footprint fell by 1.94 GB or more"), "%s", f->detail);
+	only_regressions_in(&c, "work");
+	struct strbuf md = STRBUF_INIT;
+	check_format_md(&c, &md);
+	cr_assert(strstr(md.buf, "| m | work | swap rise | 0.0 GB (2 runs) | 1.95 GB to 2.00 GB (2 runs) | "
+				 "+1.95 GB, while the peak footprint fell by 1.94 GB or more"), "%s", md.buf);
+	strbuf_release(&md);
+	check_release(&c);
+}

@@ -308,6 +308,16 @@ Test(table, qwen_image_runs_give_the_window_rule_table)
 		"\n"
 		"staged: 2 loads read 29.6 GB in 12.6 to 13.0 s.\n"
 		"\n"
+		"System swap rise per stage (the largest within one of its windows; footprint does not "
+		"count swapped pages):\n"
+		"\n"
+		"| stage | eager, swap rise | staged, swap rise |\n"
+		"|---|---|---|\n"
+		"| setup | 5.3 GB | 0.0 GB |\n"
+		"| encode | 0.0 GB | 0.0 GB |\n"
+		"| denoise | 0.0 GB | 0.0 GB |\n"
+		"| decode | 7.4 GB | 0.0 GB |\n"
+		"\n"
 		"| mode | runs | ran to | peak footprint | swap rise | time | of which loading |\n"
 		"|---|---|---|---|---|---|---|\n"
 		"| eager | 1 | decode (stopped by the guard) | 43.6 GB | 8.0 GB | 118.4 s | not reported |\n"
@@ -320,4 +330,109 @@ Test(table, qwen_image_runs_give_the_window_rule_table)
 	free(md);
 	table_release(&t);
 	release_runs(r, 3);
+}
+
+/*
+ * The published offload run (issue: a footprint-only comparison calls it a fit):
+ * offload's footprint stayed 12.9 to 30.5 GB under eager's, but its swap grew
+ * 9.6 GB against eager's 8.0 GB, 3.5 GB of it in denoise where eager's did not
+ * grow, and the guard stopped it in decode. Staged swapped less than eager:
+ * its line stays as published.
+ */
+Test(table, offload_that_swapped_more_is_never_said_to_use_less)
+{
+	static const char *const files[] = { "2026-10-06-qwen-image/eager-1",
+		"2026-10-06-qwen-image/staged-1", "2026-10-06-qwen-image/staged-2",
+		"2026-10-08-qwen-image-offload/offload-1" };
+	struct table_run r[4];
+	memset(r, 0, sizeof(r));
+	for (size_t i = 0; i < 4; i++) {
+		char *p = xasprintf("%s/stageload/%s.trace.jsonl", fixtures_dir(), files[i]);
+		cr_assert_eq(analysis_open(p, &r[i].a), 0, "%s", p);
+		free(p);
+	}
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 4, NULL, 0), 0);
+	char *md = render(&t, table_render_md);
+	cr_assert_not_null(strstr(md, "\nIn every stage both modes ran, staged used 12.4 to 29.3 GB "
+				      "less than eager.\n"
+				      "offload: footprint 12.9 to 30.5 GB below eager, but swap grew 9.6 GB "
+				      "(eager 8.0 GB), more than eager's in denoise (3.5 GB against 0.0 GB), "
+				      "and the guard stopped it in decode: it did not fit.\n"), "%s", md);
+	cr_assert_null(strstr(md, "offload used"), "%s", md);
+	cr_assert(t.comparisons[1].swap_worse);
+	cr_assert(!t.comparisons[0].swap_worse);
+	cr_assert(table_cell(&t, 2, 2)->swap_rose, "offload's denoise: swap rose 3.5 GB");
+	cr_assert(!table_cell(&t, 2, 0)->swap_rose, "eager's denoise: no swap rise");
+	free(md);
+	table_release(&t);
+	release_runs(r, 4);
+}
+
+/* Two samples per window: footprint fp[i] GiB, system swap rising by swap[i] GiB. */
+static void mkrun_swap(struct table_run *r, const char *mode, const double *fp, const double *swap)
+{
+	static const char *const st[] = { "load", "work" };
+	struct trace tr;
+	memset(&tr, 0, sizeof(tr));
+	tr.path = "hand.jsonl";
+	tr.has_start = true;
+	tr.start.mode = (char *)mode;
+	tr.start.format = (char *)TRACE_FORMAT;
+	tr.samples = xcalloc(6, sizeof(*tr.samples));
+	tr.events = xcalloc(2, sizeof(*tr.events));
+	uint64_t sw = 2 * GiB;
+	for (size_t i = 0; i < 3; i++) {
+		if (i) {
+			struct trace_event *ev = &tr.events[tr.nevents++];
+			ev->t = 10.0 * (double)i;
+			ev->kind = EV_STAGE;
+			ev->stage = (char *)st[i - 1];
+			ev->ndim = -1;
+		}
+		for (int k = 0; k < 2; k++) {
+			struct trace_sample *s = &tr.samples[tr.nsamples++];
+			s->t = 10.0 * (double)i + 2 + 4 * k;
+			s->fields = SF_FOOTPRINT | SF_SWAP_USED;
+			s->footprint = (uint64_t)(fp[i] * (double)GiB);
+			if (k)
+				sw += (uint64_t)(swap[i] * (double)GiB);
+			s->swap_used = sw;
+		}
+	}
+	tr.has_end = true;
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(analysis_run(&tr, NULL, &r->a), 0);
+	free(tr.samples);
+	free(tr.events);
+}
+
+/* A synthetic pair: "lean" has the lower footprint in every stage, but in work its
+ * swap rises 2 GB where "plain"'s does not: not "less"; it completed, by swapping. */
+Test(table, a_lower_footprint_with_more_swap_is_not_less)
+{
+	struct table_run r[2];
+	mkrun_swap(&r[0], "plain", (const double[]){ 1, 6, 8 }, (const double[]){ 0, 0, 0 });
+	mkrun_swap(&r[1], "lean", (const double[]){ 0.5, 3, 4 }, (const double[]){ 0, 0, 2 });
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 2, NULL, 0), 0);
+	char *md = render(&t, table_render_md);
+	cr_assert_not_null(strstr(md, "\nlean: footprint 512 MB to 4.0 GB below plain, but swap grew "
+				      "2.0 GB (plain 0.0 GB), more than plain's in work (2.0 GB against "
+				      "0.0 GB): it fit only by swapping.\n"), "%s", md);
+	cr_assert_null(strstr(md, "lean used"), "%s", md);
+	cr_assert_not_null(strstr(md, "| work | 0.0 GB | 2.0 GB |\n"), "%s", md);
+	free(md);
+	table_release(&t);
+	/* the same footprints without the swap: the plain sentence */
+	release_runs(r, 2);
+	mkrun_swap(&r[0], "plain", (const double[]){ 1, 6, 8 }, (const double[]){ 0, 0, 0 });
+	mkrun_swap(&r[1], "lean", (const double[]){ 0.5, 3, 4 }, (const double[]){ 0, 0, 0 });
+	cr_assert_eq(table_build(&t, r, 2, NULL, 0), 0);
+	md = render(&t, table_render_md);
+	cr_assert_not_null(strstr(md, "In every stage both modes ran, lean used 512 MB to 4.0 GB less "
+				      "than plain.\n"), "%s", md);
+	free(md);
+	table_release(&t);
+	release_runs(r, 2);
 }
