@@ -2,7 +2,7 @@
 """bench.py -- the measurements behind BENCHMARKS.md (run by bench/run.sh, see there).
 
 Usage: SB_BIN=... SB_HELPERS=... bench/bench.py [--quick] [ITEM...]
-Items 1..6 (default: all). Each item writes bench/results/item-N.md; then
+Items 1..7 (default: all). Each item writes bench/results/item-N.md; then
 BENCHMARKS.md is assembled from the machine header and every item-N.md there,
 so a partial run (`bench/run.sh 3`) refreshes one section and keeps the rest.
 Standard library only; zstd, gnuplot and python3-mprof are external programs.
@@ -849,6 +849,18 @@ def item6():
 
 # ---- the document ----
 
+# ---- 7. verdicts on a noisy machine: A/A and injected regressions ----
+
+def item7():
+    import verdicts
+    size = verdicts.SIZE
+    warm_demo(size)
+    cache = os.path.join(demo_cache(size), "stagebench-demo")
+    argv, files, wall, aa, det = verdicts.run(SB, ROOT, WORK, cache, log, shell)
+    section(7, "Verdicts on a noisy machine: A/A and injected regressions",
+            verdicts.render(argv, files, wall, aa, det, shell))
+
+
 def machine_header():
     u = os.uname()
     cpu = "?"
@@ -896,12 +908,12 @@ def main(argv):
         elif a in ("-h", "--help"):
             print(__doc__.strip())
             return 0
-        elif a.isdigit() and 1 <= int(a) <= 6:
+        elif a.isdigit() and 1 <= int(a) <= 7:
             items.append(int(a))
         else:
-            sys.stderr.write("usage: bench/run.sh [--quick] [ITEM...]   (items 1-6)\n")
+            sys.stderr.write("usage: bench/run.sh [--quick] [ITEM...]   (items 1-7)\n")
             return 2
-    items = items or [1, 2, 3, 4, 5, 6]
+    items = items or [1, 2, 3, 4, 5, 6, 7]
     for prog, what in ((SB, "SB_BIN"), (EATMEM, "SB_HELPERS/eatmem")):
         if not os.access(prog, os.X_OK):
             sys.stderr.write("bench: %s is not executable (%s); run 'make bench'\n" % (prog, what))
@@ -914,7 +926,7 @@ def main(argv):
     os.makedirs(BASE, exist_ok=True)
     WORK = tempfile.mkdtemp(prefix="run-", dir=BASE)
     log("scratch " + WORK)
-    fns = {1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6}
+    fns = {1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7}
     failed = []
     for i in items:
         t = time.monotonic()
@@ -927,7 +939,7 @@ def main(argv):
             log("item %d failed: %s" % (i, e))
         log("item %d: %.0f s" % (i, time.monotonic() - t))
     doc = machine_header()
-    for i in range(1, 7):
+    for i in range(1, 8):
         p = os.path.join(RESULTS, "item-%d.md" % i)
         if os.path.exists(p):
             with open(p) as f:
