@@ -49,7 +49,8 @@
  *              every run together says more, on the assumption that noise is
  *              roughly proportional to the value. K = CHECK_NOISE_K (3).
  *   shift:     times only: the median over stages (baseline median at least
- *              one floor, at least CHECK_SHIFT_MIN_STAGES of them) of
+ *              CHECK_SHIFT_MIN_FLOORS floors, 0.1 s; at least
+ *              CHECK_SHIFT_MIN_STAGES of them) of
  *              median(c) / median(b). A machine busier (or idler) for the whole
  *              candidate moves every stage; a regression moves one. A shift
  *              above 1 raises the baseline's max(b) for regressions, one below
@@ -129,6 +130,7 @@ struct run_entry;
 #define CHECK_NOISE_K 3.0          /* pooled relative SDs a change must pass */
 #define CHECK_NOISE_MIN_FLOORS 4.0 /* a stage joins the pool from 4 floors up */
 #define CHECK_SHIFT_MIN_STAGES 3   /* stages needed to call a time shift machine-wide */
+#define CHECK_SHIFT_MIN_FLOORS 0.2 /* ... each lasting this many floors (0.1 s) or more */
 
 struct check_options {
 	bool growth_is_pct;   /* --max-growth as a percentage of max(b) */

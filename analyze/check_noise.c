@@ -54,7 +54,7 @@ void check_noise_estimate(const struct check *c, const char *mode, char *const *
 		pool_set(cv, nc, CHECK_NOISE_MIN_FLOORS * floor, &ss, &df);
 		if (nb && nc) {
 			double mb = median(b, nb), mc = median(cv, nc);
-			if (mb >= floor)
+			if (mb >= CHECK_SHIFT_MIN_FLOORS * floor)
 				ratios[nratios++] = mc / mb;
 		}
 		free(b);

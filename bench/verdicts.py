@@ -3,12 +3,12 @@
 An A/A harness: the demo pipeline (small size, eager and staged, 2 runs each) is
 recorded into N_DIRS run directories of the same commit, one after another, and
 each directory is checked against the next (N_DIRS - 1 pairs): every regression
-there is a false one. An injected-regression harness: two more directories from
-pipeline files that differ only in their adapter -- one holds 300 MiB more while
-the shape_512 stage runs, one makes the export stage 50 % slower (it sleeps half
-of export's own time after it) -- each checked against every A/A directory as
-baseline: a detection is a regression row of that stage, a false one any row of
-another stage. For comparison the rule before the noise model (allowed =
+there is a false one. An injected-regression harness: N_INJ directories each from
+two pipeline files that differ only in their adapter -- one holds 300 MiB more
+while the shape_512 stage runs, one makes the export stage 50 % slower (it sleeps
+half of export's own time after it) -- recorded between A/A directories k and k+1
+and checked against both: a detection is a regression row of that stage, a false
+one any row of another stage. For comparison the rule before the noise model (allowed =
 max(threshold, the baseline's spread, floor), no pooled noise, no shift) is
 applied to the same runs' peak footprint and stage time from `analyze --json`.
 """
@@ -74,6 +74,7 @@ def install(probe):
 '''
 
 N_DIRS = 11
+N_INJ = 5     # injected directories of each kind, each checked against 2 A/A ones
 SIZE = "small"
 INJECTED = {"heavy": ("shape_512", "memory"), "slow": ("export", "time")}
 MEMORY = ("peak footprint", "kernel peak (rss)", "kernel peak (footprint)", "swap rise")
@@ -160,23 +161,37 @@ def too_noisy(report):
 
 
 def run(sb, root, work, cache, log, shell):
+    """Record (or, with BENCH_VERDICTS_REUSE=DIR, reuse a kept earlier run's directories),
+    then check. The injected directories are recorded between A/A directories k and k+1
+    (k < N_INJ), and checked against both: baseline and candidate close in time, as a user
+    records a baseline and a candidate on one afternoon."""
+    reuse = os.environ.get("BENCH_VERDICTS_REUSE")
+    if reuse:
+        work = reuse
     files = pipelines(root, work)
-    dirs = []
-    t0 = time.monotonic()
+    dirs, inj = [], {name: [] for name in INJECTED}
     argv = None
     for i in range(N_DIRS):
         d = os.path.join(work, "aa-%02d" % i)
         log("verdicts: A/A directory %d of %d" % (i + 1, N_DIRS))
-        argv = record(sb, root, files["base"], d, cache, log)
+        argv = [sb, "compare", "eager", "staged", "--reps", "2", "--size", SIZE, "--seed", "7",
+                "--pipeline", files["base"], "--out", d, "--cache", cache, "-q"]
+        if not reuse:
+            record(sb, root, files["base"], d, cache, log)
         dirs.append(d)
-    inj = {}
-    for name in INJECTED:
-        d = os.path.join(work, name)
-        log("verdicts: injected %s" % name)
-        record(sb, root, files[name], d, cache, log)
-        inj[name] = d
-    wall = time.monotonic() - t0
-    values = {d: stage_values(sb, d) for d in dirs + list(inj.values())}
+        for name in INJECTED:
+            if i >= N_INJ:
+                continue
+            d = os.path.join(work, "%s-%02d" % (name, i))
+            log("verdicts: injected %s %d of %d" % (name, i + 1, N_INJ))
+            if not reuse:
+                record(sb, root, files[name], d, cache, log)
+            inj[name].append(d)
+    alld = dirs + [d for v in inj.values() for d in v]
+    starts = [os.path.getmtime(os.path.join(dirs[0], f)) for f in os.listdir(dirs[0])
+              if f.endswith(".log")]
+    wall = max(os.path.getmtime(os.path.join(d, "runs.json")) for d in alld) - min(starts)
+    values = {d: stage_values(sb, d) for d in alld}
 
     aa = []
     for i in range(N_DIRS - 1):
@@ -186,14 +201,15 @@ def run(sb, root, work, cache, log, shell):
     for name, (stage, kind) in INJECTED.items():
         metrics = MEMORY if kind == "memory" else TIME
         res = []
-        for d in dirs[:N_DIRS - 1]:
-            rep = check(sb, d, inj[name])
-            regs = rows(rep, "regressions")
-            hit = {m for (mode, st, m) in regs if st == stage and m in metrics}
-            modes = {mode for (mode, st, m) in regs if st == stage and m in metrics}
-            other = [r for r in regs if r[1] != stage]
-            old = old_rule(values[d], values[inj[name]])
-            res.append((hit, modes, other, old, too_noisy(rep)))
+        for k, cand in enumerate(inj[name]):
+            for base in (dirs[k], dirs[k + 1]):
+                rep = check(sb, base, cand)
+                regs = rows(rep, "regressions")
+                hit = {m for (mode, st, m) in regs if st == stage and m in metrics}
+                modes = {mode for (mode, st, m) in regs if st == stage and m in metrics}
+                other = [r for r in regs if r[1] != stage]
+                old = old_rule(values[base], values[cand])
+                res.append((hit, modes, other, old, too_noisy(rep)))
         det[name] = res
     return argv, files, wall, aa, det
 
@@ -207,15 +223,17 @@ def render(argv, files, wall, aa, det, shell):
     old_pairs = sum(1 for r in aa if r[2])
     body = ["Does `check` call a regression where there is none, and does it find one that is "
             "there? The demo pipeline at size %s, eager and staged, 2 runs each per directory "
-            "(%d directories of the same commit, then one per injected regression; %.0f s of "
-            "recording in all), one directory after another on this shared 2-core machine, "
-            "with whatever else ran on it meanwhile. Each directory:" % (SIZE, N_DIRS, wall), "",
+            "(%d directories of the same commit, and %d of each injected regression recorded "
+            "between A/A directories k and k+1; %.0f s of recording in all), one directory "
+            "after another on this shared 2-core machine, with whatever else ran on it "
+            "meanwhile. Each directory:" % (SIZE, N_DIRS, N_INJ, wall), "",
             "    " + shell(argv).replace(files["base"], "$WORK/pl/base.json"), "",
             "Injected: `heavy.json` and `slow.json` differ from `base.json` only in their "
             "adapter (bench/verdicts.py writes both): one holds 300 MiB more while shape_512 "
-            "runs, one sleeps half of export's own time after it (export 50 % slower). Each is "
-            "checked (`stagebench check --format json --baseline $WORK/aa-NN $WORK/heavy`) "
-            "against each of the first %d A/A directories." % npairs, "",
+            "runs, one sleeps half of export's own time after it (export 50 %% slower). Each "
+            "injected directory k is checked (`stagebench check --format json --baseline "
+            "$WORK/aa-K $WORK/heavy-K`) against A/A directories k and k+1, the ones recorded "
+            "just before and after it.", "",
             "\"Old rule\": the rule before the noise model (allowed = max(threshold, the "
             "baseline's own spread, floor)), applied to the same runs' peak footprint and stage "
             "time.", "",

@@ -31,7 +31,7 @@ static const char usage_text[] =
 	"stage and run of the mode on both sides (stages from 4 floors up): two runs\n"
 	"of one stage say little about its noise, all of them together say more.\n"
 	"shift (times only): the median over stages of median(c) / median(b), when 3\n"
-	"or more stages last a floor or longer: a machine busier for the whole\n"
+	"or more stages last 0.1 s or longer: a machine busier for the whole\n"
 	"candidate slows every stage, a regression one. A change past threshold and\n"
 	"floor but within the noise is listed as \"not judged: too noisy (spread X%)\".\n"
 	"threshold: --max-growth for memory (percent of max(b), or a size), and\n"
