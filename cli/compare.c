@@ -22,6 +22,7 @@
 static const char compare_usage[] =
 	"usage: stagebench compare [VARIANT...] [--pipeline FILE] [--seed N] [--reps N] [--out DIR]\n"
 	"                          [--set KEY=VALUE]... [--size S] [--cache DIR] [--interval DUR]\n"
+	"                          [--warmup N] [--cache-state warm|cold|as-is] [--no-peak-reset]\n"
 	"                          [--by-commit] [--plan | --task K | --merge] [GUARD OPTIONS] [-q|-v]\n"
 	"\n"
 	"Run a pipeline's variants alternately (E S E S ...), each run its own guarded,\n"
@@ -49,6 +50,14 @@ static const char compare_usage[] =
 	"                      $XDG_CACHE_HOME/stagebench/PIPELINE, else\n"
 	"                      ~/.cache/stagebench/PIPELINE)\n"
 	"  --interval DUR      sample interval (default 100ms)\n"
+	"  --warmup N          N runs of each variant first, recorded apart in\n"
+	"                      DIR/warmup/ and left out of runs.json, the tables and the\n"
+	"                      checks (default 0)\n"
+	"  --cache-state S     the page cache of the files the pipeline file declares\n"
+	"                      (\"files\") before each run: warm (read once), cold\n"
+	"                      (evicted with posix_fadvise; no root needed) or as-is\n"
+	"                      (default); each trace's start record says which\n"
+	"  --no-peak-reset     no kernel high-water-mark resets (see 'record --help')\n"
 	"  --plan              print the runs (K, V-N, V, N; tab-separated, K 0-based in\n"
 	"                      run order) and run nothing: one task per line for a job\n"
 	"                      array (scripts/slurm-compare, docs/slurm.md)\n"
@@ -87,6 +96,11 @@ static const char compare_usage[] =
 	"(TERM, then KILL after --grace), no other run starts, and runs.json, table.md,\n"
 	"latents.md and the charts are written for the runs done; exit 128+N.\n"
 	"Variant names name files: [A-Za-z0-9._-], up to 64, not starting with '.'.\n"
+	"Before the runs, the pipeline file's \"prepare\" command (if any) runs once,\n"
+	"unrecorded, its stdout in DIR/prepare.log: checkpoints and other files are\n"
+	"built there, never inside a measured run; when it fails nothing else runs\n"
+	"(exit 3). After the runs, a run much slower than the others of its variant\n"
+	"(1.5 times their median and 1 s more) is named with what may be why.\n"
 	"\n"
 	"exit: 0 every run completed and the latents agree within noise (a run the\n"
 	"guard stopped is a result: the table says so), 1 a finding: a latent differs\n"
@@ -110,6 +124,9 @@ enum {
 	OPT_PLAN,
 	OPT_TASK,
 	OPT_MERGE,
+	OPT_WARMUP,
+	OPT_CACHE_STATE,
+	OPT_NO_PEAK_RESET,
 };
 
 /* The command line, parsed. */
@@ -119,6 +136,9 @@ struct args {
 	const char **sets;      /* --set and --size, as KEY=VALUE (owned) */
 	size_t nsets, sets_alloc;
 	int reps;
+	int warmup;
+	enum cache_state cache_state;
+	bool no_peak_reset;
 	int64_t interval_ns;
 	bool by_commit;
 	enum compare_part part;
@@ -151,6 +171,19 @@ static int parse_one(struct args *a, int opt, const char *arg)
 		if (parse_int(arg, &a->reps) || a->reps < 1)
 			return opt_usage_error("compare", "option '--reps': invalid count '%s' (1 or more)",
 					       arg);
+		break;
+	case OPT_WARMUP:
+		if (parse_int(arg, &a->warmup) || a->warmup < 0)
+			return opt_usage_error("compare", "option '--warmup': invalid count '%s' (0 or more)",
+					       arg);
+		break;
+	case OPT_CACHE_STATE:
+		if (cache_state_parse(arg, &a->cache_state))
+			return opt_usage_error("compare", "option '--cache-state': '%s' is not warm, "
+					       "cold or as-is", arg);
+		break;
+	case OPT_NO_PEAK_RESET:
+		a->no_peak_reset = true;
 		break;
 	case OPT_OUT:
 		a->out = arg;
@@ -218,6 +251,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "plan", no_argument, NULL, OPT_PLAN },
 		{ "task", required_argument, NULL, OPT_TASK },
 		{ "merge", no_argument, NULL, OPT_MERGE },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "cache-state", required_argument, NULL, OPT_CACHE_STATE },
+		{ "no-peak-reset", no_argument, NULL, OPT_NO_PEAK_RESET },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -409,6 +445,8 @@ int cmd_compare(int argc, char **argv)
 			.variants = f.variants, .nvariants = f.nvariants, .reps = a.reps,
 			.interval_ns = a.interval_ns, .guard = &a.g, .commit_dir = f.commit_dir,
 			.charts = charts, .part = a.part, .task = a.task,
+			.warmup = a.warmup, .cache_state = a.cache_state,
+			.no_peak_reset = a.no_peak_reset,
 		};
 		rc = compare_execute(&o);
 		if (finish_stdout() < 0 && rc == SB_EXIT_OK)

@@ -42,7 +42,8 @@ void compare_vars(const struct compare_setup *s, const char *variant, int rep,
 		kv_set(vars, p->defaults.items[i].key, p->defaults.items[i].value);
 	for (size_t i = 0; s->sets && i < s->sets->n; i++)
 		kv_set(vars, s->sets->items[i].key, s->sets->items[i].value);
-	char *out = xasprintf("%s/%s-%d", s->out, variant, rep);
+	char *out = rep > 0 ? xasprintf("%s/%s-%d", s->out, variant, rep)
+			    : xasprintf("%s/%s", s->out, variant);
 	char run[16];
 	snprintf(run, sizeof(run), "%d", rep);
 	kv_set(vars, "out", out);
@@ -92,8 +93,25 @@ int compare_variant_name_check(const struct pipeline *p, const char *name)
 	return -1;
 }
 
-int compare_plan_run(const struct compare_setup *s, const struct pipeline_variant *v, int rep,
-		     struct compare_run *r)
+/* Expand a NULL-terminated template list into a new one; NULL after error(). */
+static char **expand_strv(const struct pipeline *p, const char *what, char *const *tmpl,
+			  const struct kv_list *vars)
+{
+	size_t n = 0;
+	for (char *const *a = tmpl; a && *a; a++)
+		n++;
+	char **v = xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		if (!(v[i] = expand_in(p, what, tmpl[i], vars))) {
+			strv_free(v);
+			return NULL;
+		}
+	return v;
+}
+
+/* Plan command (+ v's args) as run rep of v; rep 0: "V" instead of "V-N". */
+static int plan_command(const struct compare_setup *s, const struct pipeline_variant *v, int rep,
+			char *const *command, struct compare_run *r)
 {
 	const struct pipeline *p = s->p;
 	struct kv_list vars = { 0 }, env = { 0 };
@@ -105,23 +123,25 @@ int compare_plan_run(const struct compare_setup *s, const struct pipeline_varian
 	if (compare_variant_name_check(p, v->name) < 0)
 		return -1;
 	compare_vars(s, v->name, rep, &vars);
-	r->id = xasprintf("%s-%d", v->name, rep);
+	r->id = rep > 0 ? xasprintf("%s-%d", v->name, rep) : xstrdup(v->name);
 	r->out_dir = xasprintf("%s/%s", s->out, r->id);
 	r->trace_path = xasprintf("%s/%s.trace.jsonl.zst", s->out, r->id);
 	r->latents_dir = xasprintf("%s/%s.latents", s->out, r->id);
 	r->log_path = xasprintf("%s/%s.log", s->out, r->id);
 
-	for (char **a = p->command; a && *a; a++)
+	for (char *const *a = command; a && *a; a++)
 		n++;
 	for (char **a = v->args; a && *a; a++)
 		n++;
 	r->argv = xcalloc(n + 1, sizeof(*r->argv));
-	for (char **a = p->command; a && *a; a++)
+	for (char *const *a = command; a && *a; a++)
 		if (!(r->argv[k++] = expand_in(p, "command argument", *a, &vars)))
 			goto out;
 	for (char **a = v->args; a && *a; a++)
 		if (!(r->argv[k++] = expand_in(p, "variant argument", *a, &vars)))
 			goto out;
+	if (!(r->files = expand_strv(p, "files entry", p->files, &vars)))
+		goto out;
 
 	strbuf_addf(&pp, "%s/site:%s", s->probe_dir, s->probe_dir);
 	for (char **e = p->pythonpath; e && *e; e++) {
@@ -164,6 +184,18 @@ out:
 	return ret;
 }
 
+int compare_plan_run(const struct compare_setup *s, const struct pipeline_variant *v, int rep,
+		     struct compare_run *r)
+{
+	return plan_command(s, v, rep, s->p->command, r);
+}
+
+int compare_plan_prepare(const struct compare_setup *s, struct compare_run *r)
+{
+	struct pipeline_variant pv = { (char *)"prepare", { 0 }, NULL };
+	return plan_command(s, &pv, 0, s->p->prepare, r);
+}
+
 void compare_run_release(struct compare_run *r)
 {
 	if (!r)
@@ -175,6 +207,7 @@ void compare_run_release(struct compare_run *r)
 	free(r->log_path);
 	strv_free(r->argv);
 	strv_free(r->env);
+	strv_free(r->files);
 	*r = (struct compare_run)COMPARE_RUN_INIT;
 }
 
@@ -323,6 +356,9 @@ struct done_run {
 	struct trace tr;
 	struct analysis a;
 	bool read;
+	int rep;
+	bool completed;          /* ran to its end by itself, exit 0 */
+	double wall_s;
 };
 
 /* What every run of one compare shares while it goes on. */
@@ -341,24 +377,33 @@ struct session {
 	struct strbuf missing;   /* COMPARE_MERGE: summary rows of runs without a trace */
 };
 
-/* Run one plan under record_run with the command's stdout in its log. */
+/* Run one plan under record_run with the command's stdout in its log, the
+ * pipeline's files brought to the cache state first (state: NULL for no
+ * trace, as for prepare). */
 static int run_one(const struct record_opts *base, const struct compare_run *cr,
-		   struct trace_label *labels, size_t nlabels, struct record_result *res)
+		   const enum cache_state *state, struct trace_label *labels, size_t nlabels,
+		   struct record_result *res)
 {
 	if (mkdir_p(cr->out_dir))
+		return -1;
+	struct cache_report cache;
+	if (state && cache_state_apply(*state, cr->files, &cache))
 		return -1;
 	int log = open(cr->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log < 0)
 		return error("cannot create '%s': %s", cr->log_path, strerror(errno));
 	struct record_opts o = *base;
-	o.trace_path = cr->trace_path;
-	o.latents_dir = cr->latents_dir;
+	char *extra = state ? cache_state_json(*state, &cache) : NULL;
+	o.trace_path = state ? cr->trace_path : NULL;
+	o.latents_dir = state ? cr->latents_dir : NULL;
 	o.labels = labels;
 	o.nlabels = nlabels;
 	o.env_set = (const char **)cr->env;
 	o.stdout_fd = log;
+	o.start_extra = extra;
 	int rc = record_run(&o, cr->argv, res);
 	close(log);
+	free(extra);
 	return rc;
 }
 
@@ -405,6 +450,9 @@ static void note_run(struct session *s, const char *mode, int rep, const struct 
 
 	struct done_run *d = &s->done[s->ndone++];
 	d->id = xstrdup(cr->id);
+	d->rep = rep;
+	d->completed = res->started && !res->stopped_by && !res->exit_code;
+	d->wall_s = res->wall_s;
 	d->mode = xstrdup(mode);
 	d->trace_path = xstrdup(cr->trace_path);
 }
@@ -457,7 +505,7 @@ static int run_k(struct session *s, size_t k)
 	if (sb_verbosity >= 1)
 		note("[%zu/%zu] %s run %d: running", k + 1, s->total, v->name, rep);
 	struct record_result res = RECORD_RESULT_INIT;
-	int rc = run_one(&s->ro, &cr, labels, 3, &res);
+	int rc = run_one(&s->ro, &cr, &o->cache_state, labels, 3, &res);
 	s->ro.status_label = NULL;
 	if (rc < 0) {
 		error("[%zu/%zu] %s run %d: the recorder failed (see above)", k + 1, s->total,
@@ -475,6 +523,108 @@ static int run_k(struct session *s, size_t k)
 	record_result_release(&res);
 	compare_run_release(&cr);
 	return rc;
+}
+
+/* The pipeline's "prepare" command, once, before any run. Returns 0, or -1
+ * after error() when it could not run or failed (nothing else runs then). */
+static int run_prepare(struct session *s)
+{
+	const struct compare_opts *o = s->o;
+	struct compare_run cr = COMPARE_RUN_INIT;
+	struct record_result res = RECORD_RESULT_INIT;
+	if (!o->setup.p->prepare || !o->setup.p->prepare[0])
+		return 0;
+	if (compare_plan_prepare(&o->setup, &cr) < 0)
+		return -1;
+	if (sb_verbosity >= 1)
+		note("prepare: %s ... (not recorded; output in %s)", cr.argv[0], cr.log_path);
+	int rc = run_one(&s->ro, &cr, NULL, NULL, 0, &res);
+	if (!rc && res.stopped_by == STOPPED_SIGNAL) {
+		s->interrupted = res.exit_code;
+	} else if (!rc && (!res.started || res.stopped_by || res.exit_code)) {
+		struct strbuf words = STRBUF_INIT;
+		outcome_words(&res, &words);
+		rc = error("prepare: %s: nothing was run (its output is in %s)", words.buf,
+			   cr.log_path);
+		strbuf_release(&words);
+	} else if (!rc && sb_verbosity >= 1) {
+		note("prepare: done in %.1f s", res.wall_s);
+	}
+	record_result_release(&res);
+	compare_run_release(&cr);
+	return rc;
+}
+
+static bool take_signal(struct session *s, const struct record_signals *sigs);
+
+/* o->warmup rounds of every variant, recorded in OUT/warmup/ and left out
+ * of runs.json, the tables and the checks. Returns -1 when the recorder failed. */
+static int run_warmups(struct session *s)
+{
+	const struct compare_opts *o = s->o;
+	struct compare_setup setup = o->setup;
+	char *dir = xasprintf("%s/warmup", o->setup.out);
+	int rc = 0;
+	setup.out = dir;
+	for (int w = 1; w <= o->warmup && !rc && !s->interrupted; w++) {
+		for (size_t vi = 0; vi < o->nvariants && !rc && !s->interrupted; vi++) {
+			const struct pipeline_variant *v = o->variants[vi];
+			struct compare_run cr = COMPARE_RUN_INIT;
+			struct record_result res = RECORD_RESULT_INIT;
+			struct trace_label label = { (char *)"warmup", (char *)"true" };
+			if (s->ro.signals && take_signal(s, s->ro.signals))
+				break;
+			if (compare_plan_run(&setup, v, w, &cr) < 0) {
+				rc = -1;
+				break;
+			}
+			s->ro.mode = v->name;
+			rc = run_one(&s->ro, &cr, &o->cache_state, &label, 1, &res);
+			if (!rc) {
+				struct strbuf words = STRBUF_INIT;
+				outcome_words(&res, &words);
+				if (sb_verbosity >= 1)
+					note("[warmup %d/%d] %s: %s, wall %.1f s (left out of the "
+					     "results)", w, o->warmup, v->name, words.buf, res.wall_s);
+				strbuf_release(&words);
+				if (res.stopped_by == STOPPED_SIGNAL)
+					s->interrupted = res.exit_code;
+			}
+			record_result_release(&res);
+			compare_run_release(&cr);
+		}
+	}
+	free(dir);
+	return rc;
+}
+
+/* A warning for each completed run much slower than the variant's other
+ * completed runs, with what may be why. */
+static void warn_slow_runs(const struct session *s)
+{
+	double *others = xcalloc(s->ndone + 1, sizeof(*others));
+	for (size_t i = 0; i < s->ndone; i++) {
+		const struct done_run *d = &s->done[i];
+		size_t n = 0;
+		double median;
+		if (!d->completed)
+			continue;
+		for (size_t j = 0; j < s->ndone; j++)
+			if (j != i && s->done[j].completed && !strcmp(s->done[j].mode, d->mode))
+				others[n++] = s->done[j].wall_s;
+		if (!run_much_slower(d->wall_s, others, n, &median))
+			continue;
+		warning("%s run %d took %.1f s, %.1f times the %.1f s of the other %s run%s: %s",
+			d->mode, d->rep, d->wall_s, d->wall_s / median, median, d->mode,
+			n == 1 ? "" : "s",
+			d->rep == 1 ? "a first run often pays for building or fetching files, a cold "
+				      "page cache or warming caches (a 'prepare' command in the "
+				      "pipeline file, --warmup N or --cache-state warm make the runs "
+				      "alike)"
+				    : "the machine may have been busy (other processes, swapping) "
+				      "during it");
+	}
+	free(others);
 }
 
 static int write_text(const char *dir, const char *name, const struct strbuf *sb)
@@ -725,6 +875,10 @@ static int run_task(struct session *s)
 	free(id);
 	if (mk)
 		return SB_EXIT_FAILURE;
+	if (run_prepare(s) < 0 || run_warmups(s) < 0)
+		return SB_EXIT_FAILURE;
+	if (s->interrupted)
+		return s->interrupted;
 	if (run_k(s, o->task) < 0)
 		return SB_EXIT_FAILURE;
 	if (s->interrupted)
@@ -824,6 +978,7 @@ int compare_execute(const struct compare_opts *o)
 	s.ro.name = "compare";
 	s.ro.summary = false;
 	s.ro.commit_dir = o->commit_dir;
+	s.ro.no_peak_reset = o->no_peak_reset;
 	s.runs = (struct run_list)RUN_LIST_INIT;
 	s.total = o->nvariants * (size_t)o->reps;
 	s.done = xcalloc(s.total ? s.total : 1, sizeof(*s.done));
@@ -849,6 +1004,12 @@ int compare_execute(const struct compare_opts *o)
 		return SB_EXIT_FAILURE;
 	}
 	s.ro.signals = &sigs;
+	if (o->part == COMPARE_ALL && (run_prepare(&s) < 0 || run_warmups(&s) < 0)) {
+		int rc = s.interrupted ? s.interrupted : SB_EXIT_FAILURE;
+		record_signals_restore(&sigs);
+		session_release(&s);
+		return rc;
+	}
 	for (size_t k = 0; o->part == COMPARE_ALL && k < s.total && !s.interrupted; k++) {
 		if (take_signal(&s, &sigs))
 			break;
@@ -858,6 +1019,7 @@ int compare_execute(const struct compare_opts *o)
 		}
 	}
 	take_signal(&s, &sigs);
+	warn_slow_runs(&s);
 	int rc = s.rc;
 	size_t findings = 0;
 	if (s.ndone) {

@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "conditions.h"
 #include "pipeline.h"
 
 struct guard_opts;
@@ -54,13 +55,15 @@ struct compare_run {
 	char **env;        /* NULL-terminated "KEY=VALUE": PYTHONPATH, STAGEBENCH_ADAPTER
 			    * (when the pipeline names one), then "env", then the
 			    * variant's "env" (a later key replaces an earlier one) */
+	char **files;      /* NULL-terminated: the pipeline's "files", expanded */
 };
-#define COMPARE_RUN_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+#define COMPARE_RUN_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /*
  * The placeholder values of one run: python, pipeline_dir, seed, cache,
- * every key of the pipeline's "defaults" (replaced by --set), then out, run
- * (N) and mode (the variant's name). *vars is filled (kv_set); the caller
+ * every key of the pipeline's "defaults" (replaced by --set), then out
+ * (OUT/V-N; OUT/V when rep is 0, as for "prepare"), run (N) and mode (the
+ * variant's name). *vars is filled (kv_set); the caller
  * releases it with kv_release().
  */
 void compare_vars(const struct compare_setup *s, const char *variant, int rep,
@@ -84,6 +87,9 @@ int compare_variant_name_check(const struct pipeline *p, const char *name);
  */
 int compare_plan_run(const struct compare_setup *s, const struct pipeline_variant *v, int rep,
 		     struct compare_run *out);
+/* The same for the pipeline's "prepare" command (mode "prepare", rep 0: its
+ * files are OUT/prepare.log and OUT/prepare/; no trace is written). */
+int compare_plan_prepare(const struct compare_setup *s, struct compare_run *out);
 void compare_run_release(struct compare_run *r); /* NULL ok */
 
 /*
@@ -162,12 +168,22 @@ struct compare_opts {
 	const struct guard_opts *guard; /* every run is guarded with these */
 	const char *commit_dir;       /* whose commit each trace's start names */
 	bool charts;                  /* draw memory.png and stages.png */
+	int warmup;                   /* runs per variant before the timed ones: traces in
+				       * OUT/warmup/, left out of runs.json, tables and checks */
+	enum cache_state cache_state; /* of the pipeline's "files" before each run */
+	bool no_peak_reset;           /* record_opts.no_peak_reset for every run */
 };
 
 /*
- * Run the schedule (E S E S ...): each run a guarded record_run() with the
- * command's stdout in OUT/V-N.log; runs.json after every run; then print and
- * write table.md, latents.md, the run summary and the charts. Returns the
+ * Run the pipeline's "prepare" command once (a guarded record_run() without
+ * a trace, its stdout in OUT/prepare.log; when it fails, nothing else runs:
+ * exit 3), then o->warmup rounds of the variants (OUT/warmup/), then the
+ * schedule (E S E S ...): each run a guarded record_run() with the command's
+ * stdout in OUT/V-N.log, the page cache of the pipeline's "files" brought to
+ * o->cache_state first (said in the trace's start record); runs.json after
+ * every run; then a warning for each run much slower than the rest of its
+ * variant (run_much_slower()), and print and write table.md, latents.md, the
+ * run summary and the charts. Returns the
  * exit status, the first that applies: 128+N when signal N interrupted it
  * (SIGINT/SIGTERM/SIGHUP at any moment while it runs: the current run is
  * stopped, no other starts, the results of the runs done are written);

@@ -100,6 +100,8 @@ int pipeline_read(const char *path, struct pipeline *p)
 	if (strv_from_json(path, "command", json_object_get(root, "command"), 1, &p->command) ||
 	    strv_from_json(path, "pythonpath", json_object_get(root, "pythonpath"), 0,
 			   &p->pythonpath) ||
+	    strv_from_json(path, "prepare", json_object_get(root, "prepare"), 0, &p->prepare) ||
+	    strv_from_json(path, "files", json_object_get(root, "files"), 0, &p->files) ||
 	    kv_from_json(path, "defaults", json_object_get(root, "defaults"), &p->defaults) ||
 	    kv_from_json(path, "env", json_object_get(root, "env"), &p->env))
 		goto out;
@@ -163,6 +165,8 @@ void pipeline_release(struct pipeline *p)
 	kv_release(&p->defaults);
 	free(p->adapter);
 	free_strv(p->pythonpath);
+	free_strv(p->prepare);
+	free_strv(p->files);
 	kv_release(&p->env);
 	for (size_t i = 0; i < p->nvariants; i++) {
 		free(p->variants[i].name);

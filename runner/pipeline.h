@@ -8,6 +8,11 @@
  *     "adapter": "demo_adapter",                   module the probe's sitecustomize installs
  *     "pythonpath": ["{pipeline_dir}"],            prepended to PYTHONPATH
  *     "env": { "OMP_NUM_THREADS": "2" },           every variant
+ *     "prepare": ["{python}", "build.py"],         run once before the timed runs
+ *                                                  (e.g. write checkpoints), not recorded
+ *     "files": ["{cache}"],                        what the pipeline reads (files, or
+ *                                                  directories: every file in them), for
+ *                                                  compare --cache-state warm|cold
  *     "variants": {                                in the file's order
  *       "eager":  { "env": {} },
  *       "staged": { "env": { "STAGEBENCH_STAGED": "1" }, "args": ["--extra"] }
@@ -15,7 +20,8 @@
  *   }
  * Placeholders "{key}" in command, args, env values and pythonpath are
  * expanded by the runner: python, pipeline_dir, seed, out, run, mode, cache,
- * plus every key of "defaults". Unknown keys are ignored.
+ * plus every key of "defaults"; in "prepare" and "files" too (prepare's out
+ * is OUT/prepare, its mode "prepare", its run 0). Unknown keys are ignored.
  */
 #ifndef SB_PIPELINE_H
 #define SB_PIPELINE_H
@@ -38,6 +44,8 @@ struct pipeline {
 	struct kv_list defaults;
 	char *adapter; /* NULL when none */
 	char **pythonpath; /* NULL-terminated */
+	char **prepare;    /* NULL-terminated; empty: none */
+	char **files;      /* NULL-terminated; empty: none */
 	struct kv_list env;
 	struct pipeline_variant *variants;
 	size_t nvariants;

@@ -961,6 +961,10 @@ static void fill_start(struct run *r, struct trace_start *st, struct host_info *
 	strbuf_addstr(&extra, ",\"commit\":");
 	json_escape(&extra, sb_commit);
 	strbuf_addch(&extra, '}');
+	if (r->o->start_extra) {
+		strbuf_addch(&extra, ',');
+		strbuf_addstr(&extra, r->o->start_extra);
+	}
 	st->extra_json = strbuf_detach(&extra);
 	st->labels = (struct trace_label *)r->o->labels;
 	st->nlabels = r->o->nlabels;

@@ -62,10 +62,12 @@ struct record_opts {
 	int stdout_fd;            /* the command's stdout (e.g. a log), -1: ours */
 	const struct record_signals *signals; /* the caller's signal pipe (see
 				   * below); NULL: record_run installs its own */
+	const char *start_extra;  /* more keys for the start record, a JSON object's
+				   * body ("\"a\":1,\"b\":\"x\""); NULL for none */
 };
 #define RECORD_OPTS_INIT                                                       \
 	{ NULL, NULL, 500LL * 1000000LL, NULL, 0, NULL, false, NULL, NULL,     \
-	  NULL, NULL, "record", true, NULL, true, false, NULL, -1, NULL }
+	  NULL, NULL, "record", true, NULL, true, false, NULL, -1, NULL, NULL }
 
 struct record_result {
 	int exit_code;            /* see above */

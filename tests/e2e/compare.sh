@@ -126,6 +126,41 @@ printf '%s\n' '{"name": "esc", "command": ["true"], "variants": {"a/b": {}}}' >"
 "$SB" compare --pipeline "$tmp/esc2.json" --reps 1 --out "$tmp/esc2" >/dev/null 2>"$tmp/esc2.err"
 check "variant 'a/b': exit 3" sh -c "[ $? -eq 3 ] && grep -q \"variant name \\\"a/b\\\"\" '$tmp/esc2.err'"
 
+# Same conditions for every run: a prepare command runs once before anything (its output in
+# prepare.log; every run sees what it built), --warmup 1 runs each variant once apart
+# (warmup/, not in runs.json), --cache-state cold is in each trace's start record with the
+# declared files counted, and a first run 2 s slower than its variant's second is named.
+# A failing prepare runs nothing (exit 3).
+cat >"$tmp/cond.json" <<'JSON'
+{"name": "cond",
+ "prepare": ["sh", "-c", "echo built >{cache}/made; echo prepared"],
+ "files": ["{cache}"],
+ "command": ["sh", "-c", "cat {cache}/made; [ $0 = 1 ] && [ {mode} = slow ] && sleep 2; exit 0", "{run}"],
+ "variants": {"fast": {}, "slow": {}}}
+JSON
+mkdir -p "$tmp/ccache"
+"$SB" compare fast slow --pipeline "$tmp/cond.json" --cache "$tmp/ccache" --reps 2 --warmup 1 \
+	--cache-state cold --out "$tmp/cond" >/dev/null 2>"$tmp/cond.err"
+rc=$?
+check "conditions: exit 0 (got $rc: $(tail -n 3 "$tmp/cond.err"))" [ "$rc" -eq 0 ]
+check "prepare ran once, first" sh -c "grep -q '^prepared' '$tmp/cond/prepare.log' &&
+	grep -q '^built' '$tmp/cond/warmup/fast-1.log' && grep -q '^built' '$tmp/cond/fast-1.log'"
+check "warmup runs recorded apart, left out of runs.json" sh -c "
+	[ -s '$tmp/cond/warmup/slow-1.trace.jsonl.zst' ] && ! grep -q warmup '$tmp/cond/runs.json' &&
+	[ \$(grep -c '\"trace\"' '$tmp/cond/runs.json') -eq 4 ]"
+check "the cache state is in the start record" sh -c "zstdcat '$tmp/cond/fast-2.trace.jsonl.zst' |
+	head -n 1 | grep -q '\"cache_state\":\"cold\",\"cache_files\":1,\"cache_bytes\":6'"
+check "the slow first run is named" \
+	grep -q "warning: slow run 1 took .* times the .* of the other slow run: a first run often pays" "$tmp/cond.err"
+check "no other run is named" sh -c "[ \$(grep -c 'times the' '$tmp/cond.err') -eq 1 ]"
+printf '%s\n' '{"name": "badprep", "prepare": ["sh", "-c", "echo no; exit 4"],' \
+	'"command": ["true"], "variants": {"v": {}}}' >"$tmp/badprep.json"
+"$SB" compare --pipeline "$tmp/badprep.json" --reps 1 --out "$tmp/badprep" >/dev/null 2>"$tmp/badprep.err"
+rc=$?
+check "a failing prepare: exit 3, nothing run (got $rc: $(cat "$tmp/badprep.err"))" sh -c "
+	[ $rc -eq 3 ] && grep -q 'prepare: failed with exit code 4: nothing was run' '$tmp/badprep.err' &&
+	[ ! -e '$tmp/badprep/v-1.trace.jsonl.zst' ]"
+
 # The control: without RNG restore, staged loading changes the noise from the first stage
 # that builds a model mid-run (preprocess builds rembg_model before its output). Run from a
 # fresh directory with --by-commit and gnuplot off PATH (charts skipped, the runs go on).
