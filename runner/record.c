@@ -250,6 +250,14 @@ static int terminal_columns(void)
 	return 80;
 }
 
+/* A name from the command (a stage) as the terminal should see it: control
+ * bytes (a newline, an escape sequence's ESC) become '?'. */
+static void add_printable(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++)
+		strbuf_addch(sb, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
 /* One line on stderr, redrawn in place a few times a second while the command
  * runs (only on a terminal, not under NO_COLOR or -q):
  *   [2/4] staged run 1  stage preprocess  footprint 1.2 GB  peak 1.4 GB
@@ -263,9 +271,12 @@ static void status_update(struct run *r, int64_t now)
 	const char *label = r->o->status_label ? r->o->status_label : r->o->mode;
 	struct strbuf sb = STRBUF_INIT;
 	char el[32];
-	if (label)
-		strbuf_addf(&sb, "%s  ", label);
-	strbuf_addf(&sb, "stage %s", r->win.stage ? r->win.stage : "-");
+	if (label) {
+		add_printable(&sb, label);
+		strbuf_addstr(&sb, "  ");
+	}
+	strbuf_addstr(&sb, "stage ");
+	add_printable(&sb, r->win.stage ? r->win.stage : "-");
 	if (s->fields & SF_FOOTPRINT) {
 		strbuf_addstr(&sb, "  footprint ");
 		units_add_size(&sb, (double)s->footprint, UNITS_COARSE, false);

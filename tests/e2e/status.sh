@@ -89,6 +89,16 @@ else
 	bad "compare: progress lines missing or mixed: $(pane cmp | head -n 8)"
 fi
 
+# 3b. a stage name with an escape sequence reaches the terminal as text, not as a command
+esc=$(printf '\033')
+term esc "'$SB' record --interval 50ms -o '$T/esc.zst' -- '$E' 'stage=red${esc}[31mname' ready='$T/esc.ready' wait='$T/esc.go'"
+if wait_for shows esc 'stage red?\[31mname  footprint'; then
+	ok "record: control bytes of a stage name shown as '?'"
+else
+	bad "record: stage name with ESC: $(pane esc | head -n 2)"
+fi
+: >"$T/esc.go"
+
 # 4. nothing under NO_COLOR and -q on the terminal, nor on a pipe: the recorder writes
 # samples for a second (the line would have been drawn several times) before the test looks
 for how in nocolor quiet; do
