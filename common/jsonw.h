@@ -1,7 +1,7 @@
 /* jsonw.h -- a small JSON writer for command output (--json, --format json)
  *
- * Reading JSON is the trace module's business (jansson lives only in traces/);
- * writing output needs only correct escaping and number formatting.
+ * Reading JSON goes through jansson (traces/, runner/pipeline.c); writing
+ * output needs only correct escaping and number formatting.
  *
  *   struct jsonw w = JSONW_INIT(&sb);
  *   jw_object_begin(&w);

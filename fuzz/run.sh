@@ -44,7 +44,7 @@ for h in ${FUZZ_ONLY:-trace trace_zstd probe_line npy pipeline runs}; do
 	# stderr of the code under test (its error messages) is closed; libFuzzer
 	# and the sanitizers report on their own copy of it
 	if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-		"$bin" -close_fd_mask=2 -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+		"$bin" -close_fd_mask=2 -max_len=${FUZZ_MAX_LEN:-8192} -rss_limit_mb=2048 -timeout=10 \
 		-artifact_prefix="$dir/findings/$h-" -print_final_stats=1 $limit \
 		"$dir/corpus/$h" >"$log" 2>&1; then
 		echo "fuzz: $h: FINDING (see $log and $dir/findings/)" >&2

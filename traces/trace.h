@@ -6,8 +6,10 @@
  *   zstd frame per flush, so every flushed record survives `kill -9`; it reads
  *   `.jsonl.zst` and plain `.jsonl` (stageload's traces).
  *
- * zstd and jansson are used only inside traces/. Everything else sees the
- * plain C structs below.
+ * zstd and jansson are used inside traces/ (and jansson by runner/pipeline.c
+ * for pipeline files). Everything else sees the plain C structs below. The
+ * reader's parts: reader.c, fastpath.c, decode.c, zread.c (reader_int.h);
+ * the schema's tables: schema.c; the window rule: window.h.
  *
  * Absent fields: a sample field the platform lacks is absent from the line and
  * its bit is clear in `fields`, never a 0.
