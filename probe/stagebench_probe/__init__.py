@@ -16,11 +16,12 @@ import sys
 from .core import LazyModel, Probe
 from .events import Emitter, mono
 from .release import StageReleasedError, flush_allocators, is_released, module_nbytes, release
+from .defer import DeferredValue
 from .rng import RngState, preserved_rng
 
 __all__ = ["Probe", "LazyModel", "Emitter", "mono", "StageReleasedError", "release",
            "module_nbytes", "flush_allocators", "is_released", "RngState", "preserved_rng",
-           "get_probe", "activate", "load_adapter"]
+           "get_probe", "activate", "load_adapter", "DeferredValue"]
 
 _probe = None
 
@@ -69,9 +70,37 @@ def activate(environ=None):
             raise ImportError("adapter %s has no install(probe) function" % adapter)
         install(probe)
     atexit.register(_at_exit, probe)
+    sys.excepthook = _excepthook(sys.excepthook)
     return probe
+
+
+_failed = []  # an uncaught exception ended the pipeline
+
+
+def _excepthook(orig):
+    def hook(*exc):
+        _failed.append(exc[0])
+        return orig(*exc)
+    return hook
 
 
 def _at_exit(probe):
     if probe.stage is not None:
         probe.gpu(probe.stage)
+    problems = probe.problems()
+    if not problems:
+        return
+    what = "staged loading never engaged" if probe.staged else "the adapter never engaged"
+    text = "%s (mode %s): %s" % (what, probe.mode or "-", "; ".join(problems))
+    probe.mark("probe: failed: " + text)
+    sys.stderr.write("stagebench_probe: %s\n" % text)
+    if _failed:
+        return  # the pipeline failed on its own: its exit status stands
+    sys.stderr.write("stagebench_probe: the run is a failure (exit 3): it would be measured "
+                     "as the wrong variant\n")
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    os._exit(3)

@@ -8,8 +8,10 @@ import threading
 import time
 
 from . import devmem
+from .defer import RECORDED, Interceptor, resolve
 from .events import Emitter
 from .latents import digest, safe_name, to_numpy
+from .mainhook import is_path, watch_main
 from .release import flush_allocators, module_nbytes, release
 from .rng import preserved_rng
 
@@ -24,6 +26,7 @@ class _Entry:
         self.builds = 0
         self.pinned = False
         self.warned = set()
+        self.recorded = None  # setup calls replayed on every build (deferred models)
 
 
 class LazyModel:
@@ -44,6 +47,9 @@ class LazyModel:
         return self._sb_module()(*args, **kwargs)
 
     def __getattr__(self, attr):
+        entry = self._sb_probe._entries.get(self._sb_name)
+        if entry is not None and entry.recorded is not None and attr in RECORDED:
+            return self._sb_recorder(entry, attr)
         module = self._sb_module()
         value = getattr(module, attr)
         if callable(value) and getattr(value, "__self__", None) is module:
@@ -59,6 +65,22 @@ class LazyModel:
     def __setattr__(self, attr, value):
         setattr(self._sb_module(), attr, value)
 
+    def _sb_recorder(self, entry, attr):
+        """A setup call on a deferred model: recorded and replayed on every
+        build; made now too when the model is resident."""
+        proxy = self
+
+        def method(*args, **kwargs):
+            entry.recorded.append((attr, args, kwargs))
+            if entry.module is not None:
+                out = getattr(entry.module, attr)(*resolve(args), **resolve(kwargs))
+                return proxy if out is entry.module else out
+            if attr == "load_state_dict":
+                return _no_key_mismatch()
+            return proxy
+        method.__name__ = attr
+        return method
+
     def __repr__(self):
         return "<LazyModel %s>" % self._sb_name
 
@@ -73,17 +95,20 @@ class Probe:
     """
 
     def __init__(self, fd=None, mode=None, staged=False, rng_restore=True,
-                 latents_dir=None, trace=None, emitter=None):
+                 latents_dir=None, trace=None, emitter=None, rng_replay=False):
         self.events = emitter if emitter is not None else Emitter(fd)
         self.mode = mode
         self.staged = staged
         self.rng_restore = rng_restore
         self.latents_dir = latents_dir
         self.trace = trace
+        self.rng_replay = rng_replay
         self.stage = None
         self._entries = {}
         self._latent_files = set()
         self._lock = threading.RLock()
+        self.hooks = {}  # label -> times the hook fired (None: optional)
+        self.interceptors = []
 
     @classmethod
     def from_env(cls, environ=None):
@@ -92,6 +117,7 @@ class Probe:
                    mode=env.get("STAGEBENCH_MODE") or None,
                    staged=env.get("STAGEBENCH_STAGED", "") not in ("", "0"),
                    rng_restore=env.get("STAGEBENCH_RNG_RESTORE", "1") != "0",
+                   rng_replay=env.get("STAGEBENCH_RNG_REPLAY", "") not in ("", "0"),
                    latents_dir=env.get("STAGEBENCH_LATENTS") or None,
                    trace=env.get("STAGEBENCH_TRACE") or None)
 
@@ -112,14 +138,80 @@ class Probe:
             self.emit("gpu", **fields)
 
     # -- registry -------------------------------------------------------------
-    def register(self, name, builder, stages):
+    def register(self, name, builder, stages, record=False):
         """Register a model built by builder() and used in `stages`. Nothing is
-        built now. Returns a LazyModel proxy."""
+        built now. Returns a LazyModel proxy. record=True: setup calls on the
+        proxy (.eval(), .to(), .load_state_dict(), see defer.RECORDED) are
+        recorded and replayed on every build instead of building it."""
         with self._lock:
             if name in self._entries:
                 raise ValueError("model '%s' is registered twice" % name)
-            self._entries[name] = _Entry(name, builder, _stage_list(stages))
+            e = self._entries[name] = _Entry(name, builder, _stage_list(stages))
+            if record:
+                e.recorded = []
         return LazyModel(self, name)
+
+    def unique_name(self, name):
+        """name, or name-2, name-3 ... when it is registered already."""
+        n, k = name, 1
+        while n in self._entries:
+            k += 1
+            n = "%s-%d" % (name, k)
+        return n
+
+    def rename(self, model, name, stages=None):
+        """Give a registered model (its name or its LazyModel) another name, and
+        stages when given (an adapter that names models after the pipeline's own
+        keys once its constructor has returned)."""
+        old = model._sb_name if isinstance(model, LazyModel) else model
+        with self._lock:
+            e = self._entry(old)
+            if name != old:
+                if name in self._entries:
+                    raise ValueError("model '%s' is registered twice" % name)
+                self._entries = {(name if k == old else k): v
+                                 for k, v in self._entries.items()}
+                e.name = name
+                for other in self._entries.values():
+                    if other.backbone == old:
+                        other.backbone = name
+                if isinstance(model, LazyModel):
+                    object.__setattr__(model, "_sb_name", name)
+            if stages is not None:
+                e.stages = set(_stage_list(stages))
+        return LazyModel(self, name)
+
+    def defer(self, target, name=None, stages=None, replay_rng=None, device=None,
+              during=("setup",)):
+        """Intercept the model-building call `target` ("torchvision.models.resnet50",
+        "pkg.mod:Cls.from_pretrained") while the stage is one of `during` (or
+        before any stage). Staged: each call returns a LazyModel registered as
+        `name` (default the function's name; a callable gets the call's
+        arguments) for `stages`, built on first use with the call's own
+        arguments (on `device`, when given). replay_rng (default
+        STAGEBENCH_RNG_REPLAY): run the call once where it was made and drop the
+        result, so the random draws after it are eager's, and build the model
+        later from that same generator state. Eager: the call runs as written
+        and a load event reports it."""
+        return self._intercept(Interceptor(self, target, "model", name=name, stages=stages,
+                                           replay_rng=replay_rng, device=device,
+                                           during=during))
+
+    def defer_load(self, target, during=("setup",)):
+        """Intercept a loader (torch.load): staged, during setup it returns a
+        DeferredValue read when a deferred model that received it is built."""
+        return self._intercept(Interceptor(self, target, "load", during=during))
+
+    def memoize(self, target, during=("setup",)):
+        """During setup, calls of `target` with equal arguments return the first
+        call's result (one backbone behind several extractors). In every mode
+        where the adapter asks for it; the result is the same object."""
+        return self._intercept(Interceptor(self, target, "memo", during=during))
+
+    def _intercept(self, icp):
+        self.interceptors.append(icp)
+        self.when_imported(icp.module_name, icp.install, main=False)
+        return icp
 
     def share(self, name, backbone, build=None, stages=None):
         """Register `name` as a model that uses the registered model `backbone`
@@ -181,6 +273,10 @@ class Probe:
             with preserved_rng(self.rng_restore):
                 t0 = time.perf_counter()
                 module = e.builder(base) if e.backbone else e.builder()
+                for attr, args, kwargs in e.recorded or ():
+                    out = getattr(module, attr)(*resolve(args), **resolve(kwargs))
+                    if attr != "load_state_dict" and _is_module(out):
+                        module = out
                 seconds = time.perf_counter() - t0
             if module is None:
                 raise TypeError("the builder of '%s' returned None" % name)
@@ -212,6 +308,22 @@ class Probe:
         e.module = None
         self.emit("release", name=e.name, stage=stage, nbytes=nbytes)
 
+    def release_module(self, module, name, exclude=()):
+        """Release a module the registry does not hold (an adapter-level release,
+        e.g. a background remover the pipeline built itself): release event
+        named `name` in the current stage. A list of modules counts as one."""
+        mods = list(module) if isinstance(module, (list, tuple)) else [module]
+        nbytes = 0
+        seen = set()
+        for m in mods:
+            if _is_module(m) and id(m) not in seen:
+                seen.add(id(m))
+                nbytes += release(m, name=name, stage=self.stage, exclude=exclude,
+                                  flush=False)
+        flush_allocators()
+        self.emit("release", name=name, stage=self.stage, nbytes=nbytes)
+        return nbytes
+
     def enter(self, stage):
         """Enter a stage: gpu event closing the previous stage, stage event, then
         release every resident model the stage does not list (sharers with their
@@ -238,13 +350,15 @@ class Probe:
             self.gpu(stage)
 
     # -- hooks ----------------------------------------------------------------
-    def on_call(self, target, method, stage, outputs=None):
+    def on_call(self, target, method, stage, outputs=None, then=None, optional=False):
         """Wrap target.method (target: a class, an instance or a module) so a
         call enters `stage` first. `stage` may be a callable taking the call's
-        arguments (self included for a class) and returning the name.
-        `outputs` fingerprints the return value: a name ("{stage}" is replaced
-        by the stage), a list of names for a tuple result, or a callable
-        outputs(result) -> {name: tensor}."""
+        arguments (self included for a class) and returning the name (None:
+        stay in the current stage). `outputs` fingerprints the return value: a
+        name ("{stage}" is replaced by the stage), a list of names for a tuple
+        result, or a callable outputs(result) -> {name: tensor}. `then`: a stage
+        entered when the call returns. A hook that never fires makes the run
+        fail at exit (see check()) unless optional=True."""
         raw = target.__dict__.get(method) if isinstance(target, type) else None
         if raw is None:
             raw = getattr(target, method)
@@ -253,28 +367,85 @@ class Probe:
         if getattr(fn, "__stagebench_wrapped__", False):
             return
         probe = self
+        label = "%s.%s" % (_label(target), method)
+        if not optional:
+            self.hooks.setdefault(label, 0)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            if label in probe.hooks:
+                probe.hooks[label] += 1
             name = stage(*args, **kwargs) if callable(stage) else stage
-            probe.enter(name)
+            if name is not None:
+                probe.enter(name)
+            name = probe.stage
             result = fn(*args, **kwargs)
             if outputs is not None and probe.events.on:
                 for key, value in _named_outputs(outputs, result, name).items():
                     probe.fingerprint(key, value, stage=name)
             probe.gpu(name)
+            if then is not None:
+                probe.enter(then)
             return result
         wrapper.__stagebench_wrapped__ = True
         setattr(target, method, kind(wrapper) if kind else wrapper)
 
-    def when_imported(self, module_name, callback):
+    def when_imported(self, module_name, callback, main=True, needs=None):
         """Call callback(module) once the module has been imported (now, if it
-        already is). Installs an import hook: the module's file stays as it is."""
+        already is). Installs an import hook: the module's file stays as it is.
+        main=True: also when the module is the main one (`python3 app.py`,
+        `python3 -m app`; module_name may be the script's path), just before its
+        `if __name__ == "__main__":` line, or once the names in `needs` are
+        defined. A callback that never runs makes the run fail at exit."""
+        label = "import of %s" % module_name
+        self.hooks.setdefault(label, 0)
+        done = []
+
+        def once(mod):
+            if done:
+                return
+            done.append(mod)
+            self.hooks[label] += 1
+            callback(mod)
+        if main:
+            main_mod = sys.modules.get("__main__")
+            if main_mod is not None and getattr(main_mod, "__file__", None) is not None:
+                from .mainhook import matches
+                if matches(module_name, main_mod.__dict__) and needs is None:
+                    once(main_mod)  # already running (an adapter loaded late)
+                    return
+            watch_main(module_name, once, needs)
+            if is_path(module_name):
+                return
         mod = sys.modules.get(module_name)
         if mod is not None:
-            callback(mod)
+            once(mod)
             return
-        _finder().pending.setdefault(module_name, []).append(callback)
+        _finder().pending.setdefault(module_name, []).append(once)
+
+    # -- did staged loading engage? ---------------------------------------------
+    def problems(self):
+        """What never happened in this run, one sentence each: hooks that never
+        fired and, in a staged run, staged loading that never engaged."""
+        out = []
+        for label, n in self.hooks.items():
+            if n:
+                continue
+            if label.startswith("import of "):
+                out.append("the module %s was never imported nor run as the main "
+                           "script, so the adapter never patched it" % label[10:])
+            else:
+                out.append("the hooked method %s was never called" % label)
+        if self.staged:
+            if not self._entries:
+                names = [i.target for i in self.interceptors if i.kind == "model"]
+                out.append("no model was deferred%s" % (
+                    ": the calls the adapter names (%s) were never made while the "
+                    "pipeline set itself up" % ", ".join(names) if names else
+                    " (the adapter registered none)"))
+            if self.stage is None:
+                out.append("no stage was ever entered")
+        return out
 
     # -- fingerprints ---------------------------------------------------------
     def fingerprint(self, name, value, stage=None):
@@ -299,6 +470,22 @@ class Probe:
             fields["file"] = os.path.join(
                 os.path.basename(os.path.normpath(self.latents_dir)), fname)
         return self.emit("latent", **fields)
+
+
+def _label(target):
+    if isinstance(target, type):
+        return target.__qualname__
+    if isinstance(target, type(sys)):
+        return target.__name__
+    return type(target).__qualname__ + " instance"
+
+
+def _no_key_mismatch():
+    try:
+        from torch.nn.modules.module import _IncompatibleKeys
+        return _IncompatibleKeys([], [])
+    except ImportError:
+        return None
 
 
 def _named_outputs(outputs, result, stage):

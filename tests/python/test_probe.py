@@ -366,6 +366,8 @@ def test_sitecustomize_runs_the_adapter_and_hides_the_fd_from_children(tmp_path)
     (tmp_path / "my_adapter.py").write_text(textwrap.dedent("""
         def install(probe):
             probe.mark("installed, staged=%s" % probe.staged)
+            probe.register("m", lambda: None, ["s"])  # staged loading engaged
+            probe.enter("s")
     """))
     code = ("import os, sys; print('stagebench_probe' in sys.modules, "
             "'STAGEBENCH_FD' in os.environ, 'STAGEBENCH_ADAPTER' in os.environ)")
@@ -375,7 +377,7 @@ def test_sitecustomize_runs_the_adapter_and_hides_the_fd_from_children(tmp_path)
     assert rc == 0, err
     assert out.split() == ["True", "False", "False"]
     notes = [e["note"] for e in ev if e["kind"] == "mark"]
-    assert notes[-1] == "installed, staged=True"
+    assert notes[-1] == "installed, staged=True", err
     assert "mode=staged" in notes[0]
 
 
