@@ -90,7 +90,7 @@ def _at_exit(probe):
     problems = probe.problems()
     if not problems:
         return
-    what = "staged loading never engaged" if probe.staged else "the adapter never engaged"
+    what = "staged loading never engaged" if probe.staged else "the adapter's hooks never fired"
     text = "%s (mode %s): %s" % (what, probe.mode or "-", "; ".join(problems))
     probe.mark("probe: failed: " + text)
     sys.stderr.write("stagebench_probe: %s\n" % text)

@@ -199,7 +199,9 @@ class Probe:
 
     def defer_load(self, target, during=("setup",)):
         """Intercept a loader (torch.load): staged, during setup it returns a
-        DeferredValue read when a deferred model that received it is built."""
+        DeferredValue read when a deferred model that received it is built. A
+        module that is not deferred reads it in its load_state_dict."""
+        self.when_imported("torch", _resolving_load_state_dict, main=False)
         return self._intercept(Interceptor(self, target, "load", during=during))
 
     def memoize(self, target, during=("setup",)):
@@ -472,10 +474,25 @@ class Probe:
         return self.emit("latent", **fields)
 
 
+def _resolving_load_state_dict(torch):
+    cls = torch.nn.Module
+    orig = cls.load_state_dict
+    if getattr(orig, "__stagebench_wrapped__", False):
+        return
+
+    @functools.wraps(orig)
+    def load_state_dict(self, *args, **kwargs):
+        return orig(self, *resolve(args), **resolve(kwargs))
+    load_state_dict.__stagebench_wrapped__ = True
+    cls.load_state_dict = load_state_dict
+
+
 def _label(target):
     if isinstance(target, type):
         return target.__qualname__
     if isinstance(target, type(sys)):
+        if target.__name__ == "__main__" and getattr(target, "__file__", None):
+            return os.path.splitext(os.path.basename(target.__file__))[0]
         return target.__name__
     return type(target).__qualname__ + " instance"
 

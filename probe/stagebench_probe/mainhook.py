@@ -94,6 +94,7 @@ class MainWatch:
             # (main() at the bottom of a script) is the last moment to patch.
             code = frame.f_code
             if (self._guard is None and frame.f_back is self._frame
+                    and frame.f_globals is self._frame.f_globals
                     and code.co_flags & _CO_OPTIMIZED and not code.co_name.startswith("<")):
                 self._fire(lambda needs: True)
                 if not self._active:

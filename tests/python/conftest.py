@@ -33,11 +33,11 @@ def parse_events(data):
     return [json.loads(line) for line in text.splitlines()]
 
 
-def run_probed(argv, env_extra, cwd=None, with_fd=True, timeout=120):
+def run_probed(argv, env_extra, cwd=None, with_fd=True, timeout=120, extra_path=()):
     """Run argv the way the runner does: PYTHONPATH = probe/site, probe/, demo/,
     STAGEBENCH_FD = the write end of a pipe. Returns (returncode, events, stdout, stderr)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STAGEBENCH_")}
-    env["PYTHONPATH"] = os.pathsep.join([SITE, PROBE, DEMO])
+    env["PYTHONPATH"] = os.pathsep.join([SITE, PROBE, DEMO] + list(extra_path))
     env.update(env_extra)
     pass_fds = ()
     r = w = None
