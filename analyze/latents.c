@@ -61,6 +61,11 @@ void latent_set_add_trace(struct latent_set *s, const char *id, const char *mode
 		r->note = xstrdup("no end record");
 
 	char *dir = dir_of(tr->path);
+	double first_load = INFINITY;
+	for (size_t i = 0; i < tr->nevents; i++)
+		if ((tr->events[i].kind == EV_LOAD || tr->events[i].kind == EV_RELOAD) &&
+		    tr->events[i].t < first_load)
+			first_load = tr->events[i].t;
 	for (size_t i = 0; i < tr->nevents; i++) {
 		const struct trace_event *ev = &tr->events[i];
 		if (ev->kind != EV_LATENT || !ev->name)
@@ -86,6 +91,7 @@ void latent_set_add_trace(struct latent_set *s, const char *id, const char *mode
 						     : xasprintf("%s/%s", dir, ev->file);
 		c->trace_path = xstrdup(tr->path);
 		c->line = ev->line;
+		c->before_models = ev->t < first_load;
 	}
 	free(dir);
 }

@@ -167,6 +167,22 @@ static bool all_identical(const struct latent_set *s, const struct latent *l)
 	return c && c->state != COPY_NO_FILE && c->actual_sha256[0];
 }
 
+/* The first difference of run r is a latent made before run r built any model:
+ * no model explains it, the random draws do. */
+static void md_rng_hint(const struct latent_set *s, const struct latent *l, size_t r,
+			struct strbuf *out)
+{
+	const struct latent_copy *c = l->copies[r];
+	if (!c || !c->before_models)
+		return;
+	strbuf_addf(out, "  It differs before %s built any model: the pipeline draws random "
+		    "numbers after building its models, and the random init that %s runs "
+		    "first moves those draws while staged loading skips it. Keep %s's draws "
+		    "with RNG replay (STAGEBENCH_RNG_REPLAY=1 in the variant's env, or "
+		    "replay_rng=True in the adapter's probe.defer), or seed the pipeline after "
+		    "it builds its models.\n", s->runs[r].id, s->baseline, s->baseline);
+}
+
 /* For each run, the first latent (in stage order) where it differs from the
  * baseline's first run beyond the noise: where a divergence starts. */
 static void md_first_differences(const struct latent_set *s, struct strbuf *out)
@@ -200,6 +216,7 @@ static void md_first_differences(const struct latent_set *s, struct strbuf *out)
 			if (l->stage)
 				strbuf_addf(out, " (stage %s)", l->stage);
 			strbuf_addf(out, ", %s\n", latent_result_name(p->diff.result));
+			md_rng_hint(s, l, r, out);
 			free(label);
 			break;
 		}

@@ -6,8 +6,10 @@
 
 #include "../common/parse.h"
 #include "../common/util.h"
+#include "../runner/compare.h"
 #include "../runner/guard.h"
 #include "../runner/record.h"
+#include "../runner/pipeline.h"
 #include "commands.h"
 #include "opt.h"
 
@@ -15,7 +17,10 @@
 
 static const char record_usage[] =
 	"usage: stagebench record [-o TRACE] [--mode NAME] [--interval DUR] [--label KEY=VALUE]...\n"
-	"                         [--latents DIR] [GUARD OPTIONS] [-q|-v] -- COMMAND [ARG...]\n\n"
+	"                         [--latents DIR] [GUARD OPTIONS] [-q|-v]\n"
+	"                         [--pipeline FILE [--variant NAME] [--set KEY=VALUE]... [--seed N]\n"
+	"                          [--cache DIR] | --adapter MODULE|FILE [--staged]]\n"
+	"                         -- COMMAND [ARG...]\n\n"
 	"Record a memory trace of COMMAND and its whole process tree.\n\n"
 	"  -o, --output TRACE    trace file (default stagebench-DATE-TIME.trace.jsonl.zst)\n"
 	"      --mode NAME       the run's mode (STAGEBENCH_MODE for the probe)\n"
@@ -23,10 +28,25 @@ static const char record_usage[] =
 	"      --label KEY=VALUE free-form metadata for the start record (repeatable)\n"
 	"      --latents DIR     where the probe copies latents (STAGEBENCH_LATENTS)\n"
 	"      --no-peak-reset   leave the kernel high-water mark alone: stage peaks from samples\n"
+	"      --pipeline FILE   run as 'compare' runs one variant of this pipeline file: its\n"
+	"                        adapter, pythonpath and env, the variant's env and args, mode =\n"
+	"                        the variant; COMMAND defaults to the file's command ({out} is\n"
+	"                        TRACE's directory/VARIANT-1)\n"
+	"      --variant NAME    the variant (needed when the file has more than one)\n"
+	"      --set KEY=VALUE   a value for one of the file's \"defaults\" (repeatable)\n"
+	"      --seed N          {seed} (7); --cache DIR: {cache} (~/.cache/stagebench/NAME)\n"
+	"      --adapter A       without a pipeline file: the probe's adapter (a module name\n"
+	"                        or a .py file, whose directory goes on PYTHONPATH)\n"
+	"      --staged          with --adapter: STAGEBENCH_STAGED=1 (staged loading)\n"
 	"  -q, --quiet           no status line, no summary\n"
 	"  -v, --verbose         more progress messages\n"
 	"  -h, --help            this text\n\n"
 	"With GUARD OPTIONS the run is guarded (see 'stagebench guard --help').\n\n"
+	"The probe: COMMAND runs with STAGEBENCH_FD, STAGEBENCH_MODE, STAGEBENCH_LATENTS,\n"
+	"STAGEBENCH_TRACE and PYTHONPATH = PROBE/site:PROBE[:the pipeline's \"pythonpath\" or\n"
+	"the adapter's directory]:$PYTHONPATH (PROBE: $STAGEBENCH_HOME/probe or beside the\n"
+	"binary), plus STAGEBENCH_ADAPTER and the env of --pipeline/--variant or --adapter/\n"
+	"--staged. A staged run whose adapter never engaged exits 3 (probe/README.md).\n\n"
 	"Exact stage peaks: at each stage window's start the kernel high-water mark of\n"
 	"every process of COMMAND is reset (Linux clear_refs). The pipeline's own view of\n"
 	"its peak goes with it: getrusage()'s ru_maxrss, its own max-RSS logging and\n"
@@ -35,7 +55,158 @@ static const char record_usage[] =
 	"largest sampled footprint (a spike between two samples is missed) and the\n"
 	"trace's start record says \"peaks\":\"samples\".\n";
 
-enum { OPT_MODE = 0x5201, OPT_INTERVAL, OPT_LABEL, OPT_LATENTS, OPT_NO_PEAK_RESET };
+enum {
+	OPT_MODE = 0x5201, OPT_INTERVAL, OPT_LABEL, OPT_LATENTS, OPT_NO_PEAK_RESET,
+	OPT_PIPELINE, OPT_VARIANT, OPT_SET, OPT_SEED, OPT_CACHE, OPT_ADAPTER, OPT_STAGED,
+};
+
+/* The options that choose how the probe is activated. */
+struct probe_args {
+	const char *pipeline, *variant, *seed, *cache, *adapter;
+	const char **sets;
+	size_t nsets, sets_alloc;
+	bool staged;
+};
+
+/* What plan_probe() found; released by probe_plan_release(). */
+struct probe_plan {
+	char *exe, *probe_dir, *cache, *out, *pipeline_path;
+	struct pipeline p;
+	bool have_pipeline;
+	struct kv_list sets;
+	struct compare_run run; /* env (and argv with a pipeline file) */
+};
+
+static void probe_plan_release(struct probe_plan *pl)
+{
+	free(pl->exe);
+	free(pl->probe_dir);
+	free(pl->cache);
+	free(pl->out);
+	free(pl->pipeline_path);
+	if (pl->have_pipeline)
+		pipeline_release(&pl->p);
+	kv_release(&pl->sets);
+	compare_run_release(&pl->run);
+}
+
+static char *dir_of_abs(const char *path)
+{
+	char *abs = compare_absolute(path);
+	char *slash = strrchr(abs, '/');
+	if (slash)
+		*(slash == abs ? slash + 1 : slash) = '\0';
+	return abs;
+}
+
+/* The pipeline file's variant: named, or its only one. NULL after a usage error. */
+static const struct pipeline_variant *pick_variant(const struct pipeline *p, const char *name)
+{
+	const struct pipeline_variant *v = name ? pipeline_variant(p, name)
+					 : p->nvariants == 1 ? &p->variants[0] : NULL;
+	if (v)
+		return v;
+	struct strbuf have = STRBUF_INIT;
+	for (size_t j = 0; j < p->nvariants; j++)
+		strbuf_addf(&have, "%s%s", j ? ", " : "", p->variants[j].name);
+	if (name)
+		opt_usage_error("record", "unknown variant '%s': %s has %s", name, p->path,
+				have.len ? have.buf : "none");
+	else
+		opt_usage_error("record", "option '--variant' is needed: %s has %s", p->path,
+				have.len ? have.buf : "none");
+	strbuf_release(&have);
+	return NULL;
+}
+
+/* Plan a run of one variant of the pipeline file. Returns -1 to go on, else the exit status. */
+static int plan_pipeline(const struct probe_args *pa, const char *trace_path,
+			 struct record_opts *ro, struct probe_plan *pl)
+{
+	if (pa->adapter || pa->staged) {
+		opt_usage_error("record", "options '--adapter' and '--staged' go without "
+				"'--pipeline' (the pipeline file names its adapter and variants)");
+		return SB_EXIT_USAGE;
+	}
+	pl->pipeline_path = compare_absolute(pa->pipeline); /* {pipeline_dir} absolute */
+	if (pipeline_read(pl->pipeline_path, &pl->p) < 0)
+		return SB_EXIT_FAILURE;
+	pl->have_pipeline = true;
+	const struct pipeline_variant *v = pick_variant(&pl->p, pa->variant);
+	if (!v)
+		return SB_EXIT_USAGE;
+	for (size_t i = 0; i < pa->nsets; i++) {
+		struct strbuf why = STRBUF_INIT;
+		int r = compare_set_option(&pl->p, pa->sets[i], &pl->sets, &why);
+		if (r < 0)
+			opt_usage_error("record", "option '--set': %s", why.buf ? why.buf : "invalid");
+		strbuf_release(&why);
+		if (r < 0)
+			return SB_EXIT_USAGE;
+	}
+	pl->cache = pa->cache ? compare_absolute(pa->cache) : compare_default_cache(pl->p.name);
+	pl->out = dir_of_abs(trace_path);
+	struct compare_setup setup = {
+		.p = &pl->p, .out = pl->out, .probe_dir = pl->probe_dir, .python = compare_python(),
+		.cache = pl->cache, .seed = pa->seed ? pa->seed : "7", .sets = &pl->sets,
+		.old_pythonpath = getenv("PYTHONPATH"),
+	};
+	if (compare_plan_run(&setup, v, 1, &pl->run) < 0)
+		return SB_EXIT_FAILURE;
+	if (!ro->mode)
+		ro->mode = v->name;
+	if (!ro->commit_dir)
+		ro->commit_dir = pl->p.dir;
+	return -1;
+}
+
+/* The probe's environment (and, with a pipeline file, the default command).
+ * Returns -1 to go on, else the exit status. */
+static int plan_probe(const struct probe_args *pa, const char *trace_path,
+		      struct record_opts *ro, struct probe_plan *pl)
+{
+	pl->exe = compare_self_exe();
+	pl->probe_dir = compare_find_share(getenv("STAGEBENCH_HOME"), pl->exe, "probe");
+	if (!pl->probe_dir || !compare_is_dir(pl->probe_dir)) {
+		if (!pa->pipeline && !pa->adapter)
+			return -1; /* a plain recording: no probe to put on the path */
+		error("cannot find the Python probe (probe/) in $STAGEBENCH_HOME or beside the "
+		      "binary: set STAGEBENCH_HOME to the stagebench tree");
+		return SB_EXIT_FAILURE;
+	}
+	if (pa->pipeline)
+		return plan_pipeline(pa, trace_path, ro, pl);
+	if (pa->variant || pa->nsets || pa->seed || pa->cache) {
+		opt_usage_error("record", "options '--variant', '--set', '--seed' and '--cache' "
+				"need '--pipeline FILE'");
+		return SB_EXIT_USAGE;
+	}
+	if (pa->staged && !pa->adapter) {
+		opt_usage_error("record", "option '--staged' needs '--adapter'");
+		return SB_EXIT_USAGE;
+	}
+	compare_plan_adapter(pl->probe_dir, pa->adapter, pa->staged, getenv("PYTHONPATH"),
+			     &pl->run);
+	return -1;
+}
+
+/* A probe option; 1 when it was one, 0 when not. */
+static int probe_option(struct probe_args *pa, int opt, const char *arg)
+{
+	switch (opt) {
+	case OPT_PIPELINE: pa->pipeline = arg; return 1;
+	case OPT_VARIANT: pa->variant = arg; return 1;
+	case OPT_SEED: pa->seed = arg; return 1;
+	case OPT_CACHE: pa->cache = arg; return 1;
+	case OPT_ADAPTER: pa->adapter = arg; return 1;
+	case OPT_STAGED: pa->staged = true; return 1;
+	case OPT_SET:
+		ALLOC_GROW(pa->sets, pa->nsets + 1, pa->sets_alloc);
+		pa->sets[pa->nsets++] = arg;
+		return 1;
+	}
+	return 0;
+}
 
 struct labels {
 	struct trace_label *v;
@@ -66,6 +237,13 @@ int cmd_record(int argc, char **argv)
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "latents", required_argument, NULL, OPT_LATENTS },
 		{ "no-peak-reset", no_argument, NULL, OPT_NO_PEAK_RESET },
+		{ "pipeline", required_argument, NULL, OPT_PIPELINE },
+		{ "variant", required_argument, NULL, OPT_VARIANT },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "cache", required_argument, NULL, OPT_CACHE },
+		{ "adapter", required_argument, NULL, OPT_ADAPTER },
+		{ "staged", no_argument, NULL, OPT_STAGED },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -76,6 +254,8 @@ int cmd_record(int argc, char **argv)
 	struct guard_opts g = GUARD_OPTS_INIT;
 	struct labels labels = { NULL, 0, 0 };
 	char *default_out = NULL;
+	struct probe_args pa = { 0 };
+	struct probe_plan pl = { 0 };
 	int opt, rc = SB_EXIT_USAGE;
 	optind = 0;
 	opterr = 0;
@@ -83,7 +263,7 @@ int cmd_record(int argc, char **argv)
 		int gr = opt_guard("record", &g, opt, optarg);
 		if (gr < 0)
 			goto out;
-		if (gr > 0)
+		if (gr > 0 || probe_option(&pa, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'o':
@@ -124,20 +304,24 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc && !pa.pipeline) {
 		opt_usage_error("record", "no command given (stagebench record [OPTIONS] -- COMMAND)");
 		goto out;
 	}
 	if (!ro.trace_path)
 		ro.trace_path = default_out = record_default_trace_name();
 	ro.commit_dir = getenv("STAGEBENCH_COMMIT_DIR");
+	if ((rc = plan_probe(&pa, ro.trace_path, &ro, &pl)) >= 0)
+		goto out;
+	ro.env_set = (const char **)pl.run.env;
+	char **command = optind < argc ? argv + optind : pl.run.argv;
 	ro.labels = labels.v;
 	ro.nlabels = labels.n;
 	ro.guard = &g;
 	ro.guarded = g.given;
 	ro.name = "record";
 	struct record_result res = RECORD_RESULT_INIT;
-	rc = record_run(&ro, argv + optind, &res) ? SB_EXIT_FAILURE : res.exit_code;
+	rc = record_run(&ro, command, &res) ? SB_EXIT_FAILURE : res.exit_code;
 	record_result_release(&res);
 out:
 	for (size_t i = 0; i < labels.n; i++) {
@@ -146,6 +330,8 @@ out:
 	}
 	free(labels.v);
 	free(default_out);
+	free(pa.sets);
+	probe_plan_release(&pl);
 	guard_opts_release(&g);
 	return rc;
 }

@@ -196,6 +196,32 @@ int compare_plan_prepare(const struct compare_setup *s, struct compare_run *r)
 	return plan_command(s, &pv, 0, s->p->prepare, r);
 }
 
+void compare_plan_adapter(const char *probe_dir, const char *adapter, bool staged,
+			  const char *old_pythonpath, struct compare_run *r)
+{
+	struct strbuf pp = STRBUF_INIT;
+	char *abs = NULL;
+	size_t k = 0;
+
+	*r = (struct compare_run)COMPARE_RUN_INIT;
+	strbuf_addf(&pp, "%s/site:%s", probe_dir, probe_dir);
+	if (adapter && (strchr(adapter, '/') || str_ends_with(adapter, ".py"))) {
+		abs = compare_absolute(adapter);
+		const char *slash = strrchr(abs, '/');
+		strbuf_addf(&pp, ":%.*s", (int)(slash - abs), abs);
+	}
+	if (old_pythonpath && *old_pythonpath)
+		strbuf_addf(&pp, ":%s", old_pythonpath);
+	r->env = xcalloc(4, sizeof(*r->env));
+	r->env[k++] = xasprintf("PYTHONPATH=%s", pp.buf);
+	if (adapter)
+		r->env[k++] = xasprintf("STAGEBENCH_ADAPTER=%s", abs ? abs : adapter);
+	if (staged)
+		r->env[k++] = xstrdup("STAGEBENCH_STAGED=1");
+	free(abs);
+	strbuf_release(&pp);
+}
+
 void compare_run_release(struct compare_run *r)
 {
 	if (!r)

@@ -93,6 +93,16 @@ int compare_plan_prepare(const struct compare_setup *s, struct compare_run *out)
 void compare_run_release(struct compare_run *r); /* NULL ok */
 
 /*
+ * The probe's environment for a command recorded without a pipeline file
+ * (`stagebench record [--adapter A] [--staged] -- COMMAND`): r->env gets
+ * PYTHONPATH = PROBE/site:PROBE[:the adapter file's directory]:old PYTHONPATH,
+ * STAGEBENCH_ADAPTER (adapter: a module name or a .py path made absolute; NULL
+ * for none) and STAGEBENCH_STAGED=1 when staged. Other fields stay NULL.
+ */
+void compare_plan_adapter(const char *probe_dir, const char *adapter, bool staged,
+			  const char *old_pythonpath, struct compare_run *r);
+
+/*
  * Apply "KEY=VALUE" to *sets: KEY must be a key of the pipeline's "defaults".
  * Returns 0, or -1 for a bad value: *why (NULL ok) gets what is wrong (no
  * '=', empty key, a key the pipeline has no default for: the keys it has);

@@ -46,12 +46,17 @@ def _patch(probe, app):
     probe.on_call(app, "load_images", "prepare", outputs=_images)
     probe.on_call(app, "detect", "detect", outputs=_boxes)
     probe.on_call(app, "classify", "classify", outputs="probs")
-    probe.on_call(app, "segment", "segment", outputs="masks")
+    probe.on_call(app, "segment", "segment", outputs=_masks)
     probe.on_call(app, "save_results", "write")
 
 
 def _images(images):
     return {"image_%d" % i: im for i, im in enumerate(images)}
+
+
+def _masks(masks):
+    # class indices (int64): fingerprinted as float32, which the latent reader compares
+    return {"masks": masks.float()}
 
 
 def _boxes(boxes):

@@ -68,6 +68,7 @@ def activate(environ=None):
         install = getattr(mod, "install", None)
         if not callable(install):
             raise ImportError("adapter %s has no install(probe) function" % adapter)
+        probe.adapter = adapter
         install(probe)
     atexit.register(_at_exit, probe)
     sys.excepthook = _excepthook(sys.excepthook)

@@ -103,6 +103,7 @@ class Probe:
         self.latents_dir = latents_dir
         self.trace = trace
         self.rng_replay = rng_replay
+        self.adapter = None  # the adapter's name once activate() installed one
         self.stage = None
         self._entries = {}
         self._latent_files = set()
@@ -439,7 +440,10 @@ class Probe:
             else:
                 out.append("the hooked method %s was never called" % label)
         if self.staged:
-            if not self._entries:
+            if not self._entries and self.adapter is None:
+                out.append("no adapter was given (STAGEBENCH_ADAPTER), so no model was "
+                           "deferred")
+            elif not self._entries:
                 names = [i.target for i in self.interceptors if i.kind == "model"]
                 out.append("no model was deferred%s" % (
                     ": the calls the adapter names (%s) were never made while the "

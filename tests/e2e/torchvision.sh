@@ -1,0 +1,69 @@
+#!/bin/sh
+# torchvision.sh -- `stagebench compare` on pipelines/torchvision (an unmodified script run as
+# `python3 app.py`, models deferred by the adapter) at a small size: staged below eager in every
+# stage holding a model, identical latents with RNG replay, the diagnosis without it; a staged
+# run whose hooks never fire fails naming what never happened.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+SB=${SB_BIN:-$root/stagebench}
+PY=${STAGEBENCH_PYTHON:-/usr/bin/python3}
+if ! "$PY" -c "import torchvision" 2>/dev/null; then
+	echo "SKIP torchvision: no python3-torchvision (scripts/deps.sh installs it)"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
+fail=0
+check() { # check DESCRIPTION COMMAND...
+	desc=$1
+	shift
+	if ! "$@"; then
+		echo "FAIL torchvision: $desc"
+		fail=1
+	fi
+}
+peak() { awk -F, -v s="$1" -v m="$2" '$1 == s && $2 == m && $3 == "completed" { print $9; exit }' "$3"; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }'; }
+
+P=$root/pipelines/torchvision/pipeline.json
+SMALL="--set images=1 --set image_size=96 --set detect_size=128"
+A=$tmp/a
+# shellcheck disable=SC2086
+"$SB" compare eager staged staged-no-replay --pipeline "$P" $SMALL --reps 1 --interval 10ms \
+	--out "$A" >"$tmp/a.out" 2>"$tmp/a.err"
+rc=$?
+check "exit 1 (staged-no-replay's latents differ; got $rc: $(tail -n 3 "$tmp/a.err"))" [ "$rc" -eq 1 ]
+check "every run completed" sh -c "[ \$(grep -c '^| [a-z-]*-1 | completed |' '$tmp/a.out') -eq 3 ]"
+"$SB" table --format csv "$A"/eager-1.trace.jsonl.zst "$A"/staged-1.trace.jsonl.zst >"$tmp/a.csv"
+for s in detect classify segment; do
+	e=$(peak "$s" eager "$tmp/a.csv")
+	st=$(peak "$s" staged "$tmp/a.csv")
+	check "$s: staged ($st bytes) below eager ($e bytes)" lt "$st" "$e"
+done
+ev=$(zstd -dc "$A/staged-1.trace.jsonl.zst" | grep -E '"kind":"(load|release)"' |
+	sed -E 's/.*"kind":"([a-z]+)".*"stage":"([a-z]+)".*"name":"([a-z]+)".*/\1 \3 \2/' | tr '\n' ,)
+check "staged: each model built in its stage, released after ($ev)" [ "$ev" = \
+	"load detector detect,release detector classify,load classifier classify,release classifier segment,load segmenter segment,release segmenter write," ]
+for l in image_0 boxes_0 probs masks; do
+	check "latent $l: eager and staged identical" \
+		awk -v l="$l" '$0 == "## " l " (stage " { } /^## / { cur = $2 } cur == l && /^\| eager-1 *\| identical/ { ok = 1 } END { exit !ok }' "$A/latents.md"
+done
+check "without replay the first latent differs, and latents.md says why" \
+	sh -c "grep -q '^- staged-no-replay-1: image_0 (stage prepare), differs' '$A/latents.md' &&
+	grep -q 'It differs before staged-no-replay-1 built any model: the pipeline draws random numbers after building its models' '$A/latents.md'"
+
+# An adapter whose target never runs: the staged run fails (exit 3) naming what never happened.
+mkdir -p "$tmp/bad"
+sed 's/when_imported("app"/when_imported("not_app"/' "$root/pipelines/torchvision/adapter.py" >"$tmp/bad/adapter.py"
+sed "s|{pipeline_dir}/adapter.py|$tmp/bad/adapter.py|" "$P" >"$tmp/bad/pipeline.json"
+sed -i "s|{pipeline_dir}/app.py|$root/pipelines/torchvision/app.py|" "$tmp/bad/pipeline.json"
+# shellcheck disable=SC2086
+"$SB" compare staged --pipeline "$tmp/bad/pipeline.json" $SMALL --reps 1 --out "$tmp/b" \
+	--cache "${XDG_CACHE_HOME:-$HOME/.cache}/stagebench/torchvision" >"$tmp/b.out" 2>"$tmp/b.err"
+rc=$?
+check "never engaged: compare exits non-zero (got $rc)" [ "$rc" -ne 0 ]
+check "never engaged: the run failed with exit code 3" grep -q 'staged run 1: failed with exit code 3' "$tmp/b.err"
+check "never engaged: the message names the module that never ran" \
+	grep -q 'the module not_app was never imported nor run as the main script' "$tmp/b.err"
+exit $fail
