@@ -91,7 +91,7 @@ void latent_set_add_trace(struct latent_set *s, const char *id, const char *mode
 						     : xasprintf("%s/%s", dir, ev->file);
 		c->trace_path = xstrdup(tr->path);
 		c->line = ev->line;
-		c->before_models = ev->t < first_load;
+		c->before_models = isfinite(first_load) && ev->t < first_load;
 	}
 	free(dir);
 }

@@ -117,7 +117,7 @@ struct latent_copy {
 	char *path;         /* file resolved against the trace's directory */
 	char *trace_path;   /* the trace holding the event, and its line */
 	size_t line;
-	bool before_models; /* no load or reload event in its run precedes it */
+	bool before_models; /* its run has load/reload events and none precedes it */
 	/* set by latent_compare */
 	enum latent_copy_state state;
 	char *problem;      /* COPY_CORRUPT: what disagrees, in words */

@@ -216,7 +216,8 @@ static void md_first_differences(const struct latent_set *s, struct strbuf *out)
 			if (l->stage)
 				strbuf_addf(out, " (stage %s)", l->stage);
 			strbuf_addf(out, ", %s\n", latent_result_name(p->diff.result));
-			md_rng_hint(s, l, r, out);
+			if (p->diff.result == LR_DIFFERS)
+				md_rng_hint(s, l, r, out);
 			free(label);
 			break;
 		}

@@ -109,6 +109,7 @@ class Probe:
         self._latent_files = set()
         self._lock = threading.RLock()
         self.hooks = {}  # label -> times the hook fired (None: optional)
+        self._on_enter = {}  # stage -> [fn(probe)]
         self.interceptors = []
 
     @classmethod
@@ -315,7 +316,11 @@ class Probe:
         """Release a module the registry does not hold (an adapter-level release,
         e.g. a background remover the pipeline built itself): release event
         named `name` in the current stage. A list of modules counts as one."""
-        mods = list(module) if isinstance(module, (list, tuple)) else [module]
+        mods = []
+        for m in (module if isinstance(module, (list, tuple)) else [module]):
+            # a plain object holding its modules (a background remover's .model)
+            mods.extend([m] if _is_module(m) or m is None else
+                        [v for v in vars(m).values() if _is_module(v)])
         nbytes = 0
         seen = set()
         for m in mods:
@@ -349,8 +354,15 @@ class Probe:
             order = [n for n in self._entries if n in going]
             for n in sorted(order, key=lambda n: self._entries[n].backbone is None):
                 self._release(self._entries[n], stage)
+            for fn in self._on_enter.get(stage, ()):
+                fn(self)
             devmem.reset_peaks()
             self.gpu(stage)
+
+    def on_enter(self, stage, fn):
+        """Call fn(probe) each time `stage` is entered, after the registry's
+        releases (an adapter-level release: probe.release_module)."""
+        self._on_enter.setdefault(stage, []).append(fn)
 
     # -- hooks ----------------------------------------------------------------
     def on_call(self, target, method, stage, outputs=None, then=None, optional=False):
