@@ -30,6 +30,7 @@ gnuplot-nox              run    the charts
 python3                  run    the probe and the demo pipeline
 python3-numpy            run    the demo pipeline
 python3-torch            run    the demo pipeline
+python3-torchvision      run    pipelines/torchvision (the example of an unmodified script; its e2e test)
 libcriterion-dev         test   unit tests
 clang                    test   make portability: the POSIX-only build of the portable sources; make fuzz-test: the libFuzzer harnesses
 python3-pytest           test   tests/python

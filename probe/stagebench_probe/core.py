@@ -2,6 +2,7 @@
 import functools
 import importlib.abc
 import importlib.util
+import inspect
 import os
 import sys
 import threading
@@ -374,7 +375,8 @@ class Probe:
         result, or a callable outputs(result) -> {name: tensor}. `then`: a stage
         entered when the call returns. A hook that never fires makes the run
         fail at exit (see check()) unless optional=True."""
-        raw = target.__dict__.get(method) if isinstance(target, type) else None
+        # a class: the attribute as defined (an inherited classmethod stays one)
+        raw = inspect.getattr_static(target, method) if isinstance(target, type) else None
         if raw is None:
             raw = getattr(target, method)
         kind = type(raw) if isinstance(raw, (staticmethod, classmethod)) else None
