@@ -193,7 +193,20 @@ int compare_plan_run(const struct compare_setup *s, const struct pipeline_varian
 int compare_plan_prepare(const struct compare_setup *s, struct compare_run *r)
 {
 	struct pipeline_variant pv = { (char *)"prepare", { 0 }, NULL };
-	return plan_command(s, &pv, 0, s->p->prepare, r);
+	if (plan_command(s, &pv, 0, s->p->prepare, r) < 0)
+		return -1;
+	/* not a measured run: without the adapter, whose hooks would never fire there
+	 * (the probe fails a run whose adapter never engaged) */
+	size_t k = 0;
+	for (size_t i = 0; r->env && r->env[i]; i++) {
+		if (str_starts_with(r->env[i], "STAGEBENCH_ADAPTER="))
+			free(r->env[i]);
+		else
+			r->env[k++] = r->env[i];
+	}
+	if (r->env)
+		r->env[k] = NULL;
+	return 0;
 }
 
 void compare_plan_adapter(const char *probe_dir, const char *adapter, bool staged,

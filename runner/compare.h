@@ -88,7 +88,9 @@ int compare_variant_name_check(const struct pipeline *p, const char *name);
 int compare_plan_run(const struct compare_setup *s, const struct pipeline_variant *v, int rep,
 		     struct compare_run *out);
 /* The same for the pipeline's "prepare" command (mode "prepare", rep 0: its
- * files are OUT/prepare.log and OUT/prepare/; no trace is written). */
+ * files are OUT/prepare.log and OUT/prepare/; no trace is written). Its env has
+ * no STAGEBENCH_ADAPTER: it is not a measured run, and the probe fails a run
+ * whose adapter's hooks never fire. */
 int compare_plan_prepare(const struct compare_setup *s, struct compare_run *out);
 void compare_run_release(struct compare_run *r); /* NULL ok */
 
