@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <fcntl.h>
 
 #include "../traces/runs.h"
 #include "rundir.h"
@@ -87,8 +89,7 @@ void latent_set_add_trace(struct latent_set *s, const char *id, const char *mode
 			memcpy(c->shape, ev->shape, sizeof(c->shape[0]) * (size_t)ev->ndim);
 		c->file = xstrdup(ev->file);
 		if (ev->file)
-			c->path = ev->file[0] == '/' ? xstrdup(ev->file)
-						     : xasprintf("%s/%s", dir, ev->file);
+			c->path = xasprintf("%s/%s", dir, ev->file);
 		c->trace_path = xstrdup(tr->path);
 		c->line = ev->line;
 		c->before_models = isfinite(first_load) && ev->t < first_load;
@@ -367,6 +368,54 @@ void latent_format_shape(struct strbuf *sb, int ndim, const int64_t *shape)
 	strbuf_addch(sb, ']');
 }
 
+/* "file" may name only a regular file inside the run directory (the trace's
+ * own directory): a relative path without "..", whose real path stays inside
+ * that directory. Opened without following a final symlink and without
+ * blocking (a FIFO is refused, not waited on). Returns the fd, or -1 after
+ * error() naming the trace line. */
+static int open_inside(const struct latent_copy *c)
+{
+	const char *f = c->file, *why = NULL;
+	if (!*f || f[0] == '/')
+		why = *f ? "is an absolute path" : "is empty";
+	for (const char *p = f; !why && *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && !strncmp(p, "..", 2))
+			why = "has a '..' component";
+		p += n;
+		p += strspn(p, "/");
+	}
+	if (why)
+		return error("%s:%zu: latent '%s': file '%s' %s: only files inside the run "
+			     "directory are read", c->trace_path, c->line, c->name, f, why);
+	char *dir = dir_of(c->trace_path);
+	char *rdir = realpath(dir, NULL), *rfile = realpath(c->path, NULL);
+	int fd = -1;
+	if (!rdir || !rfile) {
+		error("%s:%zu: latent '%s': cannot read '%s': %s", c->trace_path, c->line, c->name,
+		      c->path, strerror(errno));
+	} else if (strncmp(rfile, rdir, strlen(rdir)) ||
+		   (rfile[strlen(rdir)] != '/' && strcmp(rdir, "/"))) {
+		error("%s:%zu: latent '%s': file '%s' leads outside the run directory (to '%s'): "
+		      "not read", c->trace_path, c->line, c->name, f, rfile);
+	} else if ((fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		error("%s:%zu: latent '%s': cannot read '%s': %s", c->trace_path, c->line, c->name,
+		      c->path, strerror(errno));
+	} else {
+		struct stat st;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			error("%s:%zu: latent '%s': '%s' is not a regular file: not read",
+			      c->trace_path, c->line, c->name, c->path);
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(dir);
+	free(rdir);
+	free(rfile);
+	return fd;
+}
+
 /* Read one copy and check it against its event. -1 only for unreadable input. */
 static int load_copy(struct latent_copy *c, struct npy_array *arr)
 {
@@ -374,7 +423,12 @@ static int load_copy(struct latent_copy *c, struct npy_array *arr)
 		c->state = COPY_NO_FILE;
 		return 0;
 	}
-	if (npy_read(c->path, arr))
+	int fd = open_inside(c);
+	if (fd < 0)
+		return -1;
+	int rc = npy_read_fd(c->path, fd, arr);
+	close(fd);
+	if (rc)
 		return error("%s:%zu: cannot use the copy of latent '%s' (above)", c->trace_path,
 			     c->line, c->name);
 	sha256_hex(arr->data, arr->data_bytes, c->actual_sha256);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <errno.h>
 
 #include "../common/util.h"
 
@@ -259,6 +261,31 @@ fail:
 int npy_parse(const char *name, const void *bytes, size_t len, struct npy_array *a)
 {
 	return parse(name, bytes, len, NULL, a);
+}
+
+int npy_read_fd(const char *name, int fd, struct npy_array *a)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[65536];
+	npy_release(a);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			strbuf_release(&sb);
+			return error("cannot read '%s': %s", name, strerror(e));
+		}
+		if (!n)
+			break;
+		strbuf_add(&sb, buf, (size_t)n);
+	}
+	size_t len = sb.len;
+	char *data = strbuf_detach(&sb);
+	int rc = parse(name, data, len, &data, a);
+	free(data); /* NULL when the array took it */
+	return rc;
 }
 
 int npy_read(const char *path, struct npy_array *a)

@@ -60,6 +60,8 @@ struct npy_array {
 
 /* Read and check PATH. 0, or -1 after error() "PATH: what is wrong". */
 int npy_read(const char *path, struct npy_array *a);
+/* The same from an open file (read to its end); NAME names it in messages. */
+int npy_read_fd(const char *name, int fd, struct npy_array *a);
 /* The same from memory; `name` is used in messages. The bytes are copied. */
 int npy_parse(const char *name, const void *bytes, size_t len, struct npy_array *a);
 void npy_release(struct npy_array *a); /* NULL ok; leaves *a as NPY_ARRAY_INIT */

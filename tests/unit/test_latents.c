@@ -398,3 +398,67 @@ Test(latent_set, a_directory_adds_its_runs_in_runs_json_order_then_by_version)
 	cr_expect_str_eq(s.runs[2].mode, "eager");
 	latent_set_release(&s);
 }
+
+/* latent_compare with stderr captured into msg (truncated to its size). */
+static int compare_quietly(struct latent_set *s, char *msg, size_t size)
+{
+	FILE *saved = stderr;
+	stderr = tmpfile();
+	cr_assert_not_null(stderr);
+	int rc = latent_compare(s, NULL);
+	rewind(stderr);
+	size_t n = fread(msg, 1, size - 1, stderr);
+	msg[n] = '\0';
+	fclose(stderr);
+	stderr = saved;
+	return rc;
+}
+
+/* A latent event's "file" is read only inside the run directory: a valid .npy
+ * outside it, reached by an absolute path, a '..' or a symlink, is refused; a
+ * FIFO is refused at once instead of hanging, /dev/zero is not read; a file in a
+ * subdirectory is read. */
+Test(latent_set, latent_files_are_read_only_inside_the_run_directory, .timeout = 20)
+{
+	char out[64] = "/tmp/test_latents_out_XXXXXX", sha[65], msg[1024];
+	cr_assert_not_null(mkdtemp(out));
+	const float v[2] = { 1, 2 };
+	/* a valid copy outside the run directory, and one inside it, in a subdirectory */
+	char *outside = xasprintf("%s/z.npy", out);
+	char *rel = xasprintf("../%s/z.npy", strrchr(out, '/') + 1);
+	write_f32("ok.npy", v, 2, sha);
+	char *cmd = xasprintf("mkdir -p '%s/sub' && cp '%s/ok.npy' '%s/sub/ok.npy' && cp '%s/ok.npy' '%s' && "
+			      "ln -s '%s' '%s/link.npy' && mkfifo '%s/fifo.npy'",
+			      dir, dir, dir, dir, outside, outside, dir, dir);
+	cr_assert_eq(system(cmd), 0);
+	const struct { const char *file, *why; } bad[] = {
+		{ outside, "is an absolute path" },
+		{ rel, "has a '..' component" },
+		{ "sub/../../x.npy", "has a '..' component" },
+		{ "link.npy", "leads outside the run directory" },
+		{ "fifo.npy", "is not a regular file" },
+		{ "/dev/zero", "is an absolute path" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ev r1[] = { { "x", sha, bad[i].file, 2 } };
+		struct latent_set s = LATENT_SET_INIT;
+		add_run(&s, "eager-1", "eager", r1, 1);
+		add_run(&s, "eager-2", "eager", r1, 1);
+		cr_expect_eq(compare_quietly(&s, msg, sizeof(msg)), -1, "%s was read", bad[i].file);
+		cr_expect(strstr(msg, bad[i].why), "%s: %s", bad[i].file, msg);
+		latent_set_release(&s);
+	}
+	struct ev good[] = { { "x", sha, "sub/ok.npy", 2 } };
+	struct latent_set s = LATENT_SET_INIT;
+	add_run(&s, "eager-1", "eager", good, 1);
+	add_run(&s, "eager-2", "eager", good, 1);
+	cr_expect_eq(compare_quietly(&s, msg, sizeof(msg)), 0, "%s", msg);
+	cr_expect_eq(latent_findings(&s), 0);
+	latent_set_release(&s);
+	free(cmd);
+	cmd = xasprintf("rm -rf '%s'", out);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	free(outside);
+	free(rel);
+}
