@@ -20,7 +20,8 @@
  *                     (analyze/table.h): grouped bars per stage, one per mode,
  *                     bar = the highest run, whiskers = the range across runs;
  *                     --supplement cells hatched with a legend entry naming the
- *                     file; "stopped" and "not reached" (two lines) written on
+ *                     file; a stage whose swap rose (table_cell.swap_rose, by
+ *                     TABLE_SWAP_FLOOR or more) outlined in red with "swap +X"; "stopped" and "not reached" (two lines) written on
  *                     the chart; the RAM line as in memory.
  * Both: y ranges that hold the data and the RAM line with a small margin; the
  * --title and --note text when given; sizes in GB = 2^30 bytes.
@@ -179,12 +180,6 @@ void plot_history_script(struct strbuf *sb, const struct plot_history *h,
 /* Draw it to OUT_DIR/NAME.EXT (NAME e.g. "history-peak"), printing the path
  * like plot_runs. Returns 0, or -1 after error(). */
 int plot_history(const struct plot_opts *opts, const struct plot_history *h, const char *name);
-
-/* The stages chart marks a bar (a red outline, "swap +X" in its note) when
- * system swap rose by more than this within the stage's window in one of the
- * runs behind it (struct stage_stats.swap_rise): smaller rises are the
- * machine's own paging, not the pipeline's. */
-#define PLOT_SWAP_FLOOR_BYTES (256ull << 20)
 
 /* GB (2^30 bytes) as a double. */
 double plot_gb(uint64_t bytes);

@@ -18,7 +18,7 @@ struct bar_cell {
 	bool stopped;     /* one of those was stopped by the guard */
 	bool supplement;  /* the figures come from --supplement runs: hatched */
 	double lo, hi;    /* GB */
-	bool swapped;     /* system swap rose beyond PLOT_SWAP_FLOOR_BYTES in the stage */
+	bool swapped;     /* system swap rose by TABLE_SWAP_FLOOR or more in the stage */
 	uint64_t swap_rise; /* the largest rise among the runs behind the bar */
 };
 
@@ -68,6 +68,8 @@ static void cell_from_table(const struct table *t, size_t s, size_t m, struct ba
 	c->runs = t->modes[m].nruns;
 	c->reached = tc->nentered;
 	c->supplement = tc->from_supplement;
+	c->swapped = tc->swap_rose;
+	c->swap_rise = tc->swap_max;
 	if (tc->ncompleted) {
 		bar_value(c, tc->min_bytes, tc->max_bytes);
 		c->valued += tc->ncompleted;
@@ -81,22 +83,6 @@ static void cell_from_table(const struct table *t, size_t s, size_t m, struct ba
 			c->valued += e->nsampled;
 		}
 	}
-}
-
-/* The largest swap rise in the stage among the runs the table cell comes
- * from (main runs of the mode, or its supplements when it comes from them). */
-static void cell_swap(const struct plot_model *pm, size_t s, size_t m, struct bar_cell *c)
-{
-	const struct table *t = &pm->table;
-	for (size_t i = 0; i < pm->nanalyses; i++) {
-		const struct table_run *r = &pm->analyses[i];
-		if (r->supplement != c->supplement || strcmp(r->a.mode, t->modes[m].name))
-			continue;
-		const struct stage_stats *st = analysis_stage(&r->a, t->stages[s]);
-		if (st && st->has_swap_rise && st->swap_rise > c->swap_rise)
-			c->swap_rise = st->swap_rise;
-	}
-	c->swapped = c->swap_rise > PLOT_SWAP_FLOOR_BYTES;
 }
 
 /* Value, then what happened, one per line. */
@@ -138,7 +124,6 @@ static void build_cells(const struct plot_model *pm, struct bars *B)
 		for (size_t m = 0; m < B->nm; m++) {
 			struct bar_cell *c = &B->cells[s * B->nm + m];
 			cell_from_table(t, s, m, c);
-			cell_swap(pm, s, m, c);
 			B->any_swap |= c->swapped;
 			if (c->valued && c->hi > B->ymax)
 				B->ymax = c->hi;
@@ -175,8 +160,8 @@ static void build_legend(const struct plot_model *pm, struct bars *B)
 		legend_add(B, xstrdup(B->t->modes[m].name), m, 0);
 	if (B->any_swap) {
 		char floor[UNITS_BUF];
-		legend_add(B, xasprintf("system swap rose in the stage (by more than %s)",
-					units_size((double)PLOT_SWAP_FLOOR_BYTES, UNITS_COARSE, false, floor)),
+		legend_add(B, xasprintf("system swap rose in the stage (by %s or more)",
+					units_size((double)TABLE_SWAP_FLOOR, UNITS_COARSE, false, floor)),
 			   0, 2);
 	}
 	for (size_t i = 0; i < pm->nanalyses; i++) {

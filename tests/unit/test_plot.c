@@ -907,7 +907,7 @@ Test(plot, stages_where_swap_rose_are_marked)
 	cr_assert(strstr(s, "$swap << EOD\n1.1358 5.0000 0.2444\nEOD\n"), "%s", s);
 	cr_assert(strstr(s, "$swap using 1:2:3 with boxes lc rgb '#d62728' lw 2 fs empty"), "%s", s);
 	cr_assert(strstr(s, "set label \"5.0\\nswap +2.0 GB\""), "the note says how much: %s", s);
-	cr_assert(strstr(s, "\"system swap rose in the stage (by more than 256 MB)\""), "legend: %s", s);
+	cr_assert(strstr(s, "\"system swap rose in the stage (by 256 MB or more)\""), "legend: %s", s);
 	cr_assert(strstr(s, "set label \"12.0\" "), "eager's 100 MB is under the floor: %s", s);
 	free(s);
 	model_free(m);
