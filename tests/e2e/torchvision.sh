@@ -56,8 +56,8 @@ check "without replay the first latent differs, and latents.md says why" \
 # An adapter whose target never runs: the staged run fails (exit 3) naming what never happened.
 mkdir -p "$tmp/bad"
 sed 's/when_imported("app"/when_imported("not_app"/' "$root/pipelines/torchvision/adapter.py" >"$tmp/bad/adapter.py"
-sed "s|{pipeline_dir}/adapter.py|$tmp/bad/adapter.py|" "$P" >"$tmp/bad/pipeline.json"
-sed -i "s|{pipeline_dir}/app.py|$root/pipelines/torchvision/app.py|" "$tmp/bad/pipeline.json"
+sed -e "s|{pipeline_dir}/adapter.py|$tmp/bad/adapter.py|" \
+	-e "s|{pipeline_dir}/|$root/pipelines/torchvision/|g" "$P" >"$tmp/bad/pipeline.json"
 # shellcheck disable=SC2086
 "$SB" compare staged --pipeline "$tmp/bad/pipeline.json" $SMALL --reps 1 --out "$tmp/b" \
 	--cache "${XDG_CACHE_HOME:-$HOME/.cache}/stagebench/torchvision" >"$tmp/b.out" 2>"$tmp/b.err"
