@@ -248,6 +248,7 @@ install: $(INSTALL_BIN)
 	install -m 0644 completions/stagebench.bash $(DESTDIR)$(BASH_COMPDIR)/stagebench
 	install -m 0644 completions/_stagebench $(DESTDIR)$(ZSH_COMPDIR)/_stagebench
 	cp -R probe demo $(DESTDIR)$(PREFIX)/share/stagebench/
+	install -m 0755 scripts/bisect-run.sh $(DESTDIR)$(PREFIX)/share/stagebench/bisect-run.sh
 	install -d $(DESTDIR)$(PREFIX)/include
 	install -m 0644 probe/stagebench_probe.h $(DESTDIR)$(PREFIX)/include/
 

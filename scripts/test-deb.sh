@@ -7,8 +7,8 @@
 # 2. `lintian --fail-on error` on what it built.
 # 3. In a fresh minimal Debian root (scripts/lib-root.sh): `apt-get install ./stagebench_*.deb`,
 #    which brings only what the package declares (Depends, and Recommends as apt does by
-#    default); then, from /usr/bin, `stagebench compare eager staged --size tiny --seed 7` in an
-#    empty directory, and `apt-get remove stagebench`, after which /usr/bin/stagebench is gone.
+#    default); then, from /usr/bin, `stagebench --version` (the package's version) and
+#    `stagebench compare eager staged --size tiny --seed 7` in an empty directory, and `apt-get remove stagebench`, after which /usr/bin/stagebench is gone.
 # Needs root, dpkg-dev, debhelper, lintian, mmdebstrap (scripts/deps.sh ci).
 # Ends with "deb: N passed, N failed"; exit 0 when every step passed.
 set -eu
@@ -76,7 +76,10 @@ prepare() { root_tarball "$rel" && root_unpack "$rel" "$root"; }
 run root prepare || finish
 cp "$deb" "$root/tmp/"
 run install in_root "$root" "$rel" /tmp "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./$(basename "$deb")" || finish
-run compare in_root "$root" "$rel" /tmp "[ \"\$(command -v stagebench)\" = /usr/bin/stagebench ] && mkdir -p work && cd work &&
+version=$(dpkg-deb -f "$deb" Version)
+run compare in_root "$root" "$rel" /tmp "[ \"\$(command -v stagebench)\" = /usr/bin/stagebench ] &&
+	stagebench --version | grep -F 'stagebench $version' && /usr/share/stagebench/bisect-run.sh --help >/dev/null &&
+	mkdir -p work && cd work &&
 	stagebench compare eager staged --size tiny --seed 7 && ls runs/*/table.md" || true
 run remove in_root "$root" "$rel" /tmp "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q stagebench && [ ! -e /usr/bin/stagebench ] && [ ! -e /usr/share/stagebench ]" || true
 finish
