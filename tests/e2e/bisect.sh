@@ -51,7 +51,7 @@ git checkout -q "$broken"
 judge >"$tmp/broken.log" 2>&1
 rc=$?
 [ $rc = 125 ] || bad "the broken commit: exit $rc, wanted 125 ($(tail -n 3 "$tmp/broken.log"))"
-grep -q "bisect-run: $(git rev-parse --short HEAD) skip: compare could not run" "$tmp/broken.log" ||
+grep -q "bisect-run: $(git rev-parse --short HEAD) skip: compare could not run the pipeline" "$tmp/broken.log" ||
 	bad "the broken commit: no skip line: $(tail -n 3 "$tmp/broken.log")"
 # the whole bisection
 git checkout -q "$last"
