@@ -19,6 +19,7 @@
 #include "../common/util.h"
 #include "../common/version.h"
 #include "../meter/meter.h"
+#include "../platform/platform.h"
 #include "../traces/trace.h"
 #include "../traces/window.h"
 #include "git.h"
@@ -739,6 +740,27 @@ static void on_reaped(void *arg, pid_t pid, uint64_t maxrss)
 		r->exit_peaks++;
 }
 
+/* After a SIGCHLD: every zombie child of ours but the leader. The recorder's
+ * children during a run are the leader and orphans re-parented to it (a
+ * subreaper); one the tree listings missed (re-parented between two of them)
+ * would otherwise stay a zombie for the rest of the run, and a command that
+ * waits for it to go would wait for ever. The leader is left to
+ * root_exited(), whose status the run needs. */
+static void reap_strays(struct run *r)
+{
+	for (;;) {
+		siginfo_t si;
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) || !si.si_pid ||
+		    si.si_pid == r->sp.pid)
+			return;
+		uint64_t maxrss = 0;
+		if (pl_wait(si.si_pid, NULL, WNOHANG, &maxrss) != si.si_pid)
+			return;
+		on_reaped(r, si.si_pid, maxrss);
+	}
+}
+
 /* Only asked after a SIGCHLD (*chld, cleared here): the handler writes to
  * the self-pipe, so one that comes later wakes the loop's poll. */
 static bool root_exited(struct run *r, bool *chld)
@@ -790,6 +812,8 @@ static void on_turn(struct loop *l, int64_t now, void *arg)
 	}
 	if (got_chld && r->sp.ntree)
 		spawn_reap(&r->sp);
+	if (got_chld)
+		reap_strays(r);
 }
 
 static void flush_trace(struct run *r)
