@@ -228,28 +228,29 @@ static int add_label(struct labels *l, const char *arg)
 	return 0;
 }
 
+static const struct option record_longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "latents", required_argument, NULL, OPT_LATENTS },
+	{ "no-peak-reset", no_argument, NULL, OPT_NO_PEAK_RESET },
+	{ "pipeline", required_argument, NULL, OPT_PIPELINE },
+	{ "variant", required_argument, NULL, OPT_VARIANT },
+	{ "set", required_argument, NULL, OPT_SET },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "adapter", required_argument, NULL, OPT_ADAPTER },
+	{ "staged", no_argument, NULL, OPT_STAGED },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	GUARD_LONG_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
 int cmd_record(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "label", required_argument, NULL, OPT_LABEL },
-		{ "latents", required_argument, NULL, OPT_LATENTS },
-		{ "no-peak-reset", no_argument, NULL, OPT_NO_PEAK_RESET },
-		{ "pipeline", required_argument, NULL, OPT_PIPELINE },
-		{ "variant", required_argument, NULL, OPT_VARIANT },
-		{ "set", required_argument, NULL, OPT_SET },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "cache", required_argument, NULL, OPT_CACHE },
-		{ "adapter", required_argument, NULL, OPT_ADAPTER },
-		{ "staged", no_argument, NULL, OPT_STAGED },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		GUARD_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct record_opts ro = RECORD_OPTS_INIT;
 	struct guard_opts g = GUARD_OPTS_INIT;
 	struct labels labels = { NULL, 0, 0 };
@@ -259,7 +260,7 @@ int cmd_record(int argc, char **argv)
 	int opt, rc = SB_EXIT_USAGE;
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+o:qvh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+o:qvh", record_longopts, NULL)) != -1) {
 		int gr = opt_guard("record", &g, opt, optarg);
 		if (gr < 0)
 			goto out;
