@@ -69,6 +69,15 @@ check "the first attempt's panel says how it ended" \
 	grep -q '>eager, run 1: stopped by the guard in setup; peak 27.4 GB<' "$tmp/pub/memory.svg"
 check "the staged panels say they completed" \
 	grep -q '>staged, run 2: completed; peak 19.0 GB<' "$tmp/pub/memory.svg"
+(cd "$QWEN" && "$SB" plot --format svg -o "$tmp/pub2" --ram 48G --supplement eager-1.trace.jsonl \
+	--title 'Qwen-Image-2.1 at 1024 px' --note 'stageload, 2026-10-06' \
+	first-attempt/eager-1.trace.jsonl staged-1.trace.jsonl staged-2.trace.jsonl) >/dev/null 2>&1
+for f in memory stages; do
+	check "$f.svg with a supplement, RAM, title and note is the same bytes twice" \
+		cmp -s "$tmp/pub/$f.svg" "$tmp/pub2/$f.svg"
+	check "$f.svg carries no date of its own" \
+		sh -c "! grep -v 'stageload, 2026-10-06' '$tmp/pub/$f.svg' | grep -qE '20[0-9]{2}-[0-9]{2}-[0-9]{2}|[0-9]{2}:[0-9]{2}:[0-9]{2}'"
+done
 
 # The offload run swapped while its footprint stayed low: the stages chart says so.
 OFFLOAD=$FIXTURES/stageload/2026-10-08-qwen-image-offload/offload-1.trace.jsonl
