@@ -12,18 +12,25 @@
 #include "../traces/runs.h"
 #include "../traces/trace.h"
 #include "../traces/window.h"
+#include "strindex.h"
 
 const char *const kernel_peak_metric_names[KPEAK_NMETRICS] = { "rss", "footprint" };
 
+static const char *stage_key(const void *ctx, size_t i)
+{
+	return ((const struct analysis *)ctx)->stages[i].name;
+}
+
 static size_t stage_index(struct analysis *a, const char *name)
 {
-	for (size_t i = 0; i < a->nstages; i++)
-		if (!strcmp(a->stages[i].name, name))
-			return i;
+	size_t i = strindex_find(&a->stage_ix, stage_key, a, name);
+	if (i != STRINDEX_NONE)
+		return i;
 	ALLOC_GROW(a->stages, a->nstages + 1, a->stages_alloc);
 	struct stage_stats *s = &a->stages[a->nstages];
 	memset(s, 0, sizeof(*s));
 	s->name = xstrdup(name);
+	strindex_add(&a->stage_ix, stage_key, a, a->nstages);
 	return a->nstages++;
 }
 
@@ -235,8 +242,34 @@ static void stage_rows(const struct trace *tr, struct analysis *a)
 	}
 }
 
+/* Sampled max of a metric over every window of stage si ([start, end] inclusive:
+ * a sample at the end boundary can only lower the warning, never raise it).
+ * first/next chain each stage's windows, so a peak event costs its own windows. */
+static bool stage_sampled_max(const struct trace *tr, const struct analysis *a, const size_t *first,
+			      const size_t *next, size_t si, int m, uint64_t *out)
+{
+	bool any = false;
+	for (size_t k = first[si]; k != SIZE_MAX; k = next[k]) {
+		const struct stage_window *w = &a->windows[k];
+		uint64_t v;
+		if (sampled_max(tr, m, w->start_t, w->last ? INFINITY : w->end_t, &v) && (!any || v > *out)) {
+			*out = v;
+			any = true;
+		}
+	}
+	return any;
+}
+
 static void kernel_peaks(const struct trace *tr, struct analysis *a)
 {
+	size_t *first = xcalloc(a->nstages + 1, sizeof(*first));
+	size_t *next = xcalloc(a->nwindows + 1, sizeof(*next));
+	for (size_t si = 0; si < a->nstages; si++)
+		first[si] = SIZE_MAX;
+	for (size_t k = a->nwindows; k-- > 0;) {
+		next[k] = first[a->windows[k].stage];
+		first[a->windows[k].stage] = k;
+	}
 	for (size_t i = 0; i < tr->nevents; i++) {
 		const struct trace_event *ev = &tr->events[i];
 		if (ev->kind != EV_PEAK || !ev->stage || !ev->metric || !ev->has_bytes)
@@ -247,10 +280,7 @@ static void kernel_peaks(const struct trace *tr, struct analysis *a)
 				break;
 		if (m == KPEAK_NMETRICS)
 			continue;
-		struct stage_stats *s = NULL;
-		for (size_t k = 0; k < a->nstages; k++)
-			if (!strcmp(a->stages[k].name, ev->stage))
-				s = &a->stages[k];
+		struct stage_stats *s = (struct stage_stats *)analysis_stage(a, ev->stage);
 		if (!s)
 			continue;
 		struct kernel_peak *kp = &s->kpeak[m];
@@ -263,24 +293,14 @@ static void kernel_peaks(const struct trace *tr, struct analysis *a)
 		if (ev->has_from) {
 			kp->has_sampled = sampled_max(tr, m, ev->from, ev->t, &kp->sampled_bytes);
 		} else {
-			size_t si = (size_t)(s - a->stages);
-			for (size_t k = 0; k < a->nwindows; k++) {
-				const struct stage_window *w = &a->windows[k];
-				uint64_t v;
-				if (w->stage != si)
-					continue;
-				if (sampled_max(tr, m, w->start_t, w->last ? INFINITY : w->end_t, &v) &&
-				    (!kp->has_sampled || v > kp->sampled_bytes)) {
-					/* [start, end] inclusive here: a sample at the end
-					 * boundary can only lower the warning, never raise it. */
-					kp->sampled_bytes = v;
-					kp->has_sampled = true;
-				}
-			}
+			kp->has_sampled = stage_sampled_max(tr, a, first, next, (size_t)(s - a->stages), m,
+							    &kp->sampled_bytes);
 		}
 		kp->missed_spike = kp->has_sampled &&
 				   (double)kp->bytes > (double)kp->sampled_bytes * 1.1;
 	}
+	free(first);
+	free(next);
 }
 
 static void loads(const struct trace *tr, struct analysis *a)
@@ -418,15 +438,14 @@ void analysis_release(struct analysis *a)
 		free(a->loads[i].stage_in_force);
 	}
 	free(a->loads);
+	strindex_release(&a->stage_ix);
 	memset(a, 0, sizeof(*a));
 }
 
 const struct stage_stats *analysis_stage(const struct analysis *a, const char *name)
 {
-	for (size_t i = 0; i < a->nstages; i++)
-		if (!strcmp(a->stages[i].name, name))
-			return &a->stages[i];
-	return NULL;
+	size_t i = strindex_find(&a->stage_ix, stage_key, a, name);
+	return i == STRINDEX_NONE ? NULL : &a->stages[i];
 }
 
 const char *analysis_outcome_str(const struct analysis *a, char *buf, size_t len)

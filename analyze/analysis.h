@@ -47,6 +47,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strindex.h"
+
 struct trace;
 struct run_entry;
 
@@ -134,6 +136,7 @@ struct analysis {
 
 	struct stage_stats *stages;
 	size_t nstages, stages_alloc;
+	struct strindex stage_ix; /* stage name -> index into stages */
 	struct stage_window *windows;
 	size_t nwindows, windows_alloc;
 	size_t ran_to;          /* index of the last stage entered ("setup" when none) */

@@ -11,6 +11,7 @@
 #include "../traces/runs.h"
 #include "../traces/trace.h"
 #include "rundir.h"
+#include "strindex.h"
 
 static const char *const metric_names[] = {
 	[CM_PEAK] = "peak footprint",
@@ -73,9 +74,9 @@ int check_add_trace(struct check *c, enum check_side_id side, const char *id,
 	for (size_t i = 0; i < r.a.nloads; i++) {
 		const struct load_info *l = &r.a.loads[i];
 		const char *st = l->stage ? l->stage : l->stage_in_force;
-		for (size_t k = 0; k < r.a.nstages; k++)
-			if (!strcmp(r.a.stages[k].name, st))
-				r.load_s[k] += l->seconds;
+		const struct stage_stats *ss = analysis_stage(&r.a, st);
+		if (ss)
+			r.load_s[ss - r.a.stages] += l->seconds;
 	}
 
 	size_t m = mode_index(c, r.mode);
@@ -205,7 +206,7 @@ static void range(const double *v, size_t n, double *lo, double *hi)
 static void not_judged(struct check *c, const char *mode, const char *stage,
 		       enum check_metric m, const char *why)
 {
-	for (size_t i = 0; i < c->nfindings; i++) {
+	for (size_t i = c->stage_first; i < c->nfindings; i++) { /* this stage's rows only */
 		struct check_finding *f = &c->findings[i];
 		if (f->kind == CK_NOT_JUDGED && !strcmp(f->mode, mode) && f->stage &&
 		    !strcmp(f->stage, stage) && !strcmp(f->detail, why)) {
@@ -382,6 +383,7 @@ static void stages_of(const struct check *c, const char *mode, char ***names, si
 		      size_t *nbase_stages)
 {
 	size_t alloc = 0;
+	struct strindex ix = STRINDEX_INIT;
 	*n = 0;
 	for (int s = 0; s < 2; s++) {
 		const struct check_side *sd = &c->side[s];
@@ -390,18 +392,18 @@ static void stages_of(const struct check *c, const char *mode, char ***names, si
 			if (strcmp(r->mode, mode))
 				continue;
 			for (size_t k = 0; k < r->a.nstages; k++) {
-				bool seen = false;
-				for (size_t j = 0; j < *n && !seen; j++)
-					seen = !strcmp((*names)[j], r->a.stages[k].name);
-				if (seen)
+				const char *name = r->a.stages[k].name;
+				if (strindex_find(&ix, strindex_names_key, *names, name) != STRINDEX_NONE)
 					continue;
 				ALLOC_GROW(*names, *n + 1, alloc);
-				(*names)[(*n)++] = r->a.stages[k].name;
+				(*names)[*n] = (char *)name;
+				strindex_add(&ix, strindex_names_key, *names, (*n)++);
 			}
 		}
 		if (s == 0)
 			*nbase_stages = *n;
 	}
+	strindex_release(&ix);
 }
 
 static void judge_latents(struct check *c, size_t mi)
@@ -501,30 +503,62 @@ static void judge_latents(struct check *c, size_t mi)
 
 /* Not-judged rows of one mode that differ only by stage become one row
  * naming the stages (a mode run once has every stage in that state). */
+static bool mergeable(const struct check_finding *f)
+{
+	return f->kind == CK_NOT_JUDGED && f->metric != CM_LATENT;
+}
+
+static const char *group_key(const void *ctx, size_t i)
+{
+	return ((char *const *)ctx)[i];
+}
+
 static void merge_not_judged(struct check *c, size_t from)
 {
+	char **keys = NULL;            /* per group: "detail\x01metrics" */
+	size_t *leader = NULL, ngroups = 0, alloc = 0, out = from;
+	struct strbuf *stages = NULL;  /* per group: its stages so far */
+	struct strindex ix = STRINDEX_INIT;
 	for (size_t i = from; i < c->nfindings; i++) {
 		struct check_finding *f = &c->findings[i];
-		if (f->kind != CK_NOT_JUDGED || f->metric == CM_LATENT)
+		if (!mergeable(f)) {
+			c->findings[out++] = *f;
 			continue;
-		for (size_t j = i + 1; j < c->nfindings;) {
-			struct check_finding *g = &c->findings[j];
-			if (g->kind != CK_NOT_JUDGED || g->metric == CM_LATENT ||
-			    strcmp(g->detail, f->detail) || strcmp(g->now_text, f->now_text)) {
-				j++;
-				continue;
-			}
-			char *stages = xasprintf("%s, %s", f->stage, g->stage);
-			free(f->stage);
-			f->stage = stages;
-			free(g->mode);
-			free(g->stage);
-			free(g->now_text);
-			free(g->detail);
-			memmove(g, g + 1, (c->nfindings - j - 1) * sizeof(*g));
-			c->nfindings--;
 		}
+		char *key = xasprintf("%s\x01%s", f->detail, f->now_text);
+		size_t g = strindex_find(&ix, group_key, keys, key);
+		if (g == STRINDEX_NONE) {
+			if (ngroups + 1 > alloc) {
+				alloc = alloc ? 2 * alloc : 8;
+				keys = xrealloc(keys, alloc * sizeof(*keys));
+				leader = xrealloc(leader, alloc * sizeof(*leader));
+				stages = xrealloc(stages, alloc * sizeof(*stages));
+			}
+			keys[ngroups] = key;
+			leader[ngroups] = out;
+			strbuf_init(&stages[ngroups]);
+			strbuf_addstr(&stages[ngroups], f->stage);
+			strindex_add(&ix, group_key, keys, ngroups++);
+			c->findings[out++] = *f;
+			continue;
+		}
+		free(key);
+		strbuf_addf(&stages[g], ", %s", f->stage);
+		free(f->mode);
+		free(f->stage);
+		free(f->now_text);
+		free(f->detail);
 	}
+	c->nfindings = out;
+	for (size_t g = 0; g < ngroups; g++) {
+		free(c->findings[leader[g]].stage);
+		c->findings[leader[g]].stage = strbuf_detach(&stages[g]);
+		free(keys[g]);
+	}
+	strindex_release(&ix);
+	free(keys);
+	free(leader);
+	free(stages);
 }
 
 /* The hosts a side's runs of MODE ran on, "a, b" in order of first appearance
@@ -586,6 +620,7 @@ int check_run(struct check *c)
 			check_noise_estimate(c, mode, stages, nbase_stages, (enum check_metric)m,
 					     &noise[m]);
 		for (size_t si = 0; si < ns; si++) {
+			c->stage_first = c->nfindings;
 			if (si >= nbase_stages) {
 				struct check_finding *f =
 					add_finding(c, CK_NOTE, CM_OUTCOME, mode, stages[si]);

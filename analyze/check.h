@@ -201,8 +201,9 @@ struct check {
 	size_t nmodes, modes_alloc;
 	struct check_finding *findings;
 	size_t nfindings, findings_alloc;
+	size_t stage_first;  /* check_run: the first finding of the stage being judged */
 };
-#define CHECK_INIT { CHECK_OPTIONS_INIT, { { 0 }, { 0 } }, NULL, NULL, 0, 0, NULL, 0, 0 }
+#define CHECK_INIT { CHECK_OPTIONS_INIT, { { 0 }, { 0 } }, NULL, NULL, 0, 0, NULL, 0, 0, 0 }
 
 /*
  * Add every trace of the run directory DIR (rundir.h order) to a side.

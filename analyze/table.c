@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strindex.h"
 
 static const char *mode_name(const struct analysis *a)
 {
@@ -200,18 +201,21 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		t->nstages = nstages;
 	} else {
 		size_t alloc = 0;
+		struct strindex ix = STRINDEX_INIT;
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t i = 0; i < nruns; i++) {
 				if (runs[i].supplement != (pass == 1))
 					continue;
 				for (size_t k = 0; k < runs[i].a.nstages; k++) {
 					const char *s = runs[i].a.stages[k].name;
-					if (find_str(t->stages, t->nstages, s) < t->nstages)
+					if (strindex_find(&ix, strindex_names_key, t->stages, s) != STRINDEX_NONE)
 						continue;
 					ALLOC_GROW(t->stages, t->nstages + 1, alloc);
-					t->stages[t->nstages++] = s;
+					t->stages[t->nstages] = s;
+					strindex_add(&ix, strindex_names_key, t->stages, t->nstages++);
 				}
 			}
+		strindex_release(&ix);
 	}
 
 	t->cells = xcalloc(t->nstages * t->nmodes + 1, sizeof(*t->cells));
