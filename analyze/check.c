@@ -260,6 +260,9 @@ static void judge_metric(struct check *c, const char *mode, const char *stage, e
 	double noise = spread > cspread ? spread : cspread;
 	if (CHECK_NOISE_K * nz->rel_sd * bhi > noise)
 		noise = CHECK_NOISE_K * nz->rel_sd * bhi;
+	double wander = CHECK_NOISE_K * nz->wander_sd * bhi * (nz->shift > 1 ? nz->shift : 1);
+	if (wander > noise)
+		noise = wander;
 	double allowed = fixed > noise ? fixed : noise;
 	/* a machine-wide time shift (every stage slower now) is not a stage's regression */
 	double up = nz->shift > 1 ? nz->shift : 1, down = nz->shift < 1 ? nz->shift : 1;

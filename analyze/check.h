@@ -55,6 +55,11 @@
  *              candidate moves every stage; a regression moves one. A shift
  *              above 1 raises the baseline's max(b) for regressions, one below
  *              1 lowers its min(b) for improvements; 1 otherwise.
+ *   wander:    times only, with CHECK_WANDER_MIN_STAGES or more such stages:
+ *              how far single stages' ratios stray from the shift between
+ *              the two sessions (1.4826 x their median absolute deviation,
+ *              relative to the shift). A busy machine does not slow every
+ *              stage alike; noise is then at least K * wander * max(b) * shift.
  *   regression  when min(c) > max(b) * shift + allowed: every candidate run is
  *               worse than every baseline run by more than the allowed growth;
  *               change = min(c) - max(b) (at least this much worse).
@@ -131,6 +136,7 @@ struct run_entry;
 #define CHECK_NOISE_MIN_FLOORS 4.0 /* a stage joins the pool from 4 floors up */
 #define CHECK_SHIFT_MIN_STAGES 3   /* stages needed to call a time shift machine-wide */
 #define CHECK_SHIFT_MIN_FLOORS 0.2 /* ... each lasting this many floors (0.1 s) or more */
+#define CHECK_WANDER_MIN_STAGES 5  /* stages needed to say how far single stages wander */
 
 struct check_options {
 	bool growth_is_pct;   /* --max-growth as a percentage of max(b) */
@@ -230,6 +236,7 @@ struct check_noise {
 	size_t nsets;        /* degrees of freedom behind it */
 	double shift;        /* machine-wide time shift, 1 when none */
 	size_t nshift;       /* stages behind it */
+	double wander_sd;    /* relative SD of single stages around the shift; 0 unknown */
 };
 void check_noise_estimate(const struct check *c, const char *mode, char *const *stages,
 			  size_t nstages, enum check_metric m, struct check_noise *out);

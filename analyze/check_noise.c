@@ -65,5 +65,13 @@ void check_noise_estimate(const struct check *c, const char *mode, char *const *
 	out->nshift = nratios;
 	if (check_metric_is_time(m) && nratios >= CHECK_SHIFT_MIN_STAGES)
 		out->shift = median(ratios, nratios);
+	/* how far single stages wander from that shift between the two sessions: the
+	 * median absolute deviation of the ratios, as a standard deviation (x 1.4826),
+	 * relative to the shift; robust to the one stage that did change */
+	if (check_metric_is_time(m) && nratios >= CHECK_WANDER_MIN_STAGES && out->shift > 0) {
+		for (size_t i = 0; i < nratios; i++)
+			ratios[i] = fabs(ratios[i] - out->shift);
+		out->wander_sd = 1.4826 * median(ratios, nratios) / out->shift;
+	}
 	free(ratios);
 }
