@@ -3,6 +3,7 @@
 #   make test            install missing Debian packages, build with ASan/UBSan, run every test
 #   make test-fresh      the README's commands in fresh Debian 12 and 13 roots (root, mmdebstrap)
 #   make bench           measure, write BENCHMARKS.md
+#   make fuzz            run the libFuzzer harnesses of fuzz/ (clang) for FUZZ_TIME s each
 #   make install PREFIX=/usr/local
 #   make SANITIZE=address,undefined   sanitizer build;  make V=1  show command lines
 PREFIX ?= /usr/local
