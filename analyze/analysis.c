@@ -134,9 +134,10 @@ static void build_windows(const struct trace *tr, struct analysis *a)
 static void scan_samples(const struct trace *tr, struct analysis *a)
 {
 	size_t wi = 0;
-	a->nsamples = tr->nsamples;
+	a->nsamples = 0;
 	for (size_t i = 0; i < tr->nsamples; i++) {
 		const struct trace_sample *s = &tr->samples[i];
+		a->nsamples += 1 + (size_t)s->merged; /* trace_read_summary() */
 		if (s->fields & SF_FOOTPRINT) {
 			if (!a->has_footprint || s->footprint > a->peak_footprint) {
 				a->peak_footprint = s->footprint;
@@ -175,7 +176,7 @@ static void scan_samples(const struct trace *tr, struct analysis *a)
 			w->peak_footprint = s->footprint;
 			w->peak_t = s->t;
 		}
-		w->nsamples++;
+		w->nsamples += 1 + (size_t)s->merged;
 	}
 	a->swap_rise = a->swap_peak - a->swap_start;
 }
@@ -406,7 +407,7 @@ int analysis_open(const char *path, struct analysis *out)
 	char *runs_path = xasprintf("%s/runs.json", dirname(dcopy));
 	int rc = -1;
 
-	if (trace_read(path, &tr) < 0)
+	if (trace_read_summary(path, &tr) < 0)
 		goto out;
 	if (runs_read(runs_path, &runs) < 0)
 		goto out;

@@ -106,7 +106,7 @@ int check_add_dir(struct check *c, enum check_side_id side, const char *dir)
 	int rc = 0;
 	for (size_t i = 0; i < rd.n && !rc; i++) {
 		struct trace tr = TRACE_INIT;
-		if (trace_read(rd.traces[i].path, &tr) < 0 ||
+		if (trace_read_summary(rd.traces[i].path, &tr) < 0 ||
 		    check_add_trace(c, side, rd.traces[i].stem, &tr, rd.traces[i].entry) < 0)
 			rc = -1;
 		trace_release(&tr);

@@ -441,6 +441,7 @@ def synth_trace(path, n=360000, interval=0.01):
                            "meter": {"backend": "linux", "footprint": "RssAnon + RssShmem"}}))
     fp = 300 * MIB
     stage_peak = 0
+    window_from = 0.0  # as the recorder: a window starts at its stage event or its last release
     for i in range(n):
         t = (i + 1) * interval + rnd.random() * 0.0005
         k = i // per
@@ -448,10 +449,11 @@ def synth_trace(path, n=360000, interval=0.01):
             if k:
                 out.append('{"type":"event","kind":"peak","t":%.4f,"stage":"%s","metric":"rss",'
                            '"bytes":%d,"from":%.4f}' % (t, STAGES[k - 1], stage_peak + 4096,
-                                                        (i - per + 1) * interval))
+                                                        window_from))
                 out.append('{"type":"event","kind":"release","t":%.4f,"name":"model_%d",'
                            '"stage":"%s","nbytes":%d}' % (t + 0.001, k - 1, STAGES[k], 512 * MIB))
             out.append('{"type":"event","kind":"stage","t":%.4f,"stage":"%s"}' % (t, STAGES[k]))
+            window_from = t + 0.001 if k else t
             out.append('{"type":"event","kind":"load","t":%.4f,"name":"model_%d","stage":"%s",'
                        '"nbytes":%d,"seconds":%.3f}' % (t + 2.0, k, STAGES[k], (k + 1) * 256 * MIB, 1.5))
             stage_peak = 0
@@ -461,8 +463,7 @@ def synth_trace(path, n=360000, interval=0.01):
                    '"swap_total":0,"level":%.6f,"procs":3}' % (t, fp, fp + 30 * MIB,
                                                                 80 - fp / 25276510208 * 100))
     out.append('{"type":"event","kind":"peak","t":%.4f,"stage":"%s","metric":"rss","bytes":%d,'
-               '"from":%.4f}' % (n * interval + 0.01, STAGES[-1], stage_peak + 4096,
-                                 (n - per) * interval))
+               '"from":%.4f}' % (n * interval + 0.01, STAGES[-1], stage_peak + 4096, window_from))
     out.append('{"type":"end","exit":0,"wall":%.3f,"cpu":7000.0}' % (n * interval + 0.02))
     plain = path[:-4]
     with open(plain, "w") as f:

@@ -199,12 +199,12 @@ void utc_iso8601(int64_t rns, char out[32])
 	strftime(out, 32, "%Y-%m-%dT%H:%M:%S+00:00", &tm);
 }
 
-int read_file(const char *path, char **data, size_t *len)
+int open_regular_file(const char *path, bool quiet)
 {
 	/* O_NONBLOCK: opening a FIFO does not wait for a writer; it is refused below */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return error("cannot open '%s': %s", path, strerror(errno));
+		return quiet ? -1 : error("cannot open '%s': %s", path, strerror(errno));
 	struct stat st;
 	const char *why = NULL;
 	if (fstat(fd, &st) < 0)
@@ -215,8 +215,16 @@ int read_file(const char *path, char **data, size_t *len)
 		why = "not a regular file";
 	if (why) {
 		close(fd);
-		return error("cannot read '%s': %s", path, why);
+		return quiet ? -1 : error("cannot read '%s': %s", path, why);
 	}
+	return fd;
+}
+
+int read_file(const char *path, char **data, size_t *len)
+{
+	int fd = open_regular_file(path, false);
+	if (fd < 0)
+		return -1;
 	struct strbuf sb = STRBUF_INIT;
 	char buf[65536];
 	for (;;) {

@@ -424,6 +424,8 @@ int reader_slow_line(struct reader *r, const char *p, const char *end)
 			if (tr->nevents && ev.t < r->last_event_t)
 				r->events_sorted = false;
 			r->last_event_t = ev.t;
+			if (r->sum)
+				summary_event(r->sum, &ev);
 			ALLOC_GROW(tr->events, tr->nevents + 1, tr->events_alloc);
 			tr->events[tr->nevents++] = ev;
 		}

@@ -6,7 +6,9 @@
  */
 #include "reader_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 void trace_event_release(struct trace_event *ev)
 {
@@ -88,7 +90,7 @@ void trace_release(struct trace *tr)
 int reader_line_error(struct reader *r, const char *why)
 {
 	r->tr->damaged = true;
-	return error("%s:%zu: %s", r->name, r->line, why);
+	return reader_error(r, "%s:%zu: %s", r->name, r->line, why);
 }
 
 
@@ -154,50 +156,122 @@ static void sort_by_t(void *base, size_t n, size_t size)
 
 /* ---- entry points ---------------------------------------------------------- */
 
-int trace_read_mem(const char *name, const void *data, size_t len, struct trace *tr)
+/* After the records are in: sort, check for the start record. */
+static int finish(struct reader *r, int ret)
 {
-	struct reader r = { .name = name, .tr = tr, .samples_sorted = true, .events_sorted = true };
-	int ret;
-
-	memset(tr, 0, sizeof(*tr));
-	tr->path = xstrdup(name);
-	if (!len) {
-		tr->damaged = true;
-		return error("%s: empty file (no trace records)", name);
-	}
-	if (reader_is_zstd(data, len))
-		ret = reader_read_zstd(&r, data, len);
-	else
-		ret = reader_parse_text(&r, data, len);
-
+	struct trace *tr = r->tr;
 	if (ret == -2) { /* unknown format: refused with no records */
 		records_release(tr);
 		tr->damaged = true;
 		return -1;
 	}
-	if (!r.samples_sorted)
+	if (!r->samples_sorted)
 		sort_by_t(tr->samples, tr->nsamples, sizeof(*tr->samples));
-	if (!r.events_sorted)
+	if (!r->events_sorted)
 		sort_by_t(tr->events, tr->nevents, sizeof(*tr->events));
 	if (!ret && !tr->has_start) {
 		tr->damaged = true;
-		ret = error("%s: no start record (not a stagebench or stageload trace?)", name);
+		ret = reader_error(r, "%s: no start record (not a stagebench or stageload trace?)",
+				   r->name);
 	}
 	return ret ? -1 : 0;
 }
 
-int trace_read(const char *path, struct trace *tr)
+static int read_mem(struct reader *r, const void *data, size_t len)
 {
-	char *data;
-	size_t len;
-	if (read_file(path, &data, &len)) {
-		memset(tr, 0, sizeof(*tr));
-		tr->path = xstrdup(path);
-		tr->damaged = true;
+	if (!len) {
+		r->tr->damaged = true;
+		return reader_error(r, "%s: empty file (no trace records)", r->name);
+	}
+	if (reader_is_zstd(data, len))
+		return finish(r, reader_read_zstd(r, -1, data, len));
+	return finish(r, reader_parse_text(r, data, len));
+}
+
+int trace_read_mem(const char *name, const void *data, size_t len, struct trace *tr)
+{
+	struct reader r = { .name = name, .tr = tr, .samples_sorted = true, .events_sorted = true };
+	memset(tr, 0, sizeof(*tr));
+	tr->path = xstrdup(name);
+	return read_mem(&r, data, len);
+}
+
+#define READ_CHUNK (256u << 10)
+
+/* Plain JSON lines from fd, a chunk at a time; buf holds the first len bytes. */
+static int read_plain_fd(struct reader *r, int fd, char *buf, size_t len)
+{
+	struct strbuf tail = STRBUF_INIT;
+	int ret = 0;
+	for (;;) {
+		if ((ret = reader_parse_chunk(r, &tail, buf, len)))
+			break;
+		ssize_t n;
+		do
+			n = read(fd, buf, READ_CHUNK);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			r->tr->damaged = true;
+			ret = reader_error(r, "cannot read '%s': %s", r->name, strerror(errno));
+			break;
+		}
+		if (!n)
+			break;
+		len = (size_t)n;
+	}
+	if (!ret && tail.len) /* a last line with no newline */
+		ret = reader_parse_text(r, tail.buf, tail.len);
+	strbuf_release(&tail);
+	return ret;
+}
+
+/* The file a chunk at a time: the text of a long trace never sits in memory whole. */
+static int read_path(struct reader *r, const char *path)
+{
+	int fd = open_regular_file(path, r->quiet);
+	if (fd < 0) {
+		r->tr->damaged = true;
 		return -1;
 	}
-	int ret = trace_read_mem(path, data, len, tr);
-	free(data);
+	char *buf = xmalloc(READ_CHUNK);
+	ssize_t n;
+	size_t len = 0;
+	do { /* at least the 4 bytes of a zstd magic, when the file has them */
+		n = read(fd, buf + len, READ_CHUNK - len);
+		if (n > 0)
+			len += (size_t)n;
+	} while ((n < 0 && errno == EINTR) || (n > 0 && len < 4));
+	int ret;
+	if (n < 0) {
+		r->tr->damaged = true;
+		ret = reader_error(r, "cannot read '%s': %s", path, strerror(errno));
+	} else if (!len) {
+		r->tr->damaged = true;
+		ret = reader_error(r, "%s: empty file (no trace records)", r->name);
+	} else if (reader_is_zstd(buf, len)) {
+		ret = finish(r, reader_read_zstd(r, fd, buf, len));
+	} else {
+		ret = finish(r, read_plain_fd(r, fd, buf, len));
+	}
+	free(buf);
+	close(fd);
 	return ret;
+}
+
+int trace_read(const char *path, struct trace *tr)
+{
+	struct reader r = { .name = path, .tr = tr, .samples_sorted = true, .events_sorted = true };
+	memset(tr, 0, sizeof(*tr));
+	tr->path = xstrdup(path);
+	return read_path(&r, path);
+}
+
+int reader_read_quiet(const char *path, struct trace *tr, struct trace_summary *sum)
+{
+	struct reader r = { .name = path, .tr = tr, .samples_sorted = true, .events_sorted = true,
+			    .quiet = true, .sum = sum };
+	memset(tr, 0, sizeof(*tr));
+	tr->path = xstrdup(path);
+	return read_path(&r, path);
 }
 

@@ -79,13 +79,24 @@ static inline bool jv_int(const struct jv *v, int64_t lo, int64_t hi, int64_t *o
 
 /* ---- the reader's state -------------------------------------------------- */
 
+struct trace_summary;
+
 struct reader {
 	const char *name;
 	struct trace *tr;
 	size_t line;
 	bool samples_sorted, events_sorted;
 	double last_sample_t, last_event_t;
+	bool quiet;                 /* errors make -1 without a message */
+	struct trace_summary *sum;  /* samples and events go there too (summary.c) */
 };
+
+/* error() unless the reader is quiet; -1 either way. */
+#define reader_error(r, ...) ((r)->quiet ? -1 : error(__VA_ARGS__))
+
+/* summary.c: a sample instead of keeping it; an event's times. */
+void summary_sample(struct trace_summary *sum, const struct trace_sample *s);
+void summary_event(struct trace_summary *sum, const struct trace_event *ev);
 
 /* "NAME:LINE: why" on stderr, the trace marked damaged; returns -1. */
 int reader_line_error(struct reader *r, const char *why);
@@ -95,6 +106,10 @@ int reader_line_too_long(struct reader *r);
 static inline void add_sample(struct reader *r, const struct trace_sample *s)
 {
 	struct trace *tr = r->tr;
+	if (r->sum) {
+		summary_sample(r->sum, s);
+		return;
+	}
 	if (tr->nsamples && s->t < r->last_sample_t)
 		r->samples_sorted = false;
 	r->last_sample_t = s->t;
@@ -198,9 +213,14 @@ int reader_slow_line(struct reader *r, const char *p, const char *end);
 /* Parse text[0, len) line by line. 0, -1 (printed), -2 unknown format. */
 int reader_parse_text(struct reader *r, const char *text, size_t len);
 bool reader_is_zstd(const void *data, size_t len);
-/* Decompress and parse a zstd trace. 0, -1 (printed), -2 unknown format. */
-int reader_read_zstd(struct reader *r, const void *data, size_t len);
+/* Decompress and parse a zstd trace, from fd (data, len: what was read of it
+ * already) or from memory (fd -1). 0, -1 (printed), -2 unknown format. */
+int reader_read_zstd(struct reader *r, int fd, const void *data, size_t len);
+/* Parse the complete lines of text[0, len); a line cut at the end waits in tail. */
+int reader_parse_chunk(struct reader *r, struct strbuf *tail, const char *text, size_t len);
 void reader_start_release(struct trace_start *st);
+/* trace_read() without messages, the samples going to sum (summary.c). */
+int reader_read_quiet(const char *path, struct trace *tr, struct trace_summary *sum);
 void reader_end_release(struct trace_end *end);
 
 #endif

@@ -72,6 +72,9 @@ enum sample_field_index {
 struct trace_sample {
 	double t; /* seconds since the run started */
 	unsigned fields; /* SF_* bits of the fields present */
+	unsigned merged; /* trace_read_summary(): samples dropped that this one
+			  * stands for (all with a footprint when it has one,
+			  * all without when it has none); 0 otherwise */
 #define X(UP, key, bit, kind, what) SF_CTYPE_##kind key;
 	TRACE_SAMPLE_FIELDS(X)
 #undef X
@@ -214,6 +217,7 @@ struct trace {
 	bool has_end;
 	struct trace_end end;
 	bool damaged; /* a read error stopped the reader; records before it kept */
+	bool summary; /* trace_read_summary(): samples reduced (see there) */
 };
 #define TRACE_INIT { 0 }
 
@@ -231,6 +235,17 @@ struct trace {
  * The caller releases *tr with trace_release() either way.
  */
 int trace_read(const char *path, struct trace *tr);
+/*
+ * The same, for the stage-window analysis in memory bounded by the events,
+ * not the samples: of each stretch between two event times (and a release's
+ * t + 2 s, a peak's from) only its extreme samples are kept (largest and
+ * smallest footprint, last, largest rss, first and largest swap_used, lowest
+ * level), `merged` counting the others, so that every window, release and
+ * kernel-peak figure of analyze/analysis.c comes out as from trace_read().
+ * Falls back to trace_read() for a damaged trace or one whose records are
+ * more than 10 s out of time order. tr->summary tells which.
+ */
+int trace_read_summary(const char *path, struct trace *tr);
 /* Same, from memory (tests, benchmarks); `name` is used in messages. */
 int trace_read_mem(const char *name, const void *data, size_t len, struct trace *tr);
 void trace_release(struct trace *tr);

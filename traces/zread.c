@@ -2,8 +2,10 @@
  * parsed in place; only the records of complete frames are kept */
 #include "reader_int.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <zstd.h>
 
 /* A zstd frame (or a skippable frame) starts here: the magic, not the name. */
@@ -67,6 +69,13 @@ struct zchunk {
 struct zsource {
 	ZSTD_DStream *ds;
 	ZSTD_inBuffer in;
+	/* input from a file (fd >= 0): read ZSTD_IN bytes at a time into inbuf;
+	 * from memory (fd -1): in holds it all */
+	int fd;
+	char *inbuf;
+	bool eof;
+	bool frame_done; /* the last call ended a frame */
+	int read_errno;
 	struct zchunk chunk[2];
 	bool threaded;
 	pthread_t thread;
@@ -76,12 +85,46 @@ struct zsource {
 	bool quit;    /* the parser stopped: the producer stops too */
 };
 
+#define ZSTD_IN (128u << 10)
+
+/* More compressed input from the file; sets eof at its end or on an error. */
+static void refill(struct zsource *src)
+{
+	ssize_t n;
+	do
+		n = read(src->fd, src->inbuf, ZSTD_IN);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		src->eof = true;
+		src->read_errno = n < 0 ? errno : 0;
+		n = 0;
+	}
+	src->in = (ZSTD_inBuffer){ src->inbuf, (size_t)n, 0 };
+}
+
+/* Text until the chunk is full, a frame ends (z == 0), an error, or the
+ * input is all used (last). */
 static void decompress_chunk(struct zsource *src, struct zchunk *c)
 {
 	ZSTD_outBuffer ob = { c->buf, ZSTD_CHUNK, 0 };
-	c->z = ZSTD_decompressStream(src->ds, &ob, &src->in);
+	for (;;) {
+		if (src->in.pos == src->in.size && !src->eof)
+			refill(src);
+		if (src->in.pos == src->in.size && src->eof && src->frame_done) {
+			c->z = 0; /* the input ends where a frame did */
+			c->last = true;
+			break;
+		}
+		c->z = ZSTD_decompressStream(src->ds, &ob, &src->in);
+		src->frame_done = c->z == 0;
+		if (src->in.pos == src->in.size && !src->eof)
+			refill(src); /* to know whether this is the end */
+		c->last = ZSTD_isError(c->z) || (src->in.pos == src->in.size && src->eof &&
+						 ob.pos < ob.size);
+		if (c->last || c->z == 0 || ob.pos == ob.size)
+			break;
+	}
 	c->len = ob.pos;
-	c->last = ZSTD_isError(c->z) || (src->in.pos == src->in.size && ob.pos < ob.size);
 }
 
 static void *zproducer(void *arg)
@@ -132,12 +175,16 @@ static void give_back_chunk(struct zsource *src, int i)
 	pthread_mutex_unlock(&src->mu);
 }
 
-static int zsource_start(struct zsource *src, const void *data, size_t len)
+static int zsource_start(struct zsource *src, int fd, const void *data, size_t len)
 {
 	memset(src, 0, sizeof(*src));
 	if (!(src->ds = ZSTD_createDStream()))
 		return -1;
 	ZSTD_initDStream(src->ds);
+	src->fd = fd;
+	src->eof = fd < 0;
+	if (fd >= 0)
+		src->inbuf = xmalloc(ZSTD_IN);
 	src->in = (ZSTD_inBuffer){ data, len, 0 };
 	src->chunk[0].buf = xmalloc(ZSTD_CHUNK);
 	src->chunk[1].buf = xmalloc(ZSTD_CHUNK);
@@ -160,6 +207,7 @@ static void zsource_stop(struct zsource *src)
 	pthread_mutex_destroy(&src->mu);
 	free(src->chunk[0].buf);
 	free(src->chunk[1].buf);
+	free(src->inbuf);
 	ZSTD_freeDStream(src->ds);
 }
 
@@ -177,7 +225,7 @@ static int tail_check(struct reader *r, const struct strbuf *tail)
 	return reader_line_too_long(r);
 }
 
-static int parse_chunk(struct reader *r, struct strbuf *tail, const char *text, size_t len)
+int reader_parse_chunk(struct reader *r, struct strbuf *tail, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 	const char *nl;
@@ -213,7 +261,7 @@ static int parse_chunk(struct reader *r, struct strbuf *tail, const char *text, 
  * frames are kept: a frame cut short (the writer killed inside write(2)) or
  * corrupt is reported at the line after the last complete one.
  */
-int reader_read_zstd(struct reader *r, const void *data, size_t len)
+int reader_read_zstd(struct reader *r, int fd, const void *data, size_t len)
 {
 	struct zsource src;
 	struct strbuf tail = STRBUF_INIT;
@@ -221,8 +269,8 @@ int reader_read_zstd(struct reader *r, const void *data, size_t len)
 	size_t z = 0;
 	int ret = 0;
 
-	if (zsource_start(&src, data, len))
-		return error("%s: cannot allocate a zstd context", r->name);
+	if (zsource_start(&src, fd, data, len))
+		return reader_error(r, "%s: cannot allocate a zstd context", r->name);
 	take_mark(r, &mark);
 	for (int i = 0;; i ^= 1) {
 		struct zchunk *c = next_chunk(&src, i);
@@ -230,7 +278,7 @@ int reader_read_zstd(struct reader *r, const void *data, size_t len)
 		z = c->z;
 		if (ZSTD_isError(z))
 			break;
-		ret = parse_chunk(r, &tail, c->buf, c->len);
+		ret = reader_parse_chunk(r, &tail, c->buf, c->len);
 		give_back_chunk(&src, i);
 		if (ret)
 			break;
@@ -239,16 +287,20 @@ int reader_read_zstd(struct reader *r, const void *data, size_t len)
 		if (last)
 			break;
 	}
+	int read_errno = src.read_errno;
 	zsource_stop(&src);
-	if (!ret && ZSTD_isError(z)) {
+	if (!ret && read_errno) {
+		r->tr->damaged = true;
+		ret = reader_error(r, "cannot read '%s': %s", r->name, strerror(read_errno));
+	} else if (!ret && ZSTD_isError(z)) {
 		back_to_mark(r, &mark);
 		r->tr->damaged = true;
-		ret = error("%s:%zu: corrupt zstd data: %s (the %zu lines before it are kept)",
+		ret = reader_error(r, "%s:%zu: corrupt zstd data: %s (the %zu lines before it are kept)",
 			    r->name, mark.line + 1, ZSTD_getErrorName(z), mark.line);
 	} else if (!ret && z != 0) {
 		back_to_mark(r, &mark);
 		r->tr->damaged = true;
-		ret = error("%s:%zu: truncated zstd frame (the recording was cut off here; "
+		ret = reader_error(r, "%s:%zu: truncated zstd frame (the recording was cut off here; "
 			    "the %zu lines before it are kept)", r->name, mark.line + 1, mark.line);
 	} else if (!ret && tail.len) { /* a last line with no newline */
 		ret = reader_parse_text(r, tail.buf, tail.len);

@@ -1,0 +1,205 @@
+/* test_summary.c -- trace_read_summary(): the analysis of a trace read with
+ * only its extreme samples equals the analysis of the whole trace */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "analyze/render.h"
+#include "common/jsonw.h"
+#include "common/util.h"
+#include "traces/trace.h"
+#include "fixtures.h"
+#include "testutil.h"
+
+void analysis_render_json(struct jsonw *w, const struct analysis *a);
+
+static char *analysed(const struct trace *tr)
+{
+	struct analysis a = ANALYSIS_INIT;
+	cr_assert_eq(analysis_run(tr, NULL, &a), 0);
+	struct strbuf sb = STRBUF_INIT;
+	struct jsonw w = JSONW_INIT(&sb);
+	analysis_render_json(&w, &a);
+	analysis_release(&a);
+	return strbuf_detach(&sb);
+}
+
+/* Both reads of path give the same analysis; returns whether it was a summary. */
+static bool same_analysis(const char *path)
+{
+	struct trace full, sum;
+	int rf = trace_read(path, &full);
+	int rs = trace_read_summary(path, &sum);
+	cr_assert_eq(rf, rs, "%s", path);
+	bool summary = sum.summary;
+	if (rf == 0) {
+		char *a = analysed(&full), *b = analysed(&sum);
+		size_t d = 0;
+		while (a[d] && a[d] == b[d])
+			d++;
+		size_t from = d > 200 ? d - 200 : 0;
+		cr_assert_str_eq(b, a, "%s: summary (%zu of %zu samples kept) against full, from "
+				 "byte %zu:\nfull: %.300s\nsummary: %.300s", path, sum.nsamples,
+				 full.nsamples, d, a + from, b + from);
+		if (summary)
+			cr_assert_leq(sum.nsamples, full.nsamples);
+		free(a);
+		free(b);
+	}
+	trace_release(&full);
+	trace_release(&sum);
+	return summary;
+}
+
+Test(summary, every_fixture_trace_analyses_the_same)
+{
+	static const char *const rel[] = {
+		"stageload/2026-10-06-qwen-image/eager-1.trace.jsonl",
+		"stageload/2026-10-06-qwen-image/staged-1.trace.jsonl",
+		"stageload/2026-10-06-qwen-image/staged-2.trace.jsonl",
+		"stageload/2026-10-06-qwen-image/first-attempt/eager-1.trace.jsonl",
+		"stageload/2026-10-08-qwen-image-offload/offload-1.trace.jsonl",
+		"stageload/2026-10-05/showcase/moss_native.trace.jsonl",
+	};
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char *p = xasprintf("%s/%s", fixtures_dir(), rel[i]);
+		same_analysis(p);
+		free(p);
+	}
+}
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* A run with stages, releases (some late), peaks with and without `from`,
+ * loads, samples with every field or some, ties and samples at exactly an
+ * event's t; `late` seconds of reordering (samples written late). */
+static void write_run(const char *path, double late, int nstages)
+{
+	struct trace_writer *w = trace_writer_open(path);
+	struct trace_start st = { .utc = "x", .mode = "staged" };
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	double t = 0;
+	struct trace_sample pend[64];
+	size_t npend = 0;
+	for (int k = 0; k < nstages; k++) {
+		struct trace_event ev = TRACE_EVENT_INIT;
+		ev.kind = EV_STAGE;
+		ev.t = t;
+		char name[16];
+		snprintf(name, sizeof(name), k == 0 ? "setup" : "s%d", k % 4);
+		ev.stage = name;
+		trace_writer_event(w, &ev);
+		double stage_t = t;
+		int nrel = (int)(rnd() % 3);
+		for (int r = 0; r < nrel; r++) {
+			struct trace_event rel = TRACE_EVENT_INIT;
+			rel.kind = EV_RELEASE;
+			rel.t = t + 0.05 * (r + 1) + (double)(rnd() % 3); /* up to seconds later */
+			rel.stage = name;
+			rel.has_nbytes = true;
+			rel.nbytes = 1000;
+			trace_writer_event(w, &rel);
+		}
+		int n = 50 + (int)(rnd() % 400);
+		for (int i = 0; i < n; i++) {
+			struct trace_sample s = { .t = t };
+			if (i == 0 || rnd() % 50 == 0)
+				s.t = stage_t; /* exactly at the stage event */
+			unsigned f = (unsigned)rnd();
+			s.fields = (f & 7) ? SF_FOOTPRINT : 0;
+			if (f & 8)
+				s.fields |= SF_RSS;
+			if (f & 16)
+				s.fields |= SF_SWAP_USED;
+			if (f & 32)
+				s.fields |= SF_LEVEL;
+			s.footprint = 1000 + rnd() % 20; /* ties */
+			s.rss = 2000 + rnd() % 30;
+			s.swap_used = rnd() % 5;
+			s.level = (double)(rnd() % 7);
+			pend[npend++] = s;
+			if (npend == 64 || (late == 0) || rnd() % 4 == 0) { /* written late, reversed */
+				for (size_t j = npend; j-- > 0;)
+					trace_writer_sample(w, &pend[j]);
+				npend = 0;
+			}
+			t += 0.01 + (late > 0 ? 0 : 0.0001 * (double)(rnd() % 3));
+		}
+		struct trace_event pk = TRACE_EVENT_INIT;
+		pk.kind = EV_PEAK;
+		pk.t = t;
+		pk.stage = name;
+		pk.metric = (char *)(rnd() % 2 ? "rss" : "footprint");
+		pk.has_bytes = true;
+		pk.bytes = 2100;
+		pk.has_from = rnd() % 3 != 0;
+		pk.from = rnd() % 2 ? stage_t : stage_t + 0.123;
+		trace_writer_event(w, &pk);
+	}
+	for (size_t j = npend; j-- > 0;)
+		trace_writer_sample(w, &pend[j]);
+	struct trace_end end = { .has_exit = true };
+	trace_writer_end(w, &end);
+	cr_assert_eq(trace_writer_close(w), 0);
+}
+
+Test(summary, generated_runs_analyse_the_same, .timeout = 120)
+{
+	char *dir = test_tmpdir("summary");
+	int summaries = 0, fallbacks = 0;
+	for (int round = 0; round < 150; round++) {
+		char *p = xasprintf("%s/r%d.trace.jsonl%s", dir, round, round % 2 ? ".zst" : "");
+		write_run(p, round % 3 == 0 ? 0 : 0.5, 3 + round % 5);
+		if (same_analysis(p))
+			summaries++;
+		else
+			fallbacks++;
+		free(p);
+	}
+	cr_assert_gt(summaries, 100, "most generated runs are read as summaries (%d, %d fell back)",
+		     summaries, fallbacks);
+	test_rm_rf(dir);
+	free(dir);
+}
+
+Test(summary, a_long_trace_keeps_few_samples)
+{
+	char *dir = test_tmpdir("summary");
+	char *p = xasprintf("%s/long.trace.jsonl.zst", dir);
+	struct trace_writer *w = trace_writer_open(p);
+	struct trace_start st = { .utc = "x" };
+	trace_writer_start(w, &st);
+	for (int i = 0; i < 100000; i++) {
+		if (i % 25000 == 0) {
+			struct trace_event ev = TRACE_EVENT_INIT;
+			ev.kind = EV_STAGE;
+			ev.t = i * 0.01;
+			ev.stage = "s";
+			trace_writer_event(w, &ev);
+		}
+		struct trace_sample s = { .t = i * 0.01, .fields = SF_FOOTPRINT | SF_RSS,
+					  .footprint = 1000 + (uint64_t)(i % 977), .rss = 5 };
+		trace_writer_sample(w, &s);
+	}
+	trace_writer_close(w);
+	struct trace tr;
+	cr_assert_eq(trace_read_summary(p, &tr), 0);
+	cr_assert(tr.summary);
+	cr_assert_lt(tr.nsamples, 100, "%zu samples kept of 100000", tr.nsamples);
+	trace_release(&tr);
+	same_analysis(p);
+	free(p);
+	test_rm_rf(dir);
+	free(dir);
+}

@@ -1,0 +1,237 @@
+/* summary.c -- trace_read_summary(): a trace read with only the samples the
+ * stage-window analysis needs (see trace.h)
+ *
+ * Every event time cuts the timeline into segments (also a release's t + 2 s
+ * and a peak event's `from`): every window, release interval and kernel-peak
+ * interval of the analysis is a run of whole segments, so per segment it is
+ * enough to keep its extreme samples (the first largest footprint, the
+ * smallest, the last, the largest rss, the first and the largest swap_used,
+ * the lowest level, and the same at exactly the segment's start for
+ * intervals that end there); `merged` counts the samples dropped beside
+ * them. Samples are placed in t order through a reorder queue 10 s deep; an
+ * event or sample that comes later than that makes the reader fall back to
+ * a full read (trace_read), so the result is always exact.
+ */
+#include "reader_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define REORDER_S 10.0
+
+enum {
+	K_MAXFP, K_MINFP, K_LASTFP, K_MAXRSS, K_FIRSTSWAP, K_MAXSWAP, K_MINLEVEL, K_LASTNOFP,
+	K_AT_MAXFP, K_AT_MINFP, K_AT_MAXRSS, K_N
+};
+
+struct queued {
+	struct trace_sample s;
+	size_t seq;
+};
+
+struct trace_summary {
+	struct trace *tr;
+	struct queued *q;      /* samples not placed yet, sorted by t; q[qhead..qlen) */
+	size_t qhead, qlen, qalloc;
+	double newest;         /* the largest t seen */
+	bool placed_any;
+	double frontier;       /* t of the last sample placed */
+	double *bounds;        /* segment starts, sorted */
+	size_t nbounds, bounds_alloc;
+	bool fallback;
+	size_t seq;            /* arrival order: stable among equal t */
+	size_t nplaced;
+	/* the segment being filled */
+	size_t seg;            /* bounds at or before its samples */
+	double seg_start, seg_end; /* [start, end): a sample there is in it */
+	bool has[K_N];
+	struct queued keep[K_N];
+	size_t n_fp, n_nofp;
+};
+
+static bool is_bound(const struct trace_summary *m, double b, size_t *at)
+{
+	size_t lo = 0, hi = m->nbounds;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->bounds[mid] < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo < m->nbounds && m->bounds[lo] == b;
+}
+
+static void add_bound(struct trace_summary *m, double b)
+{
+	size_t at;
+	if (!isfinite(b) || is_bound(m, b, &at))
+		return;
+	if (m->placed_any && b <= m->frontier) {
+		m->fallback = true; /* a sample already placed belongs past it */
+		return;
+	}
+	if (m->placed_any && b < m->seg_end)
+		m->seg_end = b; /* later samples from b on go to a new segment */
+	ALLOC_GROW(m->bounds, m->nbounds + 1, m->bounds_alloc);
+	memmove(m->bounds + at + 1, m->bounds + at, (m->nbounds - at) * sizeof(double));
+	m->bounds[at] = b;
+	m->nbounds++;
+}
+
+void summary_event(struct trace_summary *m, const struct trace_event *ev)
+{
+	if (ev->t > m->newest)
+		m->newest = ev->t;
+	add_bound(m, ev->t);
+	if (ev->kind == EV_RELEASE)
+		add_bound(m, ev->t + 2.0);
+	if (ev->kind == EV_PEAK && ev->has_from)
+		add_bound(m, ev->from);
+}
+
+/* The segment's kept samples into the trace, in t order, counts on the last ones. */
+static void emit(struct trace_summary *m)
+{
+	struct queued *out[K_N];
+	size_t n = 0, kept_fp = 0, kept_nofp = 0;
+	for (int k = 0; k < K_N; k++) {
+		if (!m->has[k])
+			continue;
+		bool dup = false;
+		for (size_t i = 0; i < n; i++)
+			dup |= out[i]->seq == m->keep[k].seq;
+		if (!dup)
+			out[n++] = &m->keep[k];
+	}
+	for (size_t i = 1; i < n; i++) /* by placement order, which is t order */
+		for (size_t j = i; j > 0 && out[j - 1]->seq > out[j]->seq; j--) {
+			struct queued *x = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = x;
+		}
+	for (size_t i = 0; i < n; i++)
+		if (out[i]->s.fields & SF_FOOTPRINT)
+			kept_fp++;
+		else
+			kept_nofp++;
+	struct trace *tr = m->tr;
+	for (size_t i = 0; i < n; i++) {
+		struct trace_sample s = out[i]->s;
+		if (m->has[K_LASTFP] && out[i]->seq == m->keep[K_LASTFP].seq)
+			s.merged = (unsigned)(m->n_fp - kept_fp);
+		if (m->has[K_LASTNOFP] && out[i]->seq == m->keep[K_LASTNOFP].seq)
+			s.merged = (unsigned)(m->n_nofp - kept_nofp);
+		ALLOC_GROW(tr->samples, tr->nsamples + 1, tr->samples_alloc);
+		tr->samples[tr->nsamples++] = s;
+	}
+	memset(m->has, 0, sizeof(m->has));
+	m->n_fp = m->n_nofp = 0;
+}
+
+#define KEEP_IF(k, cond) \
+	do { \
+		if (!m->has[k] || (cond)) { \
+			m->keep[k] = *q; \
+			m->has[k] = true; \
+		} \
+	} while (0)
+
+static void place(struct trace_summary *m, const struct queued *queued)
+{
+	struct queued placed = *queued;
+	placed.seq = m->nplaced++; /* kept samples are emitted in this (t) order */
+	const struct queued *q = &placed;
+	const struct trace_sample *s = &q->s;
+	if (!m->placed_any || s->t >= m->seg_end) { /* samples come in t order */
+		size_t seg;
+		is_bound(m, s->t, &seg);
+		if (seg < m->nbounds && m->bounds[seg] == s->t)
+			seg++; /* bounds at or before t */
+		if (m->placed_any)
+			emit(m);
+		m->seg = seg;
+		m->seg_start = seg ? m->bounds[seg - 1] : -INFINITY;
+		m->seg_end = seg < m->nbounds ? m->bounds[seg] : INFINITY;
+	}
+	m->placed_any = true;
+	m->frontier = s->t;
+	bool at_start = s->t == m->seg_start;
+	if (s->fields & SF_FOOTPRINT) {
+		m->n_fp++;
+		KEEP_IF(K_MAXFP, s->footprint > m->keep[K_MAXFP].s.footprint);
+		KEEP_IF(K_MINFP, s->footprint < m->keep[K_MINFP].s.footprint);
+		KEEP_IF(K_LASTFP, true);
+		if (at_start) {
+			KEEP_IF(K_AT_MAXFP, s->footprint > m->keep[K_AT_MAXFP].s.footprint);
+			KEEP_IF(K_AT_MINFP, s->footprint < m->keep[K_AT_MINFP].s.footprint);
+		}
+	} else {
+		m->n_nofp++;
+		KEEP_IF(K_LASTNOFP, true);
+	}
+	if (s->fields & SF_RSS) {
+		KEEP_IF(K_MAXRSS, s->rss > m->keep[K_MAXRSS].s.rss);
+		if (at_start)
+			KEEP_IF(K_AT_MAXRSS, s->rss > m->keep[K_AT_MAXRSS].s.rss);
+	}
+	if (s->fields & SF_SWAP_USED) {
+		KEEP_IF(K_FIRSTSWAP, false);
+		KEEP_IF(K_MAXSWAP, s->swap_used > m->keep[K_MAXSWAP].s.swap_used);
+	}
+	if (s->fields & SF_LEVEL)
+		KEEP_IF(K_MINLEVEL, s->level < m->keep[K_MINLEVEL].s.level);
+}
+
+void summary_sample(struct trace_summary *m, const struct trace_sample *s)
+{
+	if (m->fallback)
+		return;
+	if (m->placed_any && s->t < m->frontier) {
+		m->fallback = true;
+		return;
+	}
+	if (s->t > m->newest)
+		m->newest = s->t;
+	/* into the queue, after every sample of the same or an earlier t */
+	if (m->qhead && m->qlen == m->qalloc) {
+		memmove(m->q, m->q + m->qhead, (m->qlen - m->qhead) * sizeof(*m->q));
+		m->qlen -= m->qhead;
+		m->qhead = 0;
+	}
+	ALLOC_GROW(m->q, m->qlen + 1, m->qalloc);
+	size_t at = m->qlen;
+	while (at > m->qhead && m->q[at - 1].s.t > s->t)
+		at--;
+	memmove(m->q + at + 1, m->q + at, (m->qlen - at) * sizeof(*m->q));
+	m->q[at].s = *s;
+	m->q[at].seq = m->seq++;
+	m->qlen++;
+	while (m->qhead < m->qlen && m->q[m->qhead].s.t < m->newest - REORDER_S && !m->fallback)
+		place(m, &m->q[m->qhead++]);
+}
+
+int trace_read_summary(const char *path, struct trace *tr)
+{
+	struct trace_summary m;
+	memset(&m, 0, sizeof(m));
+	m.tr = tr;
+	m.newest = -INFINITY;
+	int ret = reader_read_quiet(path, tr, &m);
+	if (!ret && !m.fallback) {
+		while (m.qhead < m.qlen && !m.fallback)
+			place(&m, &m.q[m.qhead++]);
+		if (m.placed_any)
+			emit(&m);
+	}
+	free(m.q);
+	free(m.bounds);
+	if (ret || m.fallback || tr->damaged) {
+		/* a fault (reported now) or records too far out of order: read it all */
+		trace_release(tr);
+		return trace_read(path, tr);
+	}
+	tr->summary = true;
+	return 0;
+}
