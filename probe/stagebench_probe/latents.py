@@ -29,6 +29,10 @@ def to_numpy(value):
     if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and
                                       numpy.little_endian is False):
         arr = arr.astype(arr.dtype.newbyteorder("<"))
+    if name is None and arr.dtype.kind in "biu":
+        # class indices, masks, token ids: the latent reader compares floats, so
+        # they are kept as float64 (exact up to 2^53)
+        arr = arr.astype("<f8")
     if name is None:
         name = arr.dtype.name
     return arr, name

@@ -387,3 +387,14 @@ def test_a_broken_adapter_stops_the_run_with_exit_3(tmp_path):
                                   {"STAGEBENCH_ADAPTER": str(tmp_path / "bad_adapter.py")})
     assert rc == 3 and "pipeline ran" not in out
     assert "nope" in err and "bad_adapter.py" in err
+
+
+def test_integer_and_bool_outputs_are_fingerprinted_as_float64(pipe_probe, tmp_path):
+    probe = pipe_probe(latents_dir=str(tmp_path / "run.latents"))
+    probe.fingerprint("masks", torch.tensor([[0, 3], [7, 1]]))
+    probe.fingerprint("keep", np.array([True, False]))
+    ev = [e for e in probe.read_events() if e["kind"] == "latent"]
+    assert [e["dtype"] for e in ev] == ["float64", "float64"]
+    arr = np.load(tmp_path / "run.latents" / "masks.npy")
+    assert arr.dtype == np.float64 and arr.tolist() == [[0.0, 3.0], [7.0, 1.0]]
+    assert ev[0]["sha256"] == hashlib.sha256(arr.tobytes()).hexdigest()
