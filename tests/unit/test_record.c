@@ -107,8 +107,13 @@ Test(record, a_short_spike_shows_in_its_stage_peak, .init = make_tmp, .fini = dr
 {
 	char *em = eatmem();
 	char *trace = xasprintf("%s/p.trace.jsonl.zst", tmpdir);
-	char *argv[] = { em, "sleep=100ms", "stage=quiet", "sleep=100ms", "stage=spiky",
-			 "spike=200M/50ms", "sleep=100ms", "stage=after", "sleep=100ms", NULL };
+	char *go = xasprintf("%s/spiky.go", tmpdir);
+	/* the spike waits until the window is open: its stage event is in the trace */
+	char *argv[] = { "sh", "-c",
+			 "( i=0; until zstdcat \"$2\" 2>/dev/null | grep -q '\"stage\":\"spiky\"'; do "
+			 "i=$((i + 1)); [ $i -lt 1500 ] || break; sleep 0.02; done; : >\"$3\" ) & "
+			 "exec \"$1\" stage=quiet stage=spiky wait=\"$3\" spike=200M/50ms stage=after",
+			 "sh", em, trace, go, NULL };
 	struct record_result res = RECORD_RESULT_INIT;
 	cr_assert_eq(record(argv, trace, 1000 * 1000000LL, NULL, &res), 0);
 	cr_assert_eq(res.exit_code, 0);
@@ -128,6 +133,7 @@ Test(record, a_short_spike_shows_in_its_stage_peak, .init = make_tmp, .fini = dr
 	trace_release(&tr);
 	record_result_release(&res);
 	free(trace);
+	free(go);
 	free(em);
 }
 
