@@ -131,6 +131,19 @@ static struct check_finding *add_finding(struct check *c, enum check_kind kind,
 	return f;
 }
 
+static void add_case(struct check *c, const char *mode, const char *stage, enum check_metric m,
+		     const char *latent, enum check_kind result, const char *why)
+{
+	ALLOC_GROW(c->cases, c->ncases + 1, c->cases_alloc);
+	struct check_case *k = &c->cases[c->ncases++];
+	k->mode = xstrdup(mode);
+	k->stage = xstrdup(stage);
+	k->metric = m;
+	k->latent = xstrdup(latent);
+	k->result = result;
+	k->why = xstrdup(why);
+}
+
 /* A run's value of a numeric metric for a stage; false when it has none. */
 static bool run_value(const struct check_run *r, const char *stage, enum check_metric m, double *v)
 {
@@ -243,8 +256,10 @@ static void judge_metric(struct check *c, const char *mode, const char *stage, e
 			const struct stage_stats *s = analysis_stage(&r->a, stage);
 			entered_by_cand |= !strcmp(r->mode, mode) && s && s->completed;
 		}
-		if (nc || entered_by_cand)
+		if (nc || entered_by_cand) {
 			not_judged(c, mode, stage, m, why);
+			add_case(c, mode, stage, m, NULL, CK_NOT_JUDGED, why);
+		}
 		free(why);
 		goto out;
 	}
@@ -277,11 +292,14 @@ static void judge_metric(struct check *c, const char *mode, const char *stage, e
 	} else if (clo > bhi * up + fixed || chi < blo * down - fixed) {
 		char *why = xasprintf("too noisy (spread %.0f%%)", bhi > 0 ? 100.0 * noise / bhi : 0.0);
 		not_judged(c, mode, stage, m, why);
+		add_case(c, mode, stage, m, NULL, CK_NOT_JUDGED, why);
 		free(why);
 		goto out;
 	} else {
+		add_case(c, mode, stage, m, NULL, CK_PASS, NULL);
 		goto out;
 	}
+	add_case(c, mode, stage, m, NULL, kind, NULL);
 	struct check_finding *f = add_finding(c, kind, m, mode, stage);
 	f->base = b;
 	f->cand = cv;
@@ -332,6 +350,9 @@ static void judge_outcome(struct check *c, const char *mode, const char *stage)
 	else if (bdone < nb && cdone == nc)
 		kind = CK_IMPROVEMENT;
 	else
+		kind = CK_PASS;
+	add_case(c, mode, stage, CM_OUTCOME, NULL, kind, NULL);
+	if (kind == CK_PASS)
 		return;
 	struct check_finding *f = add_finding(c, kind, CM_OUTCOME, mode, stage);
 	f->base_text = xasprintf("completed %zu of %zu", bdone, nb);
@@ -478,11 +499,14 @@ static void judge_latents(struct check *c, size_t mi)
 			why = "fewer than 2 baseline copies: spread unknown";
 		}
 		if (!why) {
+			add_case(c, mode, l->stage, CM_LATENT, label, CK_PASS, NULL);
 			free(label);
 			continue;
 		}
 		if (kind == CK_REGRESSION && !corrupt && c->opt.allow_latent_change)
 			kind = CK_NOTE;
+		add_case(c, mode, l->stage, CM_LATENT, label, kind == CK_NOTE ? CK_PASS : kind,
+			 kind == CK_NOT_JUDGED ? why : NULL);
 		struct check_finding *f = add_finding(c, kind, CM_LATENT, mode, l->stage);
 		f->latent = label;
 		if (!l->spread_pairs)
@@ -705,5 +729,12 @@ void check_release(struct check *c)
 		free(f->detail);
 	}
 	free(c->findings);
+	for (size_t i = 0; i < c->ncases; i++) {
+		free(c->cases[i].mode);
+		free(c->cases[i].stage);
+		free(c->cases[i].latent);
+		free(c->cases[i].why);
+	}
+	free(c->cases);
 	memset(c, 0, sizeof(*c));
 }

@@ -163,7 +163,8 @@ enum check_metric {
 	CM_LATENT,
 };
 
-enum check_kind { CK_REGRESSION = 0, CK_IMPROVEMENT, CK_NOT_JUDGED, CK_NOTE };
+enum check_kind { CK_REGRESSION = 0, CK_IMPROVEMENT, CK_NOT_JUDGED, CK_NOTE,
+		  CK_PASS /* cases only: judged, nothing found */ };
 
 /* One run, as check sees it. */
 struct check_run {
@@ -199,6 +200,16 @@ struct check_finding {
 	char *detail;        /* change or reason in words; NULL for numeric rows */
 };
 
+/* One thing check judged: a mode x stage x metric (or latent), and its verdict.
+ * CI reports (JUnit) list every case; the findings list only what was found. */
+struct check_case {
+	char *mode, *stage;
+	enum check_metric metric;
+	char *latent;        /* CM_LATENT: its label */
+	enum check_kind result; /* CK_PASS, CK_REGRESSION, CK_IMPROVEMENT, CK_NOT_JUDGED */
+	char *why;           /* not judged: the reason; NULL otherwise */
+};
+
 struct check {
 	struct check_options opt;
 	struct check_side side[2];
@@ -208,8 +219,10 @@ struct check {
 	struct check_finding *findings;
 	size_t nfindings, findings_alloc;
 	size_t stage_first;  /* check_run: the first finding of the stage being judged */
+	struct check_case *cases; /* every judgement, in order */
+	size_t ncases, cases_alloc;
 };
-#define CHECK_INIT { CHECK_OPTIONS_INIT, { { 0 }, { 0 } }, NULL, NULL, 0, 0, NULL, 0, 0, 0 }
+#define CHECK_INIT { CHECK_OPTIONS_INIT, { { 0 }, { 0 } }, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, 0, 0 }
 
 /*
  * Add every trace of the run directory DIR (rundir.h order) to a side.
@@ -271,6 +284,21 @@ extern const char *const check_side_names[2];   /* "baseline", "candidate" */
  */
 void check_format_md(const struct check *c, struct strbuf *out);
 void check_format_json(const struct check *c, struct strbuf *out);
+/*
+ * JUnit XML (check_junit.c): one <testsuite> per mode, one <testcase> per
+ * case (classname "MODE.STAGE", name the metric), a <failure> for each
+ * regression, <skipped> for each "not judged". No timestamps: the same check
+ * gives the same bytes.
+ * GitHub Actions (check_github.c): one "::error" line per regression, one
+ * "::warning" per not-judged row and one "::notice" per improvement, then
+ * the summary line of the markdown.
+ */
+void check_format_junit(const struct check *c, struct strbuf *out);
+void check_format_github(const struct check *c, struct strbuf *out);
+/* A regression or improvement row in one line, no markdown: "staged work peak
+ * footprint: 400 MB to 410 MB (2 runs) -> 700 MB (1 run): +290 MB (+71%);
+ * spread 10 MB, allowed 64 MB". */
+void check_finding_line(const struct check_finding *f, struct strbuf *out);
 
 void check_release(struct check *c);
 

@@ -83,6 +83,34 @@ static void md_row(const struct check_finding *f, struct strbuf *out)
 	strbuf_release(&cell);
 }
 
+void check_finding_line(const struct check_finding *f, struct strbuf *out)
+{
+	strbuf_addf(out, "%s %s %s", f->mode, f->stage ? f->stage : "-", check_metric_name(f->metric));
+	if (f->metric == CM_LATENT)
+		strbuf_addf(out, " %s", f->latent);
+	strbuf_addstr(out, ": ");
+	if (f->metric >= CM_NNUMERIC) {
+		if (f->base_text)
+			strbuf_addf(out, "%s -> %s: ", f->base_text, f->now_text ? f->now_text : "-");
+		strbuf_addstr(out, f->detail ? f->detail : "");
+		return;
+	}
+	add_range(out, f->metric, f->base_min, f->base_max, f->nbase);
+	strbuf_addstr(out, " -> ");
+	add_range(out, f->metric, f->cand_min, f->cand_max, f->ncand);
+	strbuf_addstr(out, ": ");
+	add_value(out, f->metric, f->change, true);
+	double ref = f->kind == CK_REGRESSION ? f->base_max : f->base_min;
+	if (ref > 0)
+		strbuf_addf(out, " (%+.0f%%)", 100.0 * f->change / ref);
+	if (f->detail)
+		strbuf_addf(out, ", %s", f->detail);
+	strbuf_addstr(out, "; spread ");
+	add_value(out, f->metric, f->spread, false);
+	strbuf_addstr(out, ", allowed ");
+	add_value(out, f->metric, f->allowed, false);
+}
+
 static void md_section(const struct check *c, enum check_kind kind, const char *title,
 		       struct strbuf *out)
 {

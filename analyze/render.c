@@ -15,6 +15,8 @@ static void table_csv(const void *m, struct strbuf *o) { table_render_csv(m, o);
 static void table_json(const void *m, struct strbuf *o) { table_render_json(m, o); }
 static void check_md(const void *m, struct strbuf *o) { check_format_md(m, o); }
 static void check_json(const void *m, struct strbuf *o) { check_format_json(m, o); }
+static void check_junit(const void *m, struct strbuf *o) { check_format_junit(m, o); }
+static void check_github(const void *m, struct strbuf *o) { check_format_github(m, o); }
 static void latents_md(const void *m, struct strbuf *o) { latent_format_md(m, o); }
 static void latents_json(const void *m, struct strbuf *o) { latent_format_json(m, o); }
 
@@ -27,6 +29,8 @@ static const struct renderer renderers[] = {
 	{ "json", { [RM_TABLE] = table_json, [RM_CHECK] = check_json, [RM_LATENTS] = latents_json,
 		    [RM_RUNS] = runs_json } },
 	{ "text", { [RM_RUNS] = runs_text } },
+	{ "junit", { [RM_CHECK] = check_junit } },
+	{ "github", { [RM_CHECK] = check_github } },
 };
 #define NRENDERERS (sizeof(renderers) / sizeof(renderers[0]))
 

@@ -12,7 +12,7 @@
 
 static const char usage_text[] =
 	"usage: stagebench check --baseline DIR [--max-growth 5%|SIZE] [--max-time-growth 10%|DUR]\n"
-	"                        [--allow-latent-change] [--format md|json] RUN_DIR\n"
+	"                        [--allow-latent-change] [--format md|json|junit|github] RUN_DIR\n"
 	"\n"
 	"Compare the runs in RUN_DIR (the candidate: a new commit, a new torch, ...)\n"
 	"with the runs in DIR (the baseline), per mode and per stage: peak footprint\n"
@@ -50,9 +50,13 @@ static const char usage_text[] =
 	"  --max-growth X          memory threshold: 5% (default) or a size (512M)\n"
 	"  --max-time-growth X     time threshold: 10% (default) or a duration (2s)\n"
 	"  --allow-latent-change   report latent changes as notes, not regressions\n"
-	"  --format md|json        md (default): GB = 2^30 bytes (MB = 2^20 under 1 GB)\n"
+	"  --format FMT            md (default): GB = 2^30 bytes (MB = 2^20 under 1 GB)\n"
 	"                          and seconds;\n"
 	"                          json: bytes and seconds, every run's value\n"
+	"                          junit: JUnit XML, a test case per mode x stage x\n"
+	"                          metric judged, a failure per regression, skipped\n"
+	"                          when not judged; github: ::error / ::warning /\n"
+	"                          ::notice lines for GitHub Actions (docs/ci.md)\n"
 	"  -h, --help              this text\n"
 	"\n"
 	"exit: 0 no regression, 1 a regression, 2 usage, 3 unreadable input\n"

@@ -1,0 +1,52 @@
+/* check_github.c -- a check as GitHub Actions workflow commands (see check.h) */
+#include <string.h>
+
+#include "check.h"
+#include "render.h"
+
+/* A workflow command's message: '%', CR and LF escaped as GitHub reads them. */
+static void gh_data(struct strbuf *out, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '%')
+			strbuf_addstr(out, "%25");
+		else if (*s == '\r')
+			strbuf_addstr(out, "%0D");
+		else if (*s == '\n')
+			strbuf_addstr(out, "%0A");
+		else
+			strbuf_addch(out, *s);
+	}
+}
+
+static void annotation(const char *level, const char *title, const char *msg, struct strbuf *out)
+{
+	strbuf_addf(out, "::%s title=%s::", level, title);
+	gh_data(out, msg);
+	strbuf_addch(out, '\n');
+}
+
+void check_format_github(const struct check *c, struct strbuf *out)
+{
+	struct strbuf line = STRBUF_INIT;
+	for (size_t i = 0; i < c->nfindings; i++) {
+		const struct check_finding *f = &c->findings[i];
+		strbuf_reset(&line);
+		if (f->kind == CK_REGRESSION || f->kind == CK_IMPROVEMENT) {
+			check_finding_line(f, &line);
+			annotation(f->kind == CK_REGRESSION ? "error" : "notice",
+				   f->kind == CK_REGRESSION ? "stagebench regression"
+							    : "stagebench improvement", line.buf, out);
+		} else if (f->kind == CK_NOT_JUDGED) {
+			strbuf_addf(&line, "%s %s: %s not judged: %s", f->mode, f->stage ? f->stage : "-",
+				    f->metric == CM_LATENT ? "latent" : f->now_text, f->detail);
+			annotation("warning", "stagebench not judged", line.buf, out);
+		}
+	}
+	strbuf_release(&line);
+	size_t nr = check_count(c, CK_REGRESSION), ni = check_count(c, CK_IMPROVEMENT);
+	strbuf_addf(out, "check: %zu regression%s, %zu improvement%s (baseline %s: %zu runs; "
+			 "candidate %s: %zu runs)\n", nr, nr == 1 ? "" : "s", ni, ni == 1 ? "" : "s",
+		    c->side[0].label ? c->side[0].label : "-", c->side[0].n,
+		    c->side[1].label ? c->side[1].label : "-", c->side[1].n);
+}
