@@ -28,6 +28,7 @@ seed() { # NAME FILE... : copy seeds into the corpus (the fixtures' names kept a
 }
 traces=$(find "$root/tests/fixtures" "$root/fuzz/seeds/trace" -name '*.trace.jsonl' | sort)
 seed trace $traces
+seed summary $traces
 mkdir -p "$dir/corpus/trace_zstd"
 for f in $traces; do # a control byte first: one frame, whole
 	printf '\000' | cat - "$f" >"$dir/corpus/trace_zstd/seed-$(echo "$f" | tr '/' '_')"
@@ -38,7 +39,7 @@ seed pipeline "$root"/demo/pipeline.json $(find "$root/pipelines" -name '*.json'
 seed runs $(find "$root/tests/fixtures" "$root/fuzz/seeds/runs" -name '*.json' -path '*runs*')
 
 total=0
-for h in ${FUZZ_ONLY:-trace trace_zstd probe_line npy pipeline runs}; do
+for h in ${FUZZ_ONLY:-trace trace_zstd summary probe_line npy pipeline runs}; do
 	bin=$dir/fuzz_$h
 	log=$dir/fuzz_$h.log
 	# stderr of the code under test (its error messages) is closed; libFuzzer
