@@ -39,6 +39,8 @@
  * Ownership: struct analysis owns copies of every string it holds; it does
  * not keep a pointer to the trace, which the caller may release at once.
  * Cost: O(samples + events + windows * log samples), no allocation per sample.
+ * analysis_open() reads through trace_read_summary(): memory in proportion to
+ * the events, not the samples, with the same result as a whole read.
  */
 #ifndef SB_ANALYSIS_H
 #define SB_ANALYSIS_H
@@ -169,7 +171,7 @@ struct analysis {
 int analysis_run(const struct trace *tr, const struct run_entry *entry, struct analysis *out);
 
 /*
- * Read PATH with trace_read() and a runs.json in the same directory (when
+ * Read PATH with trace_read_summary() and a runs.json in the same directory (when
  * there is one), then analysis_run(). Returns 0, or -1 when the trace or
  * runs.json could not be read (the reader printed "FILE:LINE: ...").
  */
