@@ -87,6 +87,74 @@ static int sample_from_json(json_t *o, struct trace_sample *s, char *why, size_t
 	return 0;
 }
 
+/* The event keys whose value is a string, and where each goes. */
+static const struct {
+	const char *name;
+	size_t off;
+} event_strs[] = {
+	{ "stage", offsetof(struct trace_event, stage) },
+	{ "name", offsetof(struct trace_event, name) },
+	{ "note", offsetof(struct trace_event, note) },
+	{ "sha256", offsetof(struct trace_event, sha256) },
+	{ "dtype", offsetof(struct trace_event, dtype) },
+	{ "file", offsetof(struct trace_event, file) },
+	{ "metric", offsetof(struct trace_event, metric) },
+	{ "device", offsetof(struct trace_event, device) },
+	{ "action", offsetof(struct trace_event, action) },
+	{ "reason", offsetof(struct trace_event, reason) },
+};
+
+/* "shape": an array of at most EVENT_MAX_DIMS integers; false (ndim -1) when not. */
+static bool event_shape(struct trace_event *ev, json_t *v)
+{
+	size_t i;
+	json_t *d;
+	/* more dimensions than fit: kept as it was, in extra */
+	bool ok = json_is_array(v) && json_array_size(v) <= EVENT_MAX_DIMS;
+	if (ok) {
+		json_array_foreach(v, i, d) {
+			if (!json_is_integer(d)) {
+				ok = false;
+				break;
+			}
+			ev->shape[i] = json_integer_value(d);
+		}
+	}
+	ev->ndim = ok ? (int)json_array_size(v) : -1;
+	return ok;
+}
+
+/*
+ * One key of an event other than type, kind, t and mono. Returns whether the
+ * key is a known one; *ok says whether its value had the expected type.
+ */
+static bool event_field(struct trace_event *ev, const char *k, json_t *v, const struct jv *x,
+			bool *ok)
+{
+	*ok = false;
+	for (size_t i = 0; i < sizeof(event_strs) / sizeof(event_strs[0]); i++) {
+		if (strcmp(k, event_strs[i].name))
+			continue;
+		*ok = take_str((char **)((char *)ev + event_strs[i].off), v);
+		return true;
+	}
+	if (!strcmp(k, "nbytes"))
+		*ok = ev->has_nbytes = jv_bytes(x, &ev->nbytes);
+	else if (!strcmp(k, "bytes"))
+		*ok = ev->has_bytes = jv_bytes(x, &ev->bytes);
+	else if (!strcmp(k, "max_bytes"))
+		*ok = ev->has_max_bytes = jv_bytes(x, &ev->max_bytes);
+	else if (!strcmp(k, "seconds"))
+		*ok = ev->has_seconds = jv_number(x, &ev->seconds);
+	else if (!strcmp(k, "from"))
+		*ok = ev->has_from = jv_number(x, &ev->from);
+	else if (!strcmp(k, "shape"))
+		*ok = event_shape(ev, v);
+	else
+		return false;
+	return true;
+}
+
 /*
  * An event object into *ev (which the caller has zeroed). probe: the probe
  * line protocol ("type" optional, time from "mono" - origin).
@@ -95,21 +163,6 @@ static int sample_from_json(json_t *o, struct trace_sample *s, char *why, size_t
 static int event_from_json(json_t *o, struct trace_event *ev, bool probe, double origin,
 			   const char **why)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} strs[] = {
-		{ "stage", offsetof(struct trace_event, stage) },
-		{ "name", offsetof(struct trace_event, name) },
-		{ "note", offsetof(struct trace_event, note) },
-		{ "sha256", offsetof(struct trace_event, sha256) },
-		{ "dtype", offsetof(struct trace_event, dtype) },
-		{ "file", offsetof(struct trace_event, file) },
-		{ "metric", offsetof(struct trace_event, metric) },
-		{ "device", offsetof(struct trace_event, device) },
-		{ "action", offsetof(struct trace_event, action) },
-		{ "reason", offsetof(struct trace_event, reason) },
-	};
 	struct strbuf extra = STRBUF_INIT;
 	bool has_t = false, has_mono = false;
 	double t = 0, mono = 0;
@@ -146,44 +199,7 @@ static int event_from_json(json_t *o, struct trace_event *ev, bool probe, double
 			has_mono = true;
 			continue;
 		}
-		bool known = false, ok = false;
-		for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
-			if (strcmp(k, strs[i].name))
-				continue;
-			known = true;
-			ok = take_str((char **)((char *)ev + strs[i].off), v);
-			break;
-		}
-		if (!known) {
-			known = true;
-			if (!strcmp(k, "nbytes"))
-				ok = ev->has_nbytes = jv_bytes(&x, &ev->nbytes);
-			else if (!strcmp(k, "bytes"))
-				ok = ev->has_bytes = jv_bytes(&x, &ev->bytes);
-			else if (!strcmp(k, "max_bytes"))
-				ok = ev->has_max_bytes = jv_bytes(&x, &ev->max_bytes);
-			else if (!strcmp(k, "seconds"))
-				ok = ev->has_seconds = jv_number(&x, &ev->seconds);
-			else if (!strcmp(k, "from"))
-				ok = ev->has_from = jv_number(&x, &ev->from);
-			else if (!strcmp(k, "shape")) {
-				size_t i;
-				json_t *d;
-				/* more dimensions than fit: kept as it was, in extra */
-				ok = json_is_array(v) && json_array_size(v) <= EVENT_MAX_DIMS;
-				if (ok) {
-					json_array_foreach(v, i, d) {
-						if (!json_is_integer(d)) {
-							ok = false;
-							break;
-						}
-						ev->shape[i] = json_integer_value(d);
-					}
-				}
-				ev->ndim = ok ? (int)json_array_size(v) : -1;
-			} else
-				known = false;
-		}
+		bool ok, known = event_field(ev, k, v, &x, &ok);
 		/* unknown keys, and known ones of an unexpected type, are kept
 		 * as they were; a known key that is null is absent */
 		if (!known || (!ok && !json_is_null(v)))
