@@ -8,6 +8,8 @@
  *                     memory meter, written against a table of libproc/sysctl
  *                     calls (struct darwin_api) so that it also builds and is
  *                     unit-tested on Linux with a scripted fake.
+ * Shared by both meters: proctab.c, the table of the processes seen in a
+ * metered tree (struct mproc, which each OS's entry extends).
  * The Makefile compiles exactly one of them and refuses any other system.
  * docs/platforms.md holds the platform facts this code relies on.
  */

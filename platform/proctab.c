@@ -1,5 +1,5 @@
 /* proctab.c -- the table of every process seen in the metered tree */
-#include "meter_internal.h"
+#include "proctab.h"
 
 #include <stdlib.h>
 #include <string.h>
