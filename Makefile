@@ -79,7 +79,7 @@ HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(OUT)/helpers/%)
 NVML_FAKE := $(OUT)/helpers/libnvidia-ml-fake.so $(OUT)/helpers/libnvidia-ml-fake-v2.so
 HELPER_BIN += $(NVML_FAKE)
 
-.PHONY: all check-deps deps test unit-test cli-test py-test e2e-test bench install clean helpers charts test-slurm \
+.PHONY: all check-deps deps test code-checks unit-test cli-test py-test e2e-test bench install clean helpers charts test-slurm \
 	portability macos
 .PHONY: test-fresh
 
@@ -155,9 +155,17 @@ deps:
 # The test run: sanitizer build, unit tests, CLI golden tests, end-to-end, pytest.
 test: deps
 	$(Q)$(MAKE) --no-print-directory portability
-	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined unit-test cli-test e2e-test
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined code-checks unit-test cli-test e2e-test
 	$(Q)$(MAKE) --no-print-directory py-test
 	$(Q)$(MAKE) --no-print-directory fuzz-test
+
+# The shape of the code (docs/architecture.md): no function outside tests over
+# 100 lines; the modules link in one order (nm over this build's objects) and
+# only cli/ includes the command table.
+code-checks: $(LIB_OBJ) $(CLI_OBJ) $(TEST_OS_OBJ)
+	@echo "  CHECK   function length, module order"
+	$(Q)scripts/check-function-length.py
+	$(Q)scripts/check-layers.py $(OUT)
 
 unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
 	$(Q)set -e; export FIXTURES=$(abspath tests/fixtures); for t in $(TEST_BIN); do echo "  RUN     $$t"; \
