@@ -304,6 +304,36 @@ int mkdir_p(const char *path)
 	return 0;
 }
 
+char *path_search(const char *cmd, int *err)
+{
+	if (!*cmd) {
+		*err = ENOENT;
+		return NULL;
+	}
+	if (strchr(cmd, '/'))
+		return xstrdup(cmd);
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	*err = ENOENT;
+	for (const char *p = path;; p++) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		char *cand = n ? xasprintf("%.*s/%s", (int)n, p, cmd) : xasprintf("./%s", cmd);
+		struct stat st;
+		if (!stat(cand, &st) && S_ISREG(st.st_mode)) {
+			if (!access(cand, X_OK))
+				return cand;
+			*err = EACCES;
+		}
+		free(cand);
+		if (!colon)
+			break;
+		p = colon;
+	}
+	return NULL;
+}
+
 bool str_ends_with(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);

@@ -94,6 +94,12 @@ int read_file(const char *path, char **data, size_t *len);
 int open_regular_file(const char *path, bool quiet);
 int write_file(const char *path, const void *data, size_t len); /* atomic: tmp + rename */
 int mkdir_p(const char *path);
+/* The program `name` runs as, looked up on PATH (unset or empty: the default
+ * /usr/local/bin:/usr/bin:/bin; an empty entry is the current directory) as
+ * execvp would, in the caller (execvp is not async-signal-safe): the first
+ * regular, executable file, malloc'd. A name with a '/' comes back as it is.
+ * NULL with *err ENOENT (none, or name "") or EACCES (found, not executable). */
+char *path_search(const char *name, int *err);
 bool str_ends_with(const char *s, const char *suffix);
 bool str_starts_with(const char *s, const char *prefix);
 

@@ -19,24 +19,11 @@ extern char **environ;
 static char *find_program(const char *name)
 {
 	struct stat st;
+	int err;
 	if (strchr(name, '/'))
 		return (!stat(name, &st) && S_ISREG(st.st_mode) && !access(name, X_OK)) ?
 			       xstrdup(name) : NULL;
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *colon = strchr(path, ':');
-		if (!colon)
-			colon = path + strlen(path);
-		size_t len = (size_t)(colon - path);
-		char *cand = len ? xasprintf("%.*s/%s", (int)len, path, name) : xasprintf("./%s", name);
-		if (!stat(cand, &st) && S_ISREG(st.st_mode) && !access(cand, X_OK))
-			return cand;
-		free(cand);
-		path = *colon ? colon + 1 : colon;
-	}
-	return NULL;
+	return path_search(name, &err);
 }
 
 /* pipe2(fds, O_CLOEXEC) in POSIX terms (pipe2 is not on macOS). */

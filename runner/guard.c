@@ -14,12 +14,6 @@
 #include "guard.h"
 #include "spawn.h"
 
-/* "183 MB" under a GiB, else "8.2 GB" (common/units.h's rule). */
-static void format_size(uint64_t bytes, char out[32])
-{
-	format_gb(bytes, out);
-}
-
 static int bad_value(struct strbuf *why, const char *opt, const char *arg, const char *what)
 {
 	if (why)
@@ -133,9 +127,9 @@ bool guard_admit(const struct guard_opts *g, const struct guard_readings *r, str
 		ok = false;
 	}
 	if (g->has_swap_limit && r->has_swap && r->swap_used + g->swap_budget > g->swap_limit) {
-		format_size(r->swap_used, a);
-		format_size(g->swap_budget, b);
-		format_size(g->swap_limit, c);
+		format_gb(r->swap_used, a);
+		format_gb(g->swap_budget, b);
+		format_gb(g->swap_limit, c);
 		add_reason(why, "swap used %s + budget %s exceeds the limit %s", a, b, c);
 		ok = false;
 	}
@@ -154,7 +148,7 @@ bool guard_admit(const struct guard_opts *g, const struct guard_readings *r, str
 	if (ok && why) {
 		add_reason(why, "available %.0f%%", r->avail_pct);
 		if (r->has_swap) {
-			format_size(r->swap_used, a);
+			format_gb(r->swap_used, a);
 			strbuf_addf(why, ", swap used %s", a);
 		}
 	}
@@ -186,8 +180,8 @@ bool guard_check(const struct guard_opts *g, struct guard_state *st,
 		st->low_polls = 0;
 
 	if (grew > g->swap_budget) {
-		format_size(grew, a);
-		format_size(g->swap_budget, b);
+		format_gb(grew, a);
+		format_gb(g->swap_budget, b);
 		add_reason(reason, "swap grew %s (budget %s), available %.0f%%", a, b, r->avail_pct);
 		return true;
 	}
@@ -195,14 +189,14 @@ bool guard_check(const struct guard_opts *g, struct guard_state *st,
 		add_reason(reason, "available %.0f%% for %d polls (floor %.0f%%)", r->avail_pct,
 			   st->low_polls, g->kill_free_pct);
 		if (r->has_swap) {
-			format_size(grew, a);
+			format_gb(grew, a);
 			strbuf_addf(reason, ", swap grew %s", a);
 		}
 		return true;
 	}
 	if (g->has_max_footprint && r->has_footprint && r->footprint > g->max_footprint) {
-		format_size(r->footprint, a);
-		format_size(g->max_footprint, b);
+		format_gb(r->footprint, a);
+		format_gb(g->max_footprint, b);
 		add_reason(reason, "footprint %s over the cap %s, available %.0f%%", a, b, r->avail_pct);
 		return true;
 	}

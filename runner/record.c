@@ -34,7 +34,6 @@
 #define STATUS_INTERVAL_NS (250 * NS_PER_MS)
 #define FLUSH_INTERVAL_NS NS_PER_S
 #define WAIT_LOG_INTERVAL_NS (5 * NS_PER_S)
-#define KILL_WAIT_NS (2 * NS_PER_S)
 #define STOP_TICK_NS (10 * NS_PER_MS) /* how often a stopping tree is looked at */
 /* The sample taken when the command's root exits is skipped when the last
  * one is younger than this. */
@@ -147,8 +146,8 @@ struct run {
 	struct guard_readings last;
 	bool have_last;
 	/* stopping */
-	bool stopping, killed;
-	int64_t kill_at_ns, give_up_at_ns;
+	bool stopping;
+	struct spawn_stop stop; /* TERM, grace, KILL (spawn.h) */
 	int got_signal;
 	/* gpu */
 	bool gpu_known;
@@ -538,11 +537,7 @@ static void begin_stop(struct run *r, enum stopped_by by, const char *reason, in
 {
 	if (r->stopping) {
 		/* asked again: do not wait for the grace period */
-		if (!r->killed) {
-			spawn_signal_tree(&r->sp, SIGKILL);
-			r->killed = true;
-			r->give_up_at_ns = now + KILL_WAIT_NS;
-		}
+		spawn_stop_kill(&r->sp, &r->stop, now);
 		return;
 	}
 	r->stopping = true;
@@ -552,8 +547,7 @@ static void begin_stop(struct run *r, enum stopped_by by, const char *reason, in
 	const pid_t *pids = meter_pids(r->m, &n);
 	spawn_track(&r->sp, pids, n);
 	spawn_scan_tree(&r->sp);
-	spawn_signal_tree(&r->sp, SIGTERM);
-	r->kill_at_ns = now + r->g->grace_ns;
+	spawn_stop_begin(&r->sp, &r->stop, r->g->grace_ns, now);
 	/* no more guard checks; the tree is watched until it is gone */
 	loop_timer_set(&r->loop, r->t_guard, LOOP_NEVER);
 	loop_del_fd(&r->loop, r->psi_fd);
@@ -875,20 +869,11 @@ static void on_flush_due(struct loop *l, int64_t now, void *arg)
 }
 
 /* While stopping, every STOP_TICK_NS: done when the tree is gone; KILL after
- * the grace time; give up KILL_WAIT_NS later. */
+ * the grace time; give up SPAWN_KILL_WAIT_NS later (spawn_stop_step). */
 static void on_stop_tick(struct loop *l, int64_t now, void *arg)
 {
 	struct run *r = arg;
-	if (!spawn_tree_alive(&r->sp)) {
-		loop_stop(l);
-		return;
-	}
-	if (!r->killed && now >= r->kill_at_ns) {
-		spawn_signal_tree(&r->sp, SIGKILL);
-		r->killed = true;
-		r->give_up_at_ns = now + KILL_WAIT_NS;
-	} else if (r->killed && now >= r->give_up_at_ns) {
-		warning("processes of '%s' survived SIGKILL", r->argv[0]);
+	if (spawn_stop_step(&r->sp, &r->stop, now) != SPAWN_STOP_WAITING) {
 		loop_stop(l);
 		return;
 	}

@@ -27,38 +27,6 @@ int spawn_set_subreaper(void)
 	return pl_set_subreaper() < 0 ? -1 : 0;
 }
 
-/* PATH lookup in the parent (execvp is not async-signal-safe). Returns a
- * malloc'd path, or NULL with *err set. */
-static char *find_in_path(const char *cmd, int *err)
-{
-	if (!*cmd) {
-		*err = ENOENT;
-		return NULL;
-	}
-	if (strchr(cmd, '/'))
-		return xstrdup(cmd);
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	*err = ENOENT;
-	for (const char *p = path;; p++) {
-		const char *colon = strchr(p, ':');
-		size_t n = colon ? (size_t)(colon - p) : strlen(p);
-		char *cand = n ? xasprintf("%.*s/%s", (int)n, p, cmd) : xasprintf("./%s", cmd);
-		struct stat st;
-		if (!stat(cand, &st) && S_ISREG(st.st_mode)) {
-			if (!access(cand, X_OK))
-				return cand;
-			*err = EACCES;
-		}
-		free(cand);
-		if (!colon)
-			break;
-		p = colon;
-	}
-	return NULL;
-}
-
 static bool env_key_in(const char *entry, const char **set)
 {
 	const char *eq = strchr(entry, '=');
@@ -136,7 +104,7 @@ int spawn_start(struct spawn *sp)
 	int err = 0, pfd[2] = { -1, -1 };
 	if (!sp->argv || !sp->argv[0])
 		BUG("spawn_start without a command");
-	char *path = find_in_path(sp->argv[0], &err);
+	char *path = path_search(sp->argv[0], &err);
 	if (!path) {
 		sp->start_errno = err;
 		return error("cannot run '%s': %s", sp->argv[0], strerror(err));
@@ -423,29 +391,52 @@ bool spawn_tree_alive(struct spawn *sp)
 	return false;
 }
 
+void spawn_stop_begin(struct spawn *sp, struct spawn_stop *st, int64_t grace_ns, int64_t now_ns)
+{
+	memset(st, 0, sizeof(*st));
+	spawn_signal_tree(sp, SIGTERM);
+	st->kill_at_ns = now_ns + grace_ns;
+}
+
+void spawn_stop_kill(struct spawn *sp, struct spawn_stop *st, int64_t now_ns)
+{
+	if (st->killed)
+		return;
+	spawn_signal_tree(sp, SIGKILL);
+	st->killed = true;
+	st->give_up_at_ns = now_ns + SPAWN_KILL_WAIT_NS;
+}
+
+enum spawn_stop_state spawn_stop_step(struct spawn *sp, struct spawn_stop *st, int64_t now_ns)
+{
+	if (!spawn_tree_alive(sp))
+		return SPAWN_STOP_GONE;
+	if (!st->killed && now_ns >= st->kill_at_ns) {
+		spawn_stop_kill(sp, st, now_ns);
+	} else if (st->killed && now_ns >= st->give_up_at_ns) {
+		warning("processes of '%s' survived SIGKILL", sp->argv[0]);
+		return SPAWN_STOP_SURVIVED;
+	}
+	return SPAWN_STOP_WAITING;
+}
+
 int spawn_kill_tree(struct spawn *sp, int64_t grace_ns)
 {
 	if (!spawn_tree_alive(sp))
 		return 0;
-	spawn_signal_tree(sp, SIGTERM);
-	int64_t deadline = mono_ns() + grace_ns;
-	while (spawn_tree_alive(sp)) {
-		if (mono_ns() >= deadline)
-			break;
-		sleep_ns(10 * 1000000LL);
-	}
-	if (!spawn_tree_alive(sp))
-		return 0;
-	spawn_signal_tree(sp, SIGKILL);
-	deadline = mono_ns() + 2000000000LL;
-	while (spawn_tree_alive(sp)) {
-		if (mono_ns() >= deadline) {
-			warning("processes of '%s' survived SIGKILL", sp->argv[0]);
+	struct spawn_stop st;
+	spawn_stop_begin(sp, &st, grace_ns, mono_ns());
+	for (;;) {
+		switch (spawn_stop_step(sp, &st, mono_ns())) {
+		case SPAWN_STOP_GONE:
+			return 0;
+		case SPAWN_STOP_SURVIVED:
 			return -1;
+		case SPAWN_STOP_WAITING:
+			break;
 		}
 		sleep_ns(10 * 1000000LL);
 	}
-	return 0;
 }
 
 void spawn_release(struct spawn *sp)

@@ -14,6 +14,7 @@
  *         spawn_track(&sp, pids, n)   -> remember pids seen in the tree (meter)
  *         spawn_signal_tree(&sp, SIGTERM) ... spawn_tree_alive(&sp)
  *   or:   spawn_wait(&sp) / spawn_kill_tree(&sp, grace_ns)
+ *         (or spawn_stop_begin() and spawn_stop_step() from an event loop)
  *   spawn_release(&sp)
  *
  * What may be signalled: the command's process group (never pgid 0 or 1, never
@@ -94,8 +95,27 @@ int spawn_signal_tree(struct spawn *sp, int sig);
  * what can be reaped). */
 bool spawn_tree_alive(struct spawn *sp);
 
-/* TERM to the tree, wait up to grace_ns (reaping), then KILL, wait up to 2 s.
- * Returns 0 when nothing is left, -1 (after warning) otherwise. */
+/*
+ * Stopping a tree with a grace period, one rule for every caller: TERM, then
+ * KILL once grace_ns has passed, then give up SPAWN_KILL_WAIT_NS later.
+ * Without blocking (the record loop): spawn_stop_begin() sends TERM;
+ * spawn_stop_step() is called now and then (reaping what it can) and says
+ * whether the tree is gone, still waited for, or survived KILL (warned once);
+ * spawn_stop_kill() sends KILL at once (asked twice), unless already sent.
+ */
+#define SPAWN_KILL_WAIT_NS 2000000000LL
+struct spawn_stop {
+	bool killed;
+	int64_t kill_at_ns;     /* when KILL follows TERM */
+	int64_t give_up_at_ns;  /* after KILL: when to stop waiting */
+};
+enum spawn_stop_state { SPAWN_STOP_GONE, SPAWN_STOP_WAITING, SPAWN_STOP_SURVIVED };
+void spawn_stop_begin(struct spawn *sp, struct spawn_stop *st, int64_t grace_ns, int64_t now_ns);
+void spawn_stop_kill(struct spawn *sp, struct spawn_stop *st, int64_t now_ns);
+enum spawn_stop_state spawn_stop_step(struct spawn *sp, struct spawn_stop *st, int64_t now_ns);
+
+/* The same, blocking: the stopper above, looked at every 10 ms. Returns 0
+ * when nothing is left (or nothing was running), -1 (after warning) otherwise. */
 int spawn_kill_tree(struct spawn *sp, int64_t grace_ns);
 
 /* Exit code for a raw wait status: the code, or 128+N for signal N. */
