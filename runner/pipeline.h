@@ -5,7 +5,8 @@
  *     "name": "demo",
  *     "command": ["{python}", "{pipeline_dir}/pipeline.py", "--seed", "{seed}", "--out", "{out}"],
  *     "defaults": { "size": "default" },          placeholders with default values
- *     "adapter": "demo_adapter",                   module the probe's sitecustomize installs
+ *     "adapter": "adapter",                        module the probe's sitecustomize installs
+ *                                                  (the demo's is demo/adapter.py)
  *     "pythonpath": ["{pipeline_dir}"],            prepended to PYTHONPATH
  *     "env": { "OMP_NUM_THREADS": "2" },           every variant
  *     "prepare": ["{python}", "build.py"],         run once before the timed runs

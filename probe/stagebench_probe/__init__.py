@@ -35,7 +35,7 @@ def get_probe():
 
 
 def load_adapter(spec):
-    """Import an adapter: a module name ("demo_adapter") or a .py file path."""
+    """Import an adapter: a module name ("adapter", as the demo's) or a .py file path."""
     if spec.endswith(".py") or os.sep in spec or "/" in spec:
         path = os.path.abspath(spec)
         name = "stagebench_adapter_" + os.path.splitext(os.path.basename(path))[0]
