@@ -386,6 +386,9 @@ int analysis_run(const struct trace *tr, const struct run_entry *entry, struct a
 	a->path = xstrdup(tr->path);
 	a->mode = xstrdup(tr->start.mode);
 	a->host = xstrdup(tr->start.host_name);
+	a->commit = xstrdup(tr->start.commit);
+	a->dirty = tr->start.has_dirty && tr->start.dirty;
+	a->utc = xstrdup(tr->start.utc);
 	a->stagebench = tr->start.format != NULL;
 	a->damaged = tr->damaged;
 	outcome(tr, entry, a);
@@ -428,6 +431,8 @@ void analysis_release(struct analysis *a)
 	free(a->path);
 	free(a->mode);
 	free(a->host);
+	free(a->commit);
+	free(a->utc);
 	free(a->reason);
 	for (size_t i = 0; i < a->nstages; i++)
 		free(a->stages[i].name);

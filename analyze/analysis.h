@@ -129,6 +129,9 @@ struct analysis {
 	char *path;
 	char *mode;             /* start.mode; NULL when absent */
 	char *host;             /* start.host.name; NULL when absent (stageload traces) */
+	char *commit;           /* start.commit (the pipeline's); NULL when absent */
+	bool dirty;             /* start.dirty */
+	char *utc;              /* start.utc; NULL when absent */
 	bool stagebench;        /* start.format was set (a stagebench trace) */
 	enum run_outcome outcome;
 	int exit_code;          /* RUN_EXIT (and 0 for completed) */

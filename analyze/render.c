@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "history.h"
 #include "latents.h"
 #include "table.h"
 
@@ -20,14 +21,18 @@ static void check_github(const void *m, struct strbuf *o) { check_format_github(
 static void latents_md(const void *m, struct strbuf *o) { latent_format_md(m, o); }
 static void latents_json(const void *m, struct strbuf *o) { latent_format_json(m, o); }
 
+static void history_md(const void *m, struct strbuf *o) { history_render_md(m, o); }
+static void history_csv(const void *m, struct strbuf *o) { history_render_csv(m, o); }
+static void history_json(const void *m, struct strbuf *o) { history_render_json(m, o); }
 static void runs_text(const void *m, struct strbuf *o) { analysis_render_runs_text(m, o); }
 static void runs_json(const void *m, struct strbuf *o) { analysis_render_runs_json(m, o); }
 
 static const struct renderer renderers[] = {
-	{ "md", { [RM_TABLE] = table_md, [RM_CHECK] = check_md, [RM_LATENTS] = latents_md } },
-	{ "csv", { [RM_TABLE] = table_csv } },
+	{ "md", { [RM_TABLE] = table_md, [RM_CHECK] = check_md, [RM_LATENTS] = latents_md,
+		  [RM_HISTORY] = history_md } },
+	{ "csv", { [RM_TABLE] = table_csv, [RM_HISTORY] = history_csv } },
 	{ "json", { [RM_TABLE] = table_json, [RM_CHECK] = check_json, [RM_LATENTS] = latents_json,
-		    [RM_RUNS] = runs_json } },
+		    [RM_RUNS] = runs_json, [RM_HISTORY] = history_json } },
 	{ "text", { [RM_RUNS] = runs_text } },
 	{ "junit", { [RM_CHECK] = check_junit } },
 	{ "github", { [RM_CHECK] = check_github } },

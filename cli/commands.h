@@ -15,5 +15,6 @@ int cmd_table(int argc, char **argv);   /* cli/table.c */
 int cmd_latents(int argc, char **argv); /* cli/latents.c */
 int cmd_check(int argc, char **argv);   /* cli/check.c */
 int cmd_plot(int argc, char **argv);    /* cli/plot.c */
+int cmd_history(int argc, char **argv); /* cli/history.c */
 
 #endif

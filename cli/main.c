@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "latents", cmd_latents, "compare latent copies across runs" },
 	{ "plot", cmd_plot, "draw memory charts with gnuplot" },
 	{ "check", cmd_check, "flag regressions against a baseline run directory" },
+	{ "history", cmd_history, "stages over commits: a table and charts" },
 };
 
 static void usage(FILE *f)

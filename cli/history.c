@@ -1,0 +1,149 @@
+/* history.c -- `stagebench history`: a pipeline's stages over commits (analyze/history.h),
+ * as md, csv or json, and as charts (plots/history.c) */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analyze/history.h"
+#include "../analyze/render.h"
+#include "../common/util.h"
+#include "../plots/plot.h"
+#include "commands.h"
+#include "opt.h"
+
+static const char usage_text[] =
+	"usage: stagebench history [--format md|csv|json] [--order recorded|given]\n"
+	"                          [--plot DIR] [--plot-format png|svg] RUN_DIR...\n"
+	"\n"
+	"One column per RUN_DIR (one commit each, as `compare --by-commit` leaves\n"
+	"them, in any order): per mode and stage, the peak footprint, the kernel\n"
+	"peak and the stage time over the commit's runs (lowest to highest), the\n"
+	"commit and whether its checkout was dirty (from the runs' start records),\n"
+	"and \"(regression)\" where `stagebench check` of a commit against the one\n"
+	"before it flags that metric in that stage (check's rule and defaults).\n"
+	"\n"
+	"  --format FMT        md (default), csv or json (bytes and seconds, unrounded)\n"
+	"  --order ORDER       recorded (default): by the earliest run's start time\n"
+	"                      (a trace holds no commit date; commits recorded in\n"
+	"                      their order come out in it); given: as listed\n"
+	"  --plot DIR          also draw history-peak and history-time charts in DIR:\n"
+	"                      one panel per mode, a line per stage, each point's\n"
+	"                      spread across its runs, regressions ringed, dirty\n"
+	"                      checkouts marked (gnuplot on PATH)\n"
+	"  --plot-format FMT   png (default) or svg\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"exit: 0 ok, 2 usage, 3 a directory or trace could not be read\n";
+
+/* One metric of the model as the chart's plain numbers (GB or seconds). */
+static int draw(const struct history *h, enum history_metric m, const struct plot_opts *o,
+		const char *name)
+{
+	double scale = history_metric_is_time(m) ? 1.0 : 1.0 / 1073741824.0;
+	const char **commits = xcalloc(h->ncommits + 1, sizeof(*commits));
+	bool *dirty = xcalloc(h->ncommits + 1, sizeof(*dirty));
+	struct plot_history_series *series = xcalloc(h->nseries + 1, sizeof(*series));
+	for (size_t c = 0; c < h->ncommits; c++) {
+		commits[c] = h->commits[c].commit;
+		dirty[c] = h->commits[c].dirty;
+	}
+	for (size_t s = 0; s < h->nseries; s++) {
+		series[s].mode = h->series[s].mode;
+		series[s].stage = h->series[s].stage;
+		series[s].points = xcalloc(h->ncommits + 1, sizeof(*series[s].points));
+		for (size_t c = 0; c < h->ncommits; c++) {
+			const struct history_point *p = history_point(h, s, c, m);
+			struct plot_history_point *q = &series[s].points[c];
+			q->has_value = p->n > 0;
+			q->value = p->max * scale;
+			q->lo = p->min * scale;
+			q->hi = p->max * scale;
+			q->regression = p->regression;
+		}
+	}
+	struct plot_history ph = { history_metric_name(m), history_metric_is_time(m) ? "s" : "GB",
+				   commits, dirty, h->ncommits, series, h->nseries };
+	int rc = plot_history(o, &ph, name);
+	for (size_t s = 0; s < h->nseries; s++)
+		free(series[s].points);
+	free(series);
+	free(commits);
+	free(dirty);
+	return rc;
+}
+
+int cmd_history(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "order", required_argument, NULL, 'O' },
+		{ "plot", required_argument, NULL, 'p' },
+		{ "plot-format", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = "md";
+	enum history_order order = HISTORY_ORDER_RECORDED;
+	struct plot_opts po = PLOT_OPTS_INIT;
+	const char *plot_dir = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!render_find(RM_HISTORY, optarg))
+				return opt_usage_error("history", "option '--format': invalid value '%s' (%s)",
+						       optarg, render_format_list(RM_HISTORY));
+			format = optarg;
+			break;
+		case 'O':
+			if (!strcmp(optarg, "given"))
+				order = HISTORY_ORDER_GIVEN;
+			else if (!strcmp(optarg, "recorded"))
+				order = HISTORY_ORDER_RECORDED;
+			else
+				return opt_usage_error("history", "option '--order': invalid value '%s' "
+						       "(recorded or given)", optarg);
+			break;
+		case 'p':
+			plot_dir = optarg;
+			break;
+		case 'P':
+			if (!strcmp(optarg, "png"))
+				po.format = PLOT_PNG;
+			else if (!strcmp(optarg, "svg"))
+				po.format = PLOT_SVG;
+			else
+				return opt_usage_error("history", "option '--plot-format': invalid value "
+						       "'%s' (png or svg)", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return SB_EXIT_OK;
+		default:
+			return opt_refused("history", c, "+:h", optopt, argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return opt_usage_error("history", "no RUN_DIR given");
+
+	struct history h = HISTORY_INIT;
+	int rc = SB_EXIT_FAILURE;
+	if (history_build(&h, (const char *const *)argv + optind, (size_t)(argc - optind), order) < 0)
+		goto out;
+	struct strbuf o = STRBUF_INIT;
+	render_find(RM_HISTORY, format)(&h, &o);
+	fwrite(o.buf ? o.buf : "", 1, o.len, stdout);
+	strbuf_release(&o);
+	rc = SB_EXIT_OK;
+	if (plot_dir) {
+		po.out_dir = plot_dir;
+		if (draw(&h, HM_PEAK, &po, "history-peak") < 0 || draw(&h, HM_TIME, &po, "history-time") < 0)
+			rc = SB_EXIT_FAILURE;
+	}
+out:
+	history_release(&h);
+	return rc;
+}
