@@ -251,8 +251,11 @@ void latent_format_md(const struct latent_set *s, struct strbuf *out)
 		any_same = true;
 		char *label = latent_label(l);
 		const struct latent_copy *c = first_copy(s, l);
-		strbuf_addf(out, "| %s | %s | %s | ", label, l->stage ? l->stage : "",
-			    npy_dtype_name(c->npy_dtype));
+		strbuf_addstr(out, "| ");
+		render_md_text(out, label);
+		strbuf_addstr(out, " | ");
+		render_md_text(out, l->stage);
+		strbuf_addf(out, " | %s | ", npy_dtype_name(c->npy_dtype));
 		latent_format_shape(out, c->npy_ndim, c->npy_shape);
 		strbuf_addstr(out, " |\n");
 		free(label);
@@ -262,10 +265,14 @@ void latent_format_md(const struct latent_set *s, struct strbuf *out)
 		if (all_identical(s, l))
 			continue;
 		char *label = latent_label(l);
-		strbuf_addf(out, "\n## %s", label);
+		strbuf_addstr(out, "\n## "); /* a heading line: no raw line break from a name */
+		render_md_text(out, label);
 		free(label);
-		if (l->stage)
-			strbuf_addf(out, " (stage %s)", l->stage);
+		if (l->stage) {
+			strbuf_addstr(out, " (stage ");
+			render_md_text(out, l->stage);
+			strbuf_addch(out, ')');
+		}
 		strbuf_addstr(out, "\n\n");
 		const struct latent_copy *c = first_copy(s, l);
 		if (c && c->state != COPY_NO_FILE && c->actual_sha256[0]) {
