@@ -16,6 +16,17 @@
  * without CONFIG_PROC_CHILDREN. */
 void meter_linux_force_scan(struct meter *m);
 
+struct status_fields {
+	unsigned have;     /* ST_* bits of the lines found */
+	uint64_t rss_anon, rss_file, rss_shmem, vm_rss, vm_swap, vm_hwm; /* bytes */
+	int threads;
+	char state;        /* 'R', 'S', 'Z', ... ; 0 when absent */
+};
+enum {
+	ST_RSS_ANON = 1u << 0, ST_RSS_SHMEM = 1u << 1, ST_VM_RSS = 1u << 2,
+	ST_VM_SWAP = 1u << 3, ST_VM_HWM = 1u << 4, ST_THREADS = 1u << 5,
+	ST_STATE = 1u << 6, ST_RSS_FILE = 1u << 7,
+};
 struct mthread {
 	pid_t tid;
 	int fd;       /* /proc/PID/task/TID/children */
@@ -28,9 +39,14 @@ struct linux_proc {
 	int status_fd;   /* /proc/PID/status, -1 when not open */
 	int task_fd;     /* /proc/PID/task directory, -1 */
 	int children_fd; /* /proc/PID/task/PID/children, -1 */
+	int statm_fd;    /* /proc/PID/statm, -1 (not open, or over the budget) */
+	uint64_t statm[3]; /* statm's size, resident, shared pages at the last status read */
+	unsigned reused; /* samples answered from the last status reading since */
 	int threads;     /* Threads: from the last status read */
 	int64_t listed_ns; /* when task/ was last listed, 0 = never */
 	bool hwm_read;   /* VmHWM was read once (seen alive) */
+	bool have_last;  /* last and statm hold a status reading and its statm */
+	struct status_fields last; /* the last status reading */
 	struct mthread *thr; /* children fds of the other threads */
 	size_t nthr, thr_alloc;
 	unsigned gen;
@@ -38,17 +54,6 @@ struct linux_proc {
 
 /* ---- parsers (parse.c; pure) -------------------------------------------- */
 
-struct status_fields {
-	unsigned have;     /* ST_* bits of the lines found */
-	uint64_t rss_anon, rss_file, rss_shmem, vm_rss, vm_swap, vm_hwm; /* bytes */
-	int threads;
-	char state;        /* 'R', 'S', 'Z', ... ; 0 when absent */
-};
-enum {
-	ST_RSS_ANON = 1u << 0, ST_RSS_SHMEM = 1u << 1, ST_VM_RSS = 1u << 2,
-	ST_VM_SWAP = 1u << 3, ST_VM_HWM = 1u << 4, ST_THREADS = 1u << 5,
-	ST_STATE = 1u << 6, ST_RSS_FILE = 1u << 7,
-};
 /* Parse /proc/PID/status text (need not be NUL-terminated). A zombie or a
  * kernel thread has no Vm* lines: their bits stay clear. */
 void linux_parse_status(const char *buf, size_t len, struct status_fields *f);
@@ -64,5 +69,9 @@ void linux_parse_meminfo(const char *buf, size_t len, struct meminfo_fields *f);
 /* Parse a list of decimal pids separated by spaces/newlines (the children
  * file), calling fn(pid, arg) for each. Returns the number parsed. */
 size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *), void *arg);
+
+/* The first three fields of /proc/PID/statm (size, resident, shared; pages).
+ * Returns 0, or -1 when the text has fewer. */
+int linux_parse_statm(const char *buf, size_t len, uint64_t v[3]);
 
 #endif

@@ -14,17 +14,19 @@
 #include "procfs.h"
 
 /*
- * Cost model (docs/platforms.md, Linux): one pread of /proc/PID/status is ~10 us, of
- * /proc/meminfo ~8 us. Every file the sampler reads each time is opened once
- * and re-read with pread(fd, 0), which the seq_file code regenerates. The fd
- * of /proc/PID/status is bound to the process, not to the number: after the
- * process is reaped the read fails with ESRCH, so a reused pid is never
- * mistaken for the old one. Nothing is allocated in steady state: buffers
- * live in struct linux_meter, directories are read with getdents64 on kept
- * fds, and the tables only grow when the tree does. Per sample: one pread of
- * status and one of children per process (and of each other thread's
- * children file), /proc/meminfo at most every 100 ms, a task/ directory
- * listing only when a thread count changed or every 100 ms.
+ * Cost model (docs/platforms.md, Linux): one pread of /proc/PID/status is
+ * ~10 us, of /proc/PID/statm ~1-2 us, of /proc/meminfo ~8 us. A sample reads
+ * statm and re-reads status only when statm moved (status_stands). Every file
+ * the sampler reads each time is opened once and re-read with pread(fd, 0),
+ * which the seq_file code regenerates. The fd of /proc/PID/status is bound to
+ * the process, not to the number: after the process is reaped the read fails
+ * with ESRCH, so a reused pid is never mistaken for the old one. Nothing is
+ * allocated in steady state: buffers live in struct linux_meter, directories
+ * are read with getdents64 on kept fds, and the tables only grow when the
+ * tree does. Per sample: one pread of statm (and of status when it moved) and
+ * one of children per process (and of each other thread's children file),
+ * /proc/meminfo at most every 100 ms, a task/ directory listing only when a
+ * thread count changed or every 100 ms.
  */
 
 struct ppid_pair {
@@ -40,6 +42,7 @@ struct linux_meter {
 	bool scan;              /* no CONFIG_PROC_CHILDREN: scan /proc/PID/stat */
 	bool peaks;             /* clear_refs works */
 	bool warned_clear;
+	size_t statm_fds;       /* statm descriptors open (STATM_FD_BUDGET) */
 	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset */
 	uint64_t hwm_seen;      /* highest VmHWM read in the tree this run, and the
 				 * recorder's own at meter_track (peak_exited) */
@@ -69,6 +72,13 @@ static const char footprint_words[] =
  * soon as its Threads: count differs from the threads whose children files
  * are kept open; in between those files are re-read without listing. */
 #define RELIST_NS (100 * 1000000LL)
+
+/* A process's status is re-read when its statm moved, or after this many
+ * samples answered from the last reading (status_stands). */
+#define STATUS_REUSE_MAX 10
+/* Processes sampled through statm (its descriptor kept open); beyond, status
+ * is read every sample (no more descriptors). */
+#define STATM_FD_BUDGET 256
 #define SELF_RELIST_NS (1000 * 1000000LL)
 
 static void close_threads(struct linux_proc *p, bool all)
@@ -97,7 +107,9 @@ static void close_fds(struct linux_proc *p)
 		close(p->task_fd);
 	if (p->children_fd >= 0)
 		close(p->children_fd);
-	p->status_fd = p->task_fd = p->children_fd = -1;
+	if (p->statm_fd >= 0)
+		close(p->statm_fd);
+	p->status_fd = p->task_fd = p->children_fd = p->statm_fd = -1;
 }
 
 static void close_proc(struct mproc *m)
@@ -147,7 +159,7 @@ static void add_child(pid_t pid, void *arg)
 		return; /* already gone */
 	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, pid);
 	p->status_fd = fd;
-	p->task_fd = p->children_fd = -1;
+	p->task_fd = p->children_fd = p->statm_fd = -1;
 	p->threads = 1;
 }
 
@@ -319,6 +331,7 @@ static void linux_track(struct meter *m, pid_t root)
 {
 	struct linux_meter *lm = m->priv;
 	proctab_release(&lm->tab, close_proc);
+	lm->statm_fds = 0;
 	lm->departed_hwm = 0;
 	/* The root's image before its exec was our forked copy: its high-water
 	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */
@@ -327,7 +340,7 @@ static void linux_track(struct meter *m, pid_t root)
 			       ? (uint64_t)ru.ru_maxrss * 1024 : 0;
 	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, root);
 	p->threads = 1;
-	p->task_fd = p->children_fd = -1;
+	p->task_fd = p->children_fd = p->statm_fd = -1;
 	p->status_fd = open_proc_file(root, "status", O_RDONLY);
 
 	/* The recorder's children now, except the root, are not ours. */
@@ -351,8 +364,11 @@ static void linux_ignore(struct meter *m, pid_t pid)
 	struct linux_meter *lm = m->priv;
 	long i = proctab_find(&lm->tab, pid);
 	proctab_add_foreign(&lm->tab, pid);
-	if (i > 0)
+	if (i > 0) {
+		if (entry(lm, (size_t)i)->statm_fd >= 0)
+			lm->statm_fds--;
 		proctab_remove(&lm->tab, (size_t)i, close_proc);
+	}
 }
 
 static const pid_t *linux_pids(struct meter *m, size_t *n)
@@ -372,18 +388,69 @@ static int read_meminfo(struct linux_meter *lm, struct meminfo_fields *mi)
 	return 0;
 }
 
-/* Re-read entry i's status into *st. Returns 0, or -1 when the process is
- * gone (the entry is then removed and its last VmHWM kept for peaks). */
-static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st)
+/* Whether entry i's last status reading still stands: its statm (one pread,
+ * about a sixth of status's cost) shows the same size, resident and shared
+ * pages as when status was read, and that reading answered fewer than
+ * STATUS_REUSE_MAX samples since. resident - shared = RssAnon and shared =
+ * RssFile + RssShmem: unchanged, the footprint (RssAnon + RssShmem) is too,
+ * unless file and shmem pages traded places exactly; pages swapped in or out
+ * move resident (VmSwap follows). The bound catches the rest (swapped pages
+ * freed, such a trade). Its thread count comes from its task/ directory.
+ * On return *v holds the statm just read (*have_v). */
+static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t v[3],
+			  bool *have_v)
+{
+	*have_v = false;
+	if (p->statm_fd < 0) {
+		if (lm->statm_fds >= STATM_FD_BUDGET || p->status_fd < 0)
+			return false;
+		p->statm_fd = open_proc_file(p->super.pid, "statm", O_RDONLY);
+		if (p->statm_fd < 0)
+			return false;
+		lm->statm_fds++;
+	}
+	ssize_t n = reread(lm, p->statm_fd);
+	*have_v = n > 0 && !linux_parse_statm(lm->buf, (size_t)n, v);
+	if (!*have_v || !p->have_last || p->reused >= STATUS_REUSE_MAX ||
+	    memcmp(v, p->statm, sizeof(p->statm)))
+		return false;
+	if (p->task_fd < 0)
+		p->task_fd = open_proc_file(p->super.pid, "task", O_RDONLY | O_DIRECTORY);
+	struct stat sb;
+	if (p->task_fd < 0 || fstat(p->task_fd, &sb) || sb.st_nlink < 3)
+		return false;
+	p->threads = (int)(sb.st_nlink - 2);
+	return true;
+}
+
+/* Entry i's status fields into *st: re-read, or (fresh false, status_stands)
+ * the last reading. Returns 0, or -1 when the process is gone (the entry is
+ * then removed and its last VmHWM kept for peaks). Peak resets and reads ask
+ * for fresh readings: VmHWM can rise and fall back between two samples. */
+static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, bool fresh)
 {
 	struct linux_proc *p = entry(lm, i);
+	uint64_t v[3];
+	bool have_v = false;
+	if (!fresh && status_stands(lm, p, v, &have_v)) {
+		p->reused++;
+		*st = p->last;
+		return 0;
+	}
 	ssize_t n = p->status_fd >= 0 ? reread(lm, p->status_fd) : -1;
 	if (n <= 0) {
+		if (p->statm_fd >= 0)
+			lm->statm_fds--;
 		lm->departed_hwm += p->super.hwm;
 		proctab_remove(&lm->tab, i, close_proc);
 		return -1;
 	}
 	linux_parse_status(lm->buf, (size_t)n, st);
+	p->last = *st;
+	p->reused = 0;
+	p->have_last = have_v; /* a statm read just before: the next sample compares */
+	if (have_v)
+		memcpy(p->statm, v, sizeof(p->statm));
 	if (st->have & ST_VM_HWM) {
 		p->super.hwm = st->vm_hwm;
 		if (st->vm_hwm > lm->hwm_seen)
@@ -430,7 +497,7 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	discover_children(lm, -1, true);
 
 	for (size_t i = 0; i < lm->tab.n;) {
-		if (refresh(lm, i, &st))
+		if (refresh(lm, i, &st, false))
 			continue; /* removed: entry i is the next one now */
 		if (!lm->tab.p[i]->zombie) {
 			if (st.have & ST_VM_RSS)
@@ -489,7 +556,7 @@ static int linux_peak_reset(struct meter *m)
 	/* A last reading before the reset (the marks up to now count for
 	 * hwm_seen) that also tells which processes are zombies already. */
 	for (size_t i = 0; i < lm->tab.n;) {
-		if (refresh(lm, i, &st))
+		if (refresh(lm, i, &st, true))
 			continue;
 		i++;
 	}
@@ -526,7 +593,7 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 		bool exiting = false;
 		sum = 0;
 		for (size_t i = 0; i < lm->tab.n;) {
-			if (refresh(lm, i, &st))
+			if (refresh(lm, i, &st, true))
 				continue;
 			exiting |= !lm->tab.p[i]->zombie && entry(lm, i)->hwm_read &&
 				   !(st.have & ST_VM_HWM);
@@ -605,7 +672,7 @@ int meter_platform_init(struct meter *m)
 	proctab_init(&lm->tab, sizeof(struct linux_proc));
 	lm->self_pid = getpid();
 	lm->self.super.pid = lm->self_pid;
-	lm->self.status_fd = lm->self.task_fd = lm->self.children_fd = -1;
+	lm->self.status_fd = lm->self.task_fd = lm->self.children_fd = lm->self.statm_fd = -1;
 	lm->self.threads = 2;
 	lm->proc_fd = -1;
 	m->priv = lm;

@@ -134,3 +134,16 @@ size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *
 	}
 	return count;
 }
+
+int linux_parse_statm(const char *buf, size_t len, uint64_t v[3])
+{
+	const char *s = buf, *end = buf + len;
+	for (int i = 0; i < 3; i++) {
+		while (s < end && *s == ' ')
+			s++;
+		if (s >= end || *s < '0' || *s > '9')
+			return -1;
+		v[i] = read_u64(&s, end);
+	}
+	return 0;
+}

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sys/prctl.h>
 #endif
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1007,3 +1008,93 @@ Test(meter, nvml_found_makes_the_meter_sample_gpu_for_its_tree)
 	cr_assert_eq(b, 4096);
 	meter_free(m);
 }
+
+#ifdef __linux__
+/* ---- statm sampling stays exact ------------------------------------------------ */
+
+/* The child's status now: RssAnon + RssShmem. */
+static uint64_t status_footprint(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	ssize_t n = read(fd, buf, sizeof(buf));
+	close(fd);
+	cr_assert_gt(n, 0);
+	struct status_fields f;
+	linux_parse_status(buf, (size_t)n, &f);
+	cr_assert((f.have & (ST_RSS_ANON | ST_RSS_SHMEM)) == (ST_RSS_ANON | ST_RSS_SHMEM));
+	return f.rss_anon + f.rss_shmem;
+}
+
+/* A child holding shared memory (MAP_SHARED, as DataLoader workers do) and
+ * private memory, touched a step at a time on command: at every sample,
+ * most of them answered through statm without re-reading status, the
+ * footprint equals RssAnon + RssShmem of the child's status read just after
+ * (the child is idle, blocked on the command pipe, while both are read). */
+Test(meter, footprint_from_statm_sampling_equals_rss_anon_plus_shmem, .timeout = 60)
+{
+	int cmd[2], ack[2];
+	cr_assert_eq(pipe(cmd), 0);
+	cr_assert_eq(pipe(ack), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		size_t shared_len = 96 * MiB, anon_len = 48 * MiB, s_off = 0, a_off = 0;
+		char *sh = mmap(NULL, shared_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				-1, 0);
+		char *an = mmap(NULL, anon_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+		char c;
+		close(cmd[1]); /* a failed test closes its end: read() sees EOF */
+		close(ack[0]);
+		if (sh == MAP_FAILED || an == MAP_FAILED)
+			_exit(2);
+		while (read(cmd[0], &c, 1) == 1 && c != 'q') {
+			if (c == 's' && s_off < shared_len) {
+				memset(sh + s_off, 1, 8 * MiB);
+				s_off += 8 * MiB;
+			} else if (c == 'a' && a_off < anon_len) {
+				memset(an + a_off, 1, 4 * MiB);
+				a_off += 4 * MiB;
+			} else if (c == 'u' && s_off) {
+				s_off -= 8 * MiB; /* give shared pages back */
+				madvise(sh + s_off, 8 * MiB, MADV_REMOVE);
+			}
+			if (write(ack[1], &c, 1) != 1)
+				_exit(3);
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	meter_track(m, pid);
+	const char steps[] = "ssasssauasssuuaa";
+	uint64_t shmem_seen = 0;
+	for (size_t k = 0; k < sizeof(steps) - 1; k++) {
+		char c = steps[k];
+		cr_assert_eq(write(cmd[1], &c, 1), 1);
+		cr_assert_eq(read(ack[0], &c, 1), 1);
+		for (int rep = 0; rep < 3; rep++) {
+			struct trace_sample s = sample(m);
+			uint64_t want = status_footprint(pid);
+			cr_assert_eq(s.footprint, want,
+				     "step %zu (%c), sample %d: footprint %llu, RssAnon + RssShmem %llu",
+				     k, steps[k], rep, (unsigned long long)s.footprint,
+				     (unsigned long long)want);
+			if (s.footprint > shmem_seen)
+				shmem_seen = s.footprint;
+		}
+	}
+	cr_assert_gt(shmem_seen, 60 * MiB, "the shared pages were counted");
+	char q = 'q';
+	cr_assert_eq(write(cmd[1], &q, 1), 1);
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	meter_free(m);
+}
+#endif /* __linux__ */
