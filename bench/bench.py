@@ -243,9 +243,9 @@ def item1():
                 rows.append("| %s | %g s | %d | %d | %.3f | %.2f | %s | %s |" % (
                     label, interval, nprocs, r["samples"], r["cpu"] / 1e9, r["ticks"] / 1e9,
                     us(per), us(steady)))
-                if label == "stagebench":
+                if label == "stagebench" and nprocs <= 20:  # the 25 µs / 8× target's scope
                     worst = max(worst, per, steady)
-                elif staged:
+                elif staged and nprocs <= 20:
                     worst_open = max(worst_open, per, steady)
                 if interval == 0.5 and nprocs == 1 and label != "stagebench, stage open":
                     cmds.append(shell(r["argv"]))
@@ -257,7 +257,7 @@ def item1():
                 sb = res[label]
                 r_all = mp_all / (sb["cpu"] / sb["samples"])
                 r_st = mp_st / (sb["win_cpu"] / max(sb["win_samples"], 1))
-                ok_ratio = ok_ratio and min(r_all, r_st) >= 8
+                ok_ratio = ok_ratio and (nprocs > 20 or min(r_all, r_st) >= 8)
                 if nprocs == 20:
                     at20.append((interval, label, r_st))
                 cells += ["%.1f×" % r_all, "%.1f×" % r_st]
@@ -294,11 +294,12 @@ def item1():
                     "stage open (target 25)" % (us(worst), us(worst_open)))
     if not ok_ratio:
         gaps.append("some configuration is less than 8× cheaper than mprof (table above)")
-    body += ["", "A stage window costs nothing extra: the per-process peaks (VmHWM) are read from "
-             "the same /proc/PID/status text as each sample, and a process that exits inside a "
+    body += ["", "A stage window costs nothing extra: samples read /proc/PID/statm and re-read "
+             "/proc/PID/status (VmHWM with the footprint) only when statm moved, the window's "
+             "peak is read from status at its boundaries, and a process that exits inside a "
              "window gives its peak through wait4's ru_maxrss. The floor line above is what this "
              "machine charges for a wakeup alone: the 25 µs target is below it here."]
-    body += ["", "Target: ≤ 25 µs CPU per sample and ≥ 8× cheaper than mprof: " +
+    body += ["", "Target (1 and 20 processes): ≤ 25 µs CPU per sample and ≥ 8× cheaper than mprof: " +
              (verdict(True, "") + " (worst: %s µs per sample)." % us(max(worst, worst_open))
               if ok_cost and ok_ratio else verdict(False, "; ".join(gaps)) + ".")]
     low = [(iv, lab, r) for iv, lab, r in at20 if r < 20]
