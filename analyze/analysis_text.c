@@ -7,11 +7,6 @@
 #include "analysis.h"
 #include "render.h"
 
-static void gb(uint64_t bytes, char out[32])
-{
-	format_gb(bytes, out);
-}
-
 static void stage_rows_text(struct strbuf *o, const struct analysis *a)
 {
 	char b1[32], b2[32], b3[32];
@@ -22,18 +17,18 @@ static void stage_rows_text(struct strbuf *o, const struct analysis *a)
 		char kp[160] = "";
 		size_t k = 0;
 		if (s->nsamples)
-			gb(s->peak_footprint, b1);
+			format_gb(s->peak_footprint, b1);
 		else
 			snprintf(b1, sizeof(b1), "no sample");
 		if (s->has_swap_rise)
-			gb(s->swap_rise, b3);
+			format_gb(s->swap_rise, b3);
 		else
 			snprintf(b3, sizeof(b3), "-");
 		for (int m = 0; m < KPEAK_NMETRICS; m++) {
 			const struct kernel_peak *p = &s->kpeak[m];
 			if (!p->present)
 				continue;
-			gb(p->bytes, b2);
+			format_gb(p->bytes, b2);
 			k += (size_t)snprintf(kp + k, sizeof(kp) - k, "%s%s %s%s", k ? ", " : "",
 					      kernel_peak_metric_names[m], b2,
 					      p->missed_spike ? " (sampler missed a spike)" : "");
@@ -52,18 +47,18 @@ static void releases_text(struct strbuf *o, const struct analysis *a)
 		const struct stage_window *w = &a->windows[i];
 		if (!w->nreleases)
 			continue;
-		gb(w->release_bytes, b1);
+		format_gb(w->release_bytes, b1);
 		strbuf_addf(o, "  entering %s at %.3f s released %zu model%s (%s) by %.3f s: footprint ",
 			    a->stages[w->stage].name, w->stage_t, w->nreleases, w->nreleases == 1 ? "" : "s", b1,
 			    w->releases_done_t);
 		if (w->has_before) {
-			gb(w->footprint_before, b2);
+			format_gb(w->footprint_before, b2);
 			strbuf_addf(o, "%s just before", b2);
 		} else {
 			strbuf_addf(o, "no sample before");
 		}
 		if (w->has_low_after) {
-			gb(w->lowest_after, b3);
+			format_gb(w->lowest_after, b3);
 			strbuf_addf(o, ", lowest %s within 2 s after\n", b3);
 		} else {
 			strbuf_addf(o, ", no sample within 2 s after\n");
@@ -73,40 +68,43 @@ static void releases_text(struct strbuf *o, const struct analysis *a)
 
 static void render_text(struct strbuf *o, const struct analysis *a)
 {
-	char b1[32], b2[32], b3[32], how[64];
+	char b1[32], b2[32], b3[32], how[64], t1[UNITS_BUF];
 	strbuf_addf(o, "%s%s\n", a->path, a->damaged ? " (damaged: read up to the fault)" : "");
 	strbuf_addf(o, "  %-18s %s\n", "mode", a->mode ? a->mode : "(none)");
 	strbuf_addf(o, "  %-18s %s\n", "ran to", a->stages[a->ran_to].name);
 	strbuf_addf(o, "  %-18s %s%s%s%s\n", "ended", analysis_outcome_str(a, how, sizeof(how)),
 		    a->reason ? " (" : "", a->reason ? a->reason : "", a->reason ? ")" : "");
 	if (a->has_footprint) {
-		gb(a->peak_footprint, b1);
+		format_gb(a->peak_footprint, b1);
 		strbuf_addf(o, "  %-18s %s at %.1f s\n", "peak footprint", b1, a->peak_t);
 	} else {
 		strbuf_addf(o, "  %-18s no sample\n", "peak footprint");
 	}
 	if (a->has_swap) {
-		gb(a->swap_start, b1);
-		gb(a->swap_peak, b2);
-		gb(a->swap_rise, b3);
+		format_gb(a->swap_start, b1);
+		format_gb(a->swap_peak, b2);
+		format_gb(a->swap_rise, b3);
 		strbuf_addf(o, "  %-18s %s at start, peak %s, rise %s\n", "swap", b1, b2, b3);
 	}
 	if (a->has_level)
 		strbuf_addf(o, "  %-18s %.0f %%\n", "lowest available", a->lowest_level);
-	strbuf_addf(o, "  %-18s %.1f s\n", "wall time", a->wall_s);
-	gb(a->load_bytes, b1);
+	strbuf_addf(o, "  %-18s ", "wall time");
+	units_add_seconds(o, a->wall_s, UNITS_COARSE, false);
+	strbuf_addch(o, '\n');
+	format_gb(a->load_bytes, b1);
 	if (!a->nloads)
 		strbuf_addf(o, "  %-18s not reported (no load events)\n", "loads");
 	else
-		strbuf_addf(o, "  %-18s %zu (%zu reloads), %s in %.1f s, %zu outside their stage\n",
-			    "loads", a->nloads, a->nreloads, b1, a->load_seconds, a->loads_outside);
+		strbuf_addf(o, "  %-18s %zu (%zu reloads), %s in %s, %zu outside their stage\n",
+			    "loads", a->nloads, a->nreloads, b1,
+			    units_seconds(a->load_seconds, UNITS_COARSE, false, t1), a->loads_outside);
 	for (size_t i = 0; i < a->nloads; i++) {
 		const struct load_info *l = &a->loads[i];
 		if (l->outside)
 			strbuf_addf(o, "  %-18s %s %s for %s at %.3f s, in %s\n", "", l->reload ? "reload" : "load",
 				    l->name ? l->name : "(unnamed)", l->stage, l->t, l->stage_in_force);
 	}
-	gb(a->release_bytes, b1);
+	format_gb(a->release_bytes, b1);
 	strbuf_addf(o, "  %-18s %zu, %s\n", "releases", a->nreleases, b1);
 
 	stage_rows_text(o, a);

@@ -18,6 +18,7 @@
 #include "../analyze/table.h"
 #include "../common/jsonw.h"
 #include "../common/parse.h"
+#include "../common/units.h"
 #include "../common/util.h"
 #include "../plots/plot.h"
 #include "../traces/runs.h"
@@ -501,10 +502,12 @@ static void judge_run(struct session *s, size_t k, const char *mode, int rep,
 		      const struct compare_run *cr, const struct record_result *res)
 {
 	struct strbuf words = STRBUF_INIT;
+	char wall[UNITS_BUF];
 	outcome_words(res, &words);
 	if (sb_verbosity >= 1 || (res->stopped_by != STOPPED_GUARD && res->exit_code))
-		fprintf(stderr, "stagebench: [%zu/%zu] %s run %d: %s, wall %.1f s\n", k + 1,
-			s->total, mode, rep, words.buf, res->wall_s);
+		fprintf(stderr, "stagebench: [%zu/%zu] %s run %d: %s, wall %s\n", k + 1,
+			s->total, mode, rep, words.buf,
+			units_seconds(res->wall_s, UNITS_COARSE, false, wall));
 	strbuf_release(&words);
 	if (res->stopped_by == STOPPED_SIGNAL) {
 		s->interrupted = res->exit_code;
@@ -587,7 +590,8 @@ static int run_prepare(struct session *s)
 			   cr.log_path);
 		strbuf_release(&words);
 	} else if (!rc && sb_verbosity >= 1) {
-		note("prepare: done in %.1f s", res.wall_s);
+		char wall[UNITS_BUF];
+		note("prepare: done in %s", units_seconds(res.wall_s, UNITS_COARSE, false, wall));
 	}
 	record_result_release(&res);
 	compare_run_release(&cr);
@@ -621,10 +625,12 @@ static int run_warmups(struct session *s)
 			rc = run_one(&s->ro, &cr, &o->cache_state, &label, 1, &res);
 			if (!rc) {
 				struct strbuf words = STRBUF_INIT;
+				char wall[UNITS_BUF];
 				outcome_words(&res, &words);
 				if (sb_verbosity >= 1)
-					note("[warmup %d/%d] %s: %s, wall %.1f s (left out of the "
-					     "results)", w, o->warmup, v->name, words.buf, res.wall_s);
+					note("[warmup %d/%d] %s: %s, wall %s (left out of the "
+					     "results)", w, o->warmup, v->name, words.buf,
+					     units_seconds(res.wall_s, UNITS_COARSE, false, wall));
 				strbuf_release(&words);
 				if (res.stopped_by == STOPPED_SIGNAL)
 					s->interrupted = res.exit_code;
@@ -653,8 +659,10 @@ static void warn_slow_runs(const struct session *s)
 				others[n++] = s->done[j].wall_s;
 		if (!run_much_slower(d->wall_s, others, n, &median))
 			continue;
-		warning("%s run %d took %.1f s, %.1f times the %.1f s of the other %s run%s: %s",
-			d->mode, d->rep, d->wall_s, d->wall_s / median, median, d->mode,
+		char took[UNITS_BUF], med[UNITS_BUF];
+		warning("%s run %d took %s, %.1f times the %s of the other %s run%s: %s",
+			d->mode, d->rep, units_seconds(d->wall_s, UNITS_COARSE, false, took),
+			d->wall_s / median, units_seconds(median, UNITS_COARSE, false, med), d->mode,
 			n == 1 ? "" : "s",
 			d->rep == 1 ? "a first run often pays for building or fetching files, a cold "
 				      "page cache or warming caches (a 'prepare' command in the "
@@ -700,7 +708,9 @@ static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 		} else {
 			strbuf_addstr(o, " | no sample");
 		}
-		strbuf_addf(o, " | %.1f s | %s |\n", a->wall_s, slash ? slash + 1 : d[i].trace_path);
+		strbuf_addstr(o, " | ");
+		units_add_seconds(o, a->wall_s, UNITS_COARSE, false);
+		strbuf_addf(o, " | %s |\n", slash ? slash + 1 : d[i].trace_path);
 	}
 }
 
