@@ -224,6 +224,80 @@ static void md_first_differences(const struct latent_set *s, struct strbuf *out)
 	}
 }
 
+/* A latent that is not identical everywhere: its heading, what it is, the
+ * baseline's spread, the pairwise table and any corrupt copy. */
+static void md_latent_section(const struct latent_set *s, const struct latent *l,
+			      struct strbuf *out)
+{
+	char *label = latent_label(l);
+	strbuf_addstr(out, "\n## "); /* a heading line: no raw line break from a name */
+	render_md_text(out, label);
+	free(label);
+	if (l->stage) {
+		strbuf_addstr(out, " (stage ");
+		render_md_text(out, l->stage);
+		strbuf_addch(out, ')');
+	}
+	strbuf_addstr(out, "\n\n");
+	const struct latent_copy *c = first_copy(s, l);
+	if (c && c->state != COPY_NO_FILE && c->actual_sha256[0]) {
+		strbuf_addf(out, "%s ", npy_dtype_name(c->npy_dtype));
+		latent_format_shape(out, c->npy_ndim, c->npy_shape);
+		strbuf_addstr(out, "; ");
+	}
+	if (l->spread_pairs) {
+		strbuf_addf(out, "spread between %s runs: ", s->baseline);
+		if (l->spread == 0)
+			strbuf_addstr(out, "0 (identical)");
+		else
+			add_number(out, l->spread);
+	} else if (l->baseline_copies < 2) {
+		strbuf_addf(out, "no spread known: %s %s run%s this latent",
+			    l->baseline_copies ? "only one" : "no", s->baseline,
+			    l->baseline_copies ? " has" : "s have");
+	} else {
+		strbuf_addf(out, "no spread known: the %s copies cannot be compared",
+			    s->baseline);
+	}
+	strbuf_addstr(out, "\n\n");
+	md_table(s, l, out);
+	for (size_t r = 0; r < s->nruns; r++) {
+		const struct latent_copy *cc = l->copies[r];
+		if (cc && cc->state == COPY_CORRUPT)
+			strbuf_addf(out, "\ncorrupt: %s `%s`: %s\n", s->runs[r].id, cc->file,
+				    cc->problem);
+	}
+}
+
+/* The closing count of pairs by result and the findings. */
+static void md_summary(const struct latent_set *s, struct strbuf *out)
+{
+	struct tally t;
+	count(s, &t);
+	size_t findings = latent_findings(s);
+	strbuf_addf(out, "\n%zu pair%s in %zu latent%s: %zu identical, %zu within noise",
+		    t.pairs, t.pairs == 1 ? "" : "s", s->nlatents, s->nlatents == 1 ? "" : "s",
+		    t.identical, t.within);
+	if (t.beyond)
+		strbuf_addf(out, ", %zu beyond noise", t.beyond);
+	if (t.unknown)
+		strbuf_addf(out, ", %zu differ%s with no spread known", t.unknown, t.unknown == 1 ? "s" : "");
+	if (t.shape)
+		strbuf_addf(out, ", %zu shape differs", t.shape);
+	if (t.dtype)
+		strbuf_addf(out, ", %zu dtype differs", t.dtype);
+	if (t.missing)
+		strbuf_addf(out, ", %zu missing", t.missing);
+	if (t.corrupt)
+		strbuf_addf(out, ", %zu corrupt", t.corrupt);
+	if (t.unmeasured)
+		strbuf_addf(out, ", %zu differ without a copy", t.unmeasured);
+	if (findings)
+		strbuf_addf(out, ".\nResult: %zu finding%s.\n", findings, findings == 1 ? "" : "s");
+	else
+		strbuf_addstr(out, ".\nResult: every pair identical or within noise.\n");
+}
+
 void latent_format_md(const struct latent_set *s, struct strbuf *out)
 {
 	strbuf_addf(out, "# Latents: %zu runs, baseline %s\n", s->nruns, s->baseline);
@@ -260,72 +334,9 @@ void latent_format_md(const struct latent_set *s, struct strbuf *out)
 		strbuf_addstr(out, " |\n");
 		free(label);
 	}
-	for (size_t i = 0; i < s->nlatents; i++) {
-		const struct latent *l = &s->latents[i];
-		if (all_identical(s, l))
-			continue;
-		char *label = latent_label(l);
-		strbuf_addstr(out, "\n## "); /* a heading line: no raw line break from a name */
-		render_md_text(out, label);
-		free(label);
-		if (l->stage) {
-			strbuf_addstr(out, " (stage ");
-			render_md_text(out, l->stage);
-			strbuf_addch(out, ')');
-		}
-		strbuf_addstr(out, "\n\n");
-		const struct latent_copy *c = first_copy(s, l);
-		if (c && c->state != COPY_NO_FILE && c->actual_sha256[0]) {
-			strbuf_addf(out, "%s ", npy_dtype_name(c->npy_dtype));
-			latent_format_shape(out, c->npy_ndim, c->npy_shape);
-			strbuf_addstr(out, "; ");
-		}
-		if (l->spread_pairs) {
-			strbuf_addf(out, "spread between %s runs: ", s->baseline);
-			if (l->spread == 0)
-				strbuf_addstr(out, "0 (identical)");
-			else
-				add_number(out, l->spread);
-		} else if (l->baseline_copies < 2) {
-			strbuf_addf(out, "no spread known: %s %s run%s this latent",
-				    l->baseline_copies ? "only one" : "no", s->baseline,
-				    l->baseline_copies ? " has" : "s have");
-		} else {
-			strbuf_addf(out, "no spread known: the %s copies cannot be compared",
-				    s->baseline);
-		}
-		strbuf_addstr(out, "\n\n");
-		md_table(s, l, out);
-		for (size_t r = 0; r < s->nruns; r++) {
-			const struct latent_copy *cc = l->copies[r];
-			if (cc && cc->state == COPY_CORRUPT)
-				strbuf_addf(out, "\ncorrupt: %s `%s`: %s\n", s->runs[r].id, cc->file,
-					    cc->problem);
-		}
-	}
+	for (size_t i = 0; i < s->nlatents; i++)
+		if (!all_identical(s, &s->latents[i]))
+			md_latent_section(s, &s->latents[i], out);
 	md_first_differences(s, out);
-	struct tally t;
-	count(s, &t);
-	size_t findings = latent_findings(s);
-	strbuf_addf(out, "\n%zu pair%s in %zu latent%s: %zu identical, %zu within noise",
-		    t.pairs, t.pairs == 1 ? "" : "s", s->nlatents, s->nlatents == 1 ? "" : "s",
-		    t.identical, t.within);
-	if (t.beyond)
-		strbuf_addf(out, ", %zu beyond noise", t.beyond);
-	if (t.unknown)
-		strbuf_addf(out, ", %zu differ%s with no spread known", t.unknown, t.unknown == 1 ? "s" : "");
-	if (t.shape)
-		strbuf_addf(out, ", %zu shape differs", t.shape);
-	if (t.dtype)
-		strbuf_addf(out, ", %zu dtype differs", t.dtype);
-	if (t.missing)
-		strbuf_addf(out, ", %zu missing", t.missing);
-	if (t.corrupt)
-		strbuf_addf(out, ", %zu corrupt", t.corrupt);
-	if (t.unmeasured)
-		strbuf_addf(out, ", %zu differ without a copy", t.unmeasured);
-	if (findings)
-		strbuf_addf(out, ".\nResult: %zu finding%s.\n", findings, findings == 1 ? "" : "s");
-	else
-		strbuf_addstr(out, ".\nResult: every pair identical or within noise.\n");
+	md_summary(s, out);
 }
