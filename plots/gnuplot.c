@@ -137,6 +137,25 @@ static int pump(int *in_fd, int *err_fd, const char *script, size_t len, struct 
 	return 0;
 }
 
+/* What gnuplot said, fit for a terminal: its stdout shares the pipe, and a
+ * gnuplot that could not open its output writes the image there. Cut the
+ * message at the first control byte and say how much was left out. */
+static void tidy_message(struct strbuf *msg)
+{
+	for (size_t i = 0; i < msg->len; i++) {
+		unsigned char c = (unsigned char)msg->buf[i];
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+			size_t dropped = msg->len - i;
+			msg->buf[i] = '\0';
+			msg->len = i;
+			rtrim(msg);
+			strbuf_addf(msg, "%s[%zu bytes of binary output left out]", msg->len ? " " : "",
+				    dropped);
+			return;
+		}
+	}
+}
+
 /* Reap gnuplot and judge how it ended. Returns 0, or -1 after error(). */
 static int reap(pid_t pid, struct strbuf *msg)
 {
@@ -144,6 +163,7 @@ static int reap(pid_t pid, struct strbuf *msg)
 	pid_t w;
 	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
+	tidy_message(msg);
 	rtrim(msg);
 	if (w < 0)
 		return error("cannot wait for gnuplot: %s", strerror(errno));

@@ -11,6 +11,7 @@
 #include "../../plots/plot.h"
 #include "../../traces/runs.h"
 #include "../../traces/trace.h"
+#include "testutil.h"
 
 #define GiB "1073741824"
 
@@ -1056,4 +1057,25 @@ Test(plot, stage_names_under_the_bars_never_collide)
 	model_free(m);
 	trace_release(&tr);
 	strbuf_release(&t);
+}
+
+Test(plot, binary_output_from_gnuplot_is_left_out_of_its_message, .timeout = 30)
+{
+	if (!plot_have_gnuplot(NULL))
+		cr_skip_test("gnuplot is not installed");
+	/* what a PNG written to gnuplot's stdout looks like in its output, then an error */
+	static const char script[] = "set print '-'\nprint \"text first\\211PNG\\r\\n\\032\\n\\001\\002\"\n"
+				     "set frobnicate 3\n";
+	struct stderr_capture c;
+	stderr_capture_begin(&c);
+	int rc = plot_run_gnuplot(NULL, script, sizeof(script) - 1);
+	char *msg = stderr_capture_end(&c);
+	cr_assert_eq(rc, -1);
+	cr_assert(strstr(msg, "gnuplot failed"), "%s", msg);
+	cr_assert(strstr(msg, "text first"), "the text before the bytes is kept: %s", msg);
+	cr_assert(strstr(msg, "bytes of binary output left out"), "%s", msg);
+	for (const char *p = msg; *p; p++)
+		cr_assert(*p == '\n' || (unsigned char)*p >= 0x20, "a control byte 0x%02x in: %s",
+			  (unsigned char)*p, msg);
+	free(msg);
 }
