@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """check-layers.py -- the modules link in one order, and only cli/ sees the command table.
 
-Usage: scripts/check-layers.py [-v] BUILD_DIR
+Usage: scripts/check-layers.py [-v] BUILD_DIR      (NM=llvm-nm for the macOS cross build's objects)
 
 A module is a top-level folder (platform/linux/ and meter/gpu/ belong to
 platform and meter). Reading `nm` of every object under BUILD_DIR, each
@@ -36,7 +36,8 @@ def symbols(build):
                 if not re.match(r"platform/(linux|darwin)/", rel):  # the other OS's backend
                     missing.append(rel)
                 continue
-            r = subprocess.run(["nm", "-P", o], check=True, capture_output=True, text=True)
+            r = subprocess.run([os.environ.get("NM") or "nm", "-P", o], check=True,
+                               capture_output=True, text=True)
             for line in r.stdout.splitlines():
                 p = line.split()
                 if len(p) >= 2:
