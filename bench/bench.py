@@ -918,9 +918,9 @@ def item7():
     size = verdicts.SIZE
     warm_demo(size)
     cache = os.path.join(demo_cache(size), "stagebench-demo")
-    argv, files, wall, aa, det = verdicts.run(SB, ROOT, WORK, cache, log, shell)
+    argv, files, wall, aa, det, drift = verdicts.run(SB, ROOT, WORK, cache, log, shell)
     section(7, "Verdicts on a noisy machine: A/A and injected regressions",
-            verdicts.render(argv, files, wall, aa, det, shell))
+            verdicts.render(argv, files, wall, aa, det, drift, shell))
 
 
 def machine_header():

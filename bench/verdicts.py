@@ -198,6 +198,12 @@ def run(sb, root, work, cache, log, shell):
     wall = max(os.path.getmtime(os.path.join(d, "runs.json")) for d in alld) - min(starts)
     values = {d: stage_values(sb, d) for d in alld}
 
+    drift = []  # A/A: a stage's time ratio between neighbouring directories
+    for i in range(N_DIRS - 1):
+        b, c = values[dirs[i]], values[dirs[i + 1]]
+        for key, v in b.items():
+            if key[2] == "stage time" and c.get(key) and statistics.median(v) >= 0.1:
+                drift.append(statistics.median(c[key]) / statistics.median(v))
     aa = []
     for i in range(N_DIRS - 1):
         rep = check(sb, dirs[i], dirs[i + 1])
@@ -222,10 +228,10 @@ def run(sb, root, work, cache, log, shell):
                         ratio[mode] = statistics.median(c) / statistics.median(b)
                 res.append((hit, modes, other, old, too_noisy(rep), ratio))
         det[name] = res
-    return argv, files, wall, aa, det
+    return argv, files, wall, aa, det, sorted(drift)
 
 
-def render(argv, files, wall, aa, det, shell):
+def render(argv, files, wall, aa, det, drift, shell):
     npairs = len(aa)
     false_rows = sum(len(r[0]) for r in aa)
     false_pairs = sum(1 for r in aa if r[0])
@@ -276,6 +282,14 @@ def render(argv, files, wall, aa, det, shell):
             body.append("  %s's stage time, median of the injected runs over median of the "
                         "baseline runs, per comparison: %s." % (stage, "; ".join(
                             ", ".join("%s %.2f" % kv for kv in sorted(r.items())) for r in rs)))
+    if drift:
+        q = lambda f: drift[min(len(drift) - 1, int(f * len(drift)))]
+        body += ["", "How much the machine itself moved stage times between neighbouring A/A "
+                 "directories (same code; median over a directory's runs, stages of 0.1 s or "
+                 "more, %d stage pairs): ratio 10th percentile %.2f, median %.2f, 90th "
+                 "percentile %.2f. A change smaller than that drift cannot be told from it with "
+                 "2 runs a side; `check` then says nothing or \"too noisy\"." % (
+                     len(drift), q(0.1), q(0.5), q(0.9))]
     ok = false_rows == 0 and all(h == n and o == 0 for _, h, n, o, _ in verdicts)
     gaps = []
     if false_rows:
