@@ -195,7 +195,8 @@ void summary_sample(struct trace_summary *m, const struct trace_sample *s)
 	if (s->t > m->newest)
 		m->newest = s->t;
 	/* into the queue, after every sample of the same or an earlier t */
-	if (m->qhead && m->qlen == m->qalloc) {
+	if (m->qhead && m->qlen == m->qalloc && m->qhead * 2 >= m->qlen) {
+		/* half of it placed: move the rest down (amortized O(1) a sample) */
 		memmove(m->q, m->q + m->qhead, (m->qlen - m->qhead) * sizeof(*m->q));
 		m->qlen -= m->qhead;
 		m->qhead = 0;
