@@ -68,9 +68,15 @@ def link_deps(build):
 def cli_includes():
     """Sources outside cli/ (and tests/) that include a cli/ header."""
     r = subprocess.run(["git", "-C", ROOT, "ls-files", "*.c", "*.h"], capture_output=True, text=True)
+    files = r.stdout.split() if r.returncode == 0 else []
+    if not files:  # not a git checkout (a release tarball, a fresh root's copy)
+        for d, dirs, names in os.walk(ROOT):
+            dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
+            files += [os.path.relpath(os.path.join(d, n), ROOT) for n in names
+                      if n.endswith((".c", ".h"))]
     bad = []
     inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
-    for f in r.stdout.split():
+    for f in files:
         if f.startswith(("cli/", "tests/")) or not os.path.exists(os.path.join(ROOT, f)):
             continue
         with open(os.path.join(ROOT, f), encoding="utf-8", errors="replace") as fh:
