@@ -3,7 +3,9 @@
 "$SB" --help | head -n 1
 "$SB" frobnicate 2>/dev/null; echo "unknown: $?"
 "$SB" 2>/dev/null; echo "none: $?"
-for c in record guard compare analyze table latents plot check; do
+# The commands as the top-level help lists them, so a new command is covered here too.
+cmds=$("$SB" --help | awk '/^commands:/ { c = 1; next } c && /^  [a-z]/ { print $1 } c && /^$/ { exit }')
+for c in $cmds; do
 	first=$("$SB" $c --help | head -n 1)
 	rc=$("$SB" $c --help >/dev/null 2>&1; echo $?)
 	bad=$("$SB" $c --no-such-option >/dev/null 2>&1; echo $?)
