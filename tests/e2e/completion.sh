@@ -44,7 +44,7 @@ offers "compare's options" --pipeline compare --pi
 offers "compare's guard options" --wait-free compare --wait
 offers "record's short option" -o record -
 expect "table's formats" "md csv json" table --format ""
-expect "check's formats" "md json" check --format ""
+expect "check's formats" "md json junit github" check --format ""
 
 cat >"$tmp/p.json" <<'EOF'
 {"name": "p", "command": ["true"], "variants": {"alpha": {}, "beta": {"env": {}}, "gamma-2": {}}}
@@ -83,7 +83,7 @@ if command -v zsh >/dev/null 2>&1; then
 	zexpect "every command" "$commands" ""
 	zexpect "variants of the pipeline given" "alpha beta gamma-2" compare --pipeline "$tmp/p.json" ""
 	zexpect "variants of the demo by default" "eager staged staged-no-rng" compare ""
-	zexpect "check's formats" "md json" check --format ""
+	zexpect "check's formats" "md json junit github" check --format ""
 	zcomplete compare --pi | grep -qx -- --pipeline || bad "zsh: compare's option --pipeline not offered"
 	[ "$(zcomplete record -- sh "")" = "_normal sh" ] || bad "zsh: no command completion after --"
 else
