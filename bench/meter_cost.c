@@ -2,8 +2,9 @@
  *
  * Build (from the repository root, after `make BUILD=build`):
  *   cc -D_GNU_SOURCE -I. -O2 -o build/meter_cost bench/meter_cost.c \
- *      $(ls build/meter/[a-z]*.o build/meter/gpu/*.o build/platform/linux/*.o \
- *           build/common/[a-z]*.o) build/traces/schema.o -ldl -lm -lpthread
+ *      $(ls build/meter/[a-z]*.o build/meter/gpu/*.o build/platform/*.o \
+ *           build/platform/linux/*.o build/common/[a-z]*.o) build/traces/schema.o \
+ *      -ldl -lm -lpthread -lcrypto
  * Run:  build/meter_cost [SAMPLES]        (default 10000)
  * Prints one line per case: CPU (user+sys, getrusage of this process) and
  * wall time per sample, in microseconds.

@@ -38,6 +38,9 @@ struct linux_meter {
 	struct linux_proc self; /* the recorder: orphans are re-parented to it */
 	pid_t self_pid;
 	int meminfo_fd;
+	int loadavg_fd;         /* /proc/loadavg: the last pid handed out */
+	long last_pid;          /* at the last sample, -1 = unknown */
+	int64_t walk_until_ns;  /* samples walk the tree until then */
 	int proc_fd;            /* /proc, for the scan fallback */
 	bool scan;              /* no CONFIG_PROC_CHILDREN: scan /proc/PID/stat */
 	bool peaks;             /* clear_refs works */
@@ -332,6 +335,7 @@ static void linux_track(struct meter *m, pid_t root)
 	struct linux_meter *lm = m->priv;
 	proctab_release(&lm->tab, close_proc);
 	lm->statm_fds = 0;
+	lm->last_pid = -1;
 	lm->departed_hwm = 0;
 	/* The root's image before its exec was our forked copy: its high-water
 	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */
@@ -465,6 +469,27 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 	return 0;
 }
 
+/* The last pid handed out in our pid namespace (/proc/loadavg's last field:
+ * "0.00 0.01 0.05 1/123 4567"), or -1. Every fork and thread creation moves
+ * it, also for processes in a child pid namespace (they get a pid in ours). */
+static long last_pid_now(struct linux_meter *lm)
+{
+	ssize_t n = lm->loadavg_fd >= 0 ? reread(lm, lm->loadavg_fd) : -1;
+	if (n <= 0)
+		return -1;
+	while (n > 0 && (lm->buf[n - 1] == '\n' || lm->buf[n - 1] == ' '))
+		n--;
+	ssize_t k = n;
+	while (k > 0 && lm->buf[k - 1] >= '0' && lm->buf[k - 1] <= '9')
+		k--;
+	if (k == n || k == 0 || lm->buf[k - 1] != ' ')
+		return -1;
+	long v = 0;
+	for (ssize_t j = k; j < n && v < (1L << 40); j++)
+		v = v * 10 + (lm->buf[j] - '0');
+	return v;
+}
+
 static int linux_sample(struct meter *m, struct trace_sample *s)
 {
 	struct linux_meter *lm = m->priv;
@@ -491,10 +516,22 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	if (!lm->tab.n)
 		return -1; /* never tracked */
 
-	if (lm->scan)
+	/* No process or thread was created anywhere for a while (the last pid
+	 * handed out did not move): no child can have appeared, and the
+	 * children files are not read this time. "A while": walks go on for
+	 * the longest relist interval after the last move, so that a thread
+	 * list read before a new thread appeared is read again (discover_children
+	 * may rely on kept files until then). */
+	long last = last_pid_now(lm);
+	if (last < 0 || last != lm->last_pid)
+		lm->walk_until_ns = lm->now_ns + SELF_RELIST_NS;
+	lm->last_pid = last;
+	bool walk = lm->now_ns <= lm->walk_until_ns;
+	if (walk && lm->scan)
 		scan_parents(lm);
 	/* Orphans re-parented to the recorder (a subreaper) join the tree. */
-	discover_children(lm, -1, true);
+	if (walk)
+		discover_children(lm, -1, true);
 
 	for (size_t i = 0; i < lm->tab.n;) {
 		if (refresh(lm, i, &st, false))
@@ -505,7 +542,8 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 			s->footprint += st.rss_anon + st.rss_shmem;
 			s->rss += st.vm_rss;
 			s->swapped += st.vm_swap;
-			discover_children(lm, (long)i, false);
+			if (walk)
+				discover_children(lm, (long)i, false);
 		}
 		i++;
 	}
@@ -637,6 +675,8 @@ static void linux_free(struct meter *m)
 	close_fds(&lm->self);
 	if (lm->meminfo_fd >= 0)
 		close(lm->meminfo_fd);
+	if (lm->loadavg_fd >= 0)
+		close(lm->loadavg_fd);
 	if (lm->proc_fd >= 0)
 		close(lm->proc_fd);
 	free(lm->pairs);
@@ -674,10 +714,12 @@ int meter_platform_init(struct meter *m)
 	lm->self.super.pid = lm->self_pid;
 	lm->self.status_fd = lm->self.task_fd = lm->self.children_fd = lm->self.statm_fd = -1;
 	lm->self.threads = 2;
-	lm->proc_fd = -1;
+	lm->proc_fd = lm->loadavg_fd = -1;
 	m->priv = lm;
 	m->be = &linux_backend;
 
+	lm->last_pid = -1;
+	lm->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC); /* -1: walk every sample */
 	lm->meminfo_fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
 	if (lm->meminfo_fd < 0)
 		return error("cannot open /proc/meminfo: %s (is /proc mounted?)", strerror(errno));

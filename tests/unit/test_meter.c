@@ -1098,3 +1098,37 @@ Test(meter, footprint_from_statm_sampling_equals_rss_anon_plus_shmem, .timeout =
 	meter_free(m);
 }
 #endif /* __linux__ */
+
+#ifdef __linux__
+/* Samples skip the children files while no pid was handed out for a second
+ * (platform/linux/meter.c, last_pid_now): a child born after such a quiet
+ * spell is found at the very next sample. */
+Test(meter, child_born_after_a_quiet_second_is_found_at_the_next_sample, .timeout = 60)
+{
+	make_tmpdir();
+	char w[160], b[160];
+	snprintf(w, sizeof(w), "wait=%s", tmp("go"));
+	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
+	const char *steps[] = { w, "fork", "alloc=64M", b, "sleep=60s", NULL };
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t pid = spawn(steps);
+	meter_track(m, pid);
+	int64_t t0 = mono_ns();
+	struct trace_sample s;
+	do {
+		s = sample(m);
+		cr_assert_eq(s.procs, 1);
+		usleep(20000);
+	} while (mono_ns() - t0 < 1300 * 1000000LL); /* past the walks after the last pid */
+	go(tmp("go"));
+	pid_t grandchild = wait_ready(tmp("b"));
+	s = sample(m);
+	cr_assert_eq(s.procs, 2, "the child born after the quiet spell, got %d", s.procs);
+	cr_assert(late_counted(m, grandchild));
+	cr_assert_geq(s.footprint, 64 * MiB);
+	kill(grandchild, SIGKILL);
+	kill_and_reap(pid);
+	meter_free(m);
+}
+#endif /* __linux__ */
