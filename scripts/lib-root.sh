@@ -6,8 +6,11 @@
 #                             mmdebstrap when missing or older than 30 days
 #   root_unpack REL DIR       a fresh root from it in DIR
 #   in_root DIR REL CWD CMD   CMD (sh -c) in the root, in CWD, as root with a bare environment,
-#                             in private mount and pid namespaces (its mounts and processes end
-#                             with it); downloaded .debs are kept in the cache (apt-REL)
+#                             in a private mount namespace (its mounts end with it); the pid
+#                             namespace stays the machine's, so orphans go to the real init,
+#                             which reaps them (a shell as pid 1 would leave them zombies, and
+#                             the suite checks that killed processes are gone); downloaded .debs
+#                             are kept in the cache (apt-REL)
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/stagebench/roots. Mirror: $SB_MIRROR (default
 # http://deb.debian.org/debian).
 sb_mirror=${SB_MIRROR:-http://deb.debian.org/debian}
@@ -37,7 +40,7 @@ root_unpack() {
 
 in_root() {
 	# shellcheck disable=SC2016 # expanded by the inner shell
-	unshare --mount --pid --fork --propagation private /bin/sh -eu -c '
+	unshare --mount --fork --propagation private /bin/sh -eu -c '
 		r=$1 apt=$2 cwd=$3 cmd=$4
 		mount -t proc proc "$r/proc"
 		mount -t sysfs sysfs "$r/sys"
