@@ -33,6 +33,7 @@ python3-torch            run    the demo pipeline
 python3-torchvision      run    pipelines/torchvision (the example of an unmodified script; its e2e test)
 libcriterion-dev         test   unit tests
 clang                    test   make portability: the POSIX-only build of the portable sources; make fuzz-test: the libFuzzer harnesses
+libclang-rt-dev          test   make fuzz-test: libFuzzer and the sanitizer runtimes for clang (a fresh root lacks them)
 python3-pytest           test   tests/python
 python3-memory-profiler  test   tests/python: a peer measured against the recorder
 man-db                   test   tests/e2e/man.sh: man -l renders each page
