@@ -41,10 +41,11 @@ static int sys_pid_rusage(pid_t pid, struct darwin_usage *u)
 static int sys_pid_info(pid_t pid, struct darwin_pinfo *p)
 {
 	struct proc_bsdshortinfo sh;
+	errno = 0;
 	int n = proc_pidinfo(pid, PROC_PIDT_SHORTBSDINFO, 1, &sh, PROC_PIDT_SHORTBSDINFO_SIZE);
 	if (n != PROC_PIDT_SHORTBSDINFO_SIZE) {
-		if (n >= 0 && !errno)
-			errno = ESRCH;
+		if (n > 0 || !errno)
+			errno = ESRCH; /* a short answer, or none without a reason: gone */
 		return -1;
 	}
 	p->pid = pid;
