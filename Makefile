@@ -264,6 +264,6 @@ install: $(INSTALL_BIN)
 	install -m 0644 probe/stagebench_probe.h $(DESTDIR)$(PREFIX)/include/
 
 clean:
-	rm -rf build build-san build-macos stagebench
+	rm -rf build build-san build-macos build-fuzz stagebench
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d) $(TEST_OS_OBJ:.o=.d) $(TEST_BIN:%=%.d)
