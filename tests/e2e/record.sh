@@ -66,11 +66,13 @@ r=$(q "$T/xspike.zst" "$peaks")
 [ "$r" = "[('a', False), ('b', True)]" ] && ok "spike at exit shows in the last stage's peak" ||
 	bad "spike at exit missing from the last stage's peak: $r"
 # The orphan is seen alive by the sample the recorder takes at its release event (in the
-# trace: the orphan may spike); the command enters stage b once the orphan is reaped.
+# trace: the orphan may spike), which it sends once its parent is gone (re-parented to the
+# recorder, not in transit); the command enters stage b once the orphan is reaped.
 mkdir "$T/os"
 "$SB" record -q -o "$T/ospike.zst" --interval 1s -- sh -c '
-	"$1" stage=a orphan alloc=1M release=w/1M ready="$2/o.pid" wait="$2/o.go" \
-		spike=200M/50ms exit=0
+	"$1" stage=a orphan wait="$2/parent.gone" alloc=1M release=w/1M ready="$2/o.pid" \
+		wait="$2/o.go" spike=200M/50ms exit=0
+	: >"$2/parent.gone"
 	i=0; until [ -s "$2/o.pid" ]; do i=$((i + 1)); [ $i -lt 6000 ] || exit 7; sleep 0.01; done
 	i=0; while kill -0 "$(cat "$2/o.pid")" 2>/dev/null; do
 		i=$((i + 1)); [ $i -lt 6000 ] || exit 7; sleep 0.01; done
