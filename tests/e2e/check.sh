@@ -122,15 +122,32 @@ check "reported as a corrupt copy" grep -q 'latent .*corrupt' "$tmp/demo2.md"
 # with its paths made absolute; heavy.json differs only in its adapter, a module written here
 # that installs the demo's adapter and makes the pipeline hold 300 MiB more while the 512
 # shape slat is sampled (the shape_512 stage). The pipeline's own files stay as they are.
-# Stage times are not judged (--max-time-growth 60s): the heavy stage also sleeps 0.4 s so the
-# 20 ms sampler sees the memory held.
+# Stage times are not judged (--max-time-growth 60s): the heavy stage holds the memory until
+# the trace has a sample written after a mark the adapter sends (the sampler has seen it).
 mkdir -p "$tmp/pl"
 cat >"$tmp/pl/heavy_adapter.py" <<'ADAPTER'
 """heavy_adapter -- the demo adapter, plus 300 MiB held during sample_shape_slat(512)."""
 import functools
+import os
+import subprocess
 import time
 
 import adapter
+
+PROBE = []
+
+
+def _hold_until_sampled():
+    """Send a mark; return once the trace has a sample written after it (60 s at most)."""
+    note = "heavy-held-%d" % time.monotonic_ns()
+    PROBE[0].mark(note)
+    for _ in range(3000):
+        out = subprocess.run(["zstdcat", os.environ["STAGEBENCH_TRACE"]], capture_output=True,
+                             text=True).stdout
+        at = out.find('"note":"%s"' % note)
+        if at >= 0 and '{"type":"sample"' in out[at:]:
+            return
+        time.sleep(0.02)
 
 
 def _heavy(cascade):
@@ -145,7 +162,7 @@ def _heavy(cascade):
         extra = torch.ones(300 << 20, dtype=torch.uint8)  # every page written
         try:
             result = orig(self, cond, init, resolution=resolution)
-            time.sleep(0.4)
+            _hold_until_sampled()
             return result
         finally:
             del extra
@@ -153,6 +170,7 @@ def _heavy(cascade):
 
 
 def install(probe):
+    PROBE.append(probe)
     # hooked before the demo adapter's, so the probe's stage wrapper encloses this one and
     # the extra memory is held inside shape_512
     probe.when_imported("cascade", _heavy)
