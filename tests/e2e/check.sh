@@ -137,17 +137,19 @@ import adapter
 PROBE = []
 
 
-def _hold_until_sampled():
-    """Send a mark; return once the trace has a sample written after it (60 s at most)."""
-    note = "heavy-held-%d" % time.monotonic_ns()
-    PROBE[0].mark(note)
-    for _ in range(3000):
-        out = subprocess.run(["zstdcat", os.environ["STAGEBENCH_TRACE"]], capture_output=True,
-                             text=True).stdout
-        at = out.find('"note":"%s"' % note)
-        if at >= 0 and '{"type":"sample"' in out[at:]:
-            return
-        time.sleep(0.02)
+def _sampled_watcher(note):
+    """A process, forked while the pipeline is still small, that exits once the trace has a
+    sample written after the mark NOTE (60 s at most). Polling from the pipeline itself would
+    fork it while it holds the 300 MiB: a child between fork and exec shares the parent's
+    pages and the tree's footprint would count them twice."""
+    script = (
+        'i=0; while [ $i -lt 3000 ]; do '
+        'zstdcat "$STAGEBENCH_TRACE" 2>/dev/null | awk -v n="$1" '
+        '\'index($0, "\\"note\\":\\"" n "\\"") { seen = 1; next } '
+        'seen && index($0, "{\\"type\\":\\"sample\\"") == 1 { found = 1; exit } '
+        'END { exit !found }\' && exit 0; '
+        'sleep 0.02; i=$((i + 1)); done; exit 1')
+    return subprocess.Popen(["sh", "-c", script, "watch", note])
 
 
 def _heavy(cascade):
@@ -159,10 +161,13 @@ def _heavy(cascade):
         if resolution != 512:
             return orig(self, cond, init, resolution=resolution)
         import torch
+        note = "heavy-held-%d" % time.monotonic_ns()
+        watcher = _sampled_watcher(note)
         extra = torch.ones(300 << 20, dtype=torch.uint8)  # every page written
         try:
             result = orig(self, cond, init, resolution=resolution)
-            _hold_until_sampled()
+            PROBE[0].mark(note)
+            watcher.wait()  # the sampler has seen the memory
             return result
         finally:
             del extra
