@@ -92,8 +92,9 @@ check "guard stop: exit 0 (got $rc: $(tail -n 3 "$tmp/g.err"))" [ "$rc" -eq 0 ]
 check "guard stop: progress says eager was stopped" \
 	grep -q '\[1/2\] eager run 1: stopped by the guard' "$tmp/g.err"
 check "guard stop: staged still ran" grep -q '\[2/2\] staged run 1: completed' "$tmp/g.err"
-check "guard stop: table.md says 'stopped by the guard at'" \
-	grep -q '^| [a-z_0-9]* | stopped by the guard at [0-9.]* [GM]B | ' "$G/table.md"
+# (a stop right at a stage's start can leave that stage's window without a sample)
+check "guard stop: table.md says 'stopped by the guard'" \
+	grep -Eq '^\| [a-z_0-9]* \| stopped by the guard (at [0-9.]* [GM]B|with no sample) \| ' "$G/table.md"
 check "guard stop: runs.json says so" grep -q '"mode": *"eager".*"stopped_by": *"guard"' "$G/runs.json"
 check "guard stop: staged completed in the table" grep -q '^| staged | 1 | export (completed) |' "$G/table.md"
 
