@@ -1,6 +1,6 @@
 /* fixtures.h -- where the tests find the real stageload traces
  *
- * tests/fixtures/stageload/ holds copies of the traces in ../shared/fixtures
+ * tests/fixtures/stageload/ holds the real stageload traces, unchanged
  * (MIT, from nefayran/stageload; see its README). $FIXTURES overrides; the
  * Makefile sets it to the repository's copy, so the tests run from any clone.
  */
