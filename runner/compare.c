@@ -1077,8 +1077,15 @@ int compare_execute(const struct compare_opts *o)
 		if (sb_verbosity >= 1)
 			note("results in %s (table.md, latents.md, runs.json)", o->setup.out);
 	}
-	take_signal(&s, &sigs); /* one that came while reporting: the report is complete */
-	record_signals_restore(&sigs);
+	/* One that came while reporting (the report is complete) or until the
+	 * handlers are back: it still sets the exit status; one after that ends
+	 * the process by its default action, 128+N as well. */
+	int late = record_signals_restore(&sigs);
+	if (late && !s.interrupted) {
+		s.interrupted = 128 + late;
+		if (sb_verbosity >= 1)
+			note("compare: received %s after the report was written", strsignal(late));
+	}
 	if (rc == SB_EXIT_OK && (findings || s.failed || s.lost)) {
 		rc = SB_EXIT_FINDING;
 		if (sb_verbosity >= 1)

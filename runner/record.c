@@ -86,19 +86,24 @@ int record_signals_install(struct record_signals *ss)
 	return 0;
 }
 
-void record_signals_restore(struct record_signals *ss)
+static int drain_signals(int fd, bool *chld);
+
+int record_signals_restore(struct record_signals *ss)
 {
 	if (!ss->installed)
-		return;
+		return 0;
+	/* Handlers first, then the pipe: a signal that comes after this loop gets
+	 * its previous action (for SIGINT/SIGTERM: ends the process with it), and
+	 * one that came before it is in the pipe; none falls between the two. */
 	for (size_t i = 0; i < NHANDLED; i++)
 		sigaction(handled_signals[i], &ss->old[i], NULL);
 	sig_pipe_fd = -1;
+	int late = drain_signals(ss->pipe[0], NULL);
 	close(ss->pipe[0]);
 	close(ss->pipe[1]);
 	ss->installed = false;
+	return late;
 }
-
-static int drain_signals(int fd, bool *chld);
 
 int record_signals_take(const struct record_signals *ss)
 {
@@ -371,7 +376,7 @@ static void window_close(struct run *r, double t)
 	ev.kind = EV_PEAK;
 	ev.kind_name = (char *)"peak";
 	ev.ndim = -1;
-	ev.stage = r->win.stage;
+	ev.stage = (char *)window_stage(&r->win);
 	ev.metric = (char *)(kernel_peaks(r) ? r->mi->peak_metric : SAMPLED_PEAK_METRIC);
 	ev.has_bytes = r->window_has_peak;
 	ev.bytes = r->window_peak;
@@ -388,7 +393,10 @@ static void window_close(struct run *r, double t)
 	r->window_open = false;
 }
 
-static void window_open_at(struct run *r, double t)
+/* A window from t; reset: the tree's high-water marks start again there (not
+ * for setup's window: a process's mark starts with its exec, and a reset
+ * right after the spawn could come after a fast command's first peak). */
+static void window_open_at(struct run *r, double t, bool reset)
 {
 	r->window_open = true;
 	r->window_from = t;
@@ -397,7 +405,7 @@ static void window_open_at(struct run *r, double t)
 	r->window_late = r->sp.reaped;
 	if (!kernel_peaks(r))
 		return;
-	if (meter_peak_reset(r->m))
+	if (reset && meter_peak_reset(r->m))
 		return; /* the tree may be between processes: the next read tells */
 	window_poll_peak(r);
 }
@@ -435,16 +443,21 @@ static void probe_line(struct run *r, const char *line, size_t len)
 	}
 	/* the window rule (traces/window.h): a stage event opens a window, a
 	 * release of the stage in force moves its start */
-	if (ev.kind == EV_STAGE) {
+	if (window_continues(&r->win, &ev)) {
+		/* the first stage event is "setup": setup's window, open since
+		 * the command started, goes on */
+		window_step(&r->win, &ev);
+		write_event(r, &ev);
+	} else if (ev.kind == EV_STAGE) {
 		window_close(r, ev.t); /* the peak of the stage that ends here */
 		window_step(&r->win, &ev);
 		write_event(r, &ev);
-		window_open_at(r, ev.t);
+		window_open_at(r, ev.t, true);
 		window_sample(r, ev.t);
 	} else {
 		write_event(r, &ev);
 		if (window_step(&r->win, &ev) == WINDOW_MOVE && r->window_open) {
-			window_open_at(r, r->win.start_t);
+			window_open_at(r, r->win.start_t, true);
 			window_sample(r, ev.t);
 		}
 	}
@@ -1095,6 +1108,9 @@ static int run_command(struct run *r)
 	r->probe_fd = r->probe[0];
 	r->probe[0] = -1;
 	meter_track(r->m, r->sp.pid);
+	/* setup's window: from the command's start to its first stage event
+	 * (or its end), so that it gets a peak event like every stage */
+	window_open_at(r, t_of(r, r->spawn_ns), false);
 
 	run_loop(r);
 

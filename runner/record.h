@@ -105,7 +105,9 @@ struct record_signals {
 };
 /* Fills *ss: 0, or -1 after error(). */
 int record_signals_install(struct record_signals *ss);
-void record_signals_restore(struct record_signals *ss); /* previous handlers; closes the pipe */
+/* Puts the previous handlers back, then closes the pipe; returns the last
+ * SIGINT/SIGTERM/SIGHUP that was still waiting in it (0 for none). */
+int record_signals_restore(struct record_signals *ss);
 /* The last SIGINT/SIGTERM/SIGHUP waiting in the pipe (SIGCHLD dropped), 0 for none. */
 int record_signals_take(const struct record_signals *ss);
 

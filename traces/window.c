@@ -8,14 +8,24 @@
 #include "../common/util.h"
 #include "trace.h"
 
+bool window_continues(const struct window_state *w, const struct trace_event *ev)
+{
+	return ev->kind == EV_STAGE && !w->entered && ev->stage && !strcmp(ev->stage, "setup");
+}
+
+const char *window_stage(const struct window_state *w)
+{
+	return w->stage ? w->stage : w->setup ? "setup" : NULL;
+}
+
 static enum window_step stage_event(struct window_state *w, const struct trace_event *ev)
 {
-	bool first = !w->entered;
+	bool continues = window_continues(w, ev);
 	w->entered = true;
 	free(w->stage);
 	w->stage = ev->stage ? xstrdup(ev->stage) : NULL;
 	w->nreleases = 0;
-	if (first && ev->stage && !strcmp(ev->stage, "setup")) {
+	if (continues) {
 		w->setup = true;
 		w->stage_t = 0;
 		w->start_t = -INFINITY;

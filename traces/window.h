@@ -54,6 +54,12 @@ enum window_step {
 /* Apply one event to the rule; returns what it did to the window in force. */
 enum window_step window_step(struct window_state *w, const struct trace_event *ev);
 void window_state_release(struct window_state *w);
+/* True when ev, applied next, would be the first stage event named "setup"
+ * (WINDOW_SETUP): the window in force goes on instead of a new one opening. */
+bool window_continues(const struct window_state *w, const struct trace_event *ev);
+/* The name of the stage whose window is in force: "setup" before the first
+ * stage event, NULL for a stage event without a name. */
+const char *window_stage(const struct window_state *w);
 
 /* Whether a window [start, end) holds a sample at t (see the rule above). */
 static inline bool window_holds(double start, double end, bool last, double t)

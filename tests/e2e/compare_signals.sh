@@ -26,6 +26,23 @@ launch=
 env --default-signal=INT true 2>/dev/null && launch="env --default-signal=INT"
 has_gnuplot=0
 command -v gnuplot >/dev/null 2>&1 && has_gnuplot=1
+# Phase 3 holds compare inside its report: a gnuplot first on PATH that, when GP_HOLD is set,
+# writes GP_HOLD.ready and waits for GP_HOLD.go before it runs the real one. Without it, a
+# signal sent "while reporting" could come after compare had exited.
+if [ $has_gnuplot = 1 ]; then
+	mkdir "$T/bin"
+	cat >"$T/bin/gnuplot" <<EOF
+#!/bin/sh
+if [ -n "\${GP_HOLD:-}" ]; then
+	echo \$\$ >"\$GP_HOLD.ready"
+	while [ ! -e "\$GP_HOLD.go" ]; do sleep 0.01; done
+fi
+exec $(command -v gnuplot) "\$@"
+EOF
+	chmod +x "$T/bin/gnuplot"
+	PATH=$T/bin:$PATH
+	export PATH
+fi
 
 # Two variants: p ends when its go file appears; q also ignores SIGTERM (the guard's KILL
 # after --grace ends it). Each writes its pid to {out}/ready first.
@@ -46,7 +63,9 @@ while [ $n -lt "$trials" ]; do
 	phase=$(rand 4) # 0 at once, 1 during run K, 2 after run K, 3 while reporting
 	k=$(($(rand 4) + 1))
 	[ "$phase" = 3 ] && k=4
-	$launch "$SB" compare p q --pipeline "$T/sig.json" --reps 2 --interval 20ms --grace 300ms \
+	hold=
+	[ "$phase" = 3 ] && [ $has_gnuplot = 1 ] && hold=$O/gp
+	GP_HOLD=$hold $launch "$SB" compare p q --pipeline "$T/sig.json" --reps 2 --interval 20ms --grace 300ms \
 		--out "$O" >"$T/out$n" 2>"$T/err$n" &
 	pid=$!
 	what="trial $n: SIG$sig, phase $phase, run $k"
@@ -69,6 +88,9 @@ while [ $n -lt "$trials" ]; do
 		if [ $j -eq "$k" ]; then
 			# after run K: once runs.json lists it (the next run may be starting)
 			wait_for runs_listed "$O" "$k" || bad "$what: runs.json never listed run $k"
+			if [ -n "$hold" ]; then
+				wait_for test -s "$hold.ready" || bad "$what: compare never drew a chart"
+			fi
 			break
 		fi
 	done
@@ -81,6 +103,7 @@ while [ $n -lt "$trials" ]; do
 		for id in p-1 q-1 p-2 q-2; do
 			[ "$id" != "$held" ] && [ -d "$O/$id" ] && [ ! -e "$O/$id/go" ] && : >"$O/$id/go"
 		done
+		[ -n "$hold" ] && [ ! -e "$hold.go" ] && : >"$hold.go"
 		sleep 0.01
 		i=$((i + 1))
 	done
@@ -88,7 +111,8 @@ while [ $n -lt "$trials" ]; do
 	wait "$pid"
 	rc=$?
 	if [ $sent -ne 0 ]; then
-		# compare had already ended (phase 3 can be late): nothing to judge
+		# compare had already ended (phase 3 without the gnuplot hold can be late): nothing
+		# to judge
 		[ "$rc" = 0 ] || bad "$what: compare ended by itself with $rc"
 		ok "$what: compare had ended (exit $rc)"
 		continue

@@ -164,6 +164,74 @@ Test(record, window_restarts_at_a_release_of_the_same_stage, .init = make_tmp, .
 	free(em);
 }
 
+/* Setup's window (the command's start to its first stage event) gets a peak
+ * event like every stage: 150 MiB touched before any stage event show in it,
+ * and not in the first stage's, which frees them first. */
+Test(record, setup_before_the_first_stage_event_gets_its_peak, .init = make_tmp,
+     .fini = drop_tmp, .timeout = 20)
+{
+	char *em = eatmem();
+	char *trace = xasprintf("%s/s.trace.jsonl.zst", tmpdir);
+	char *argv[] = { em, "alloc=150M", "release=w/150M", "stage=first", "sleep=50ms", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 1000 * 1000000LL, NULL, &res), 0);
+	cr_assert_eq(res.exit_code, 0);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	const struct trace_event *setup = find_event(&tr, EV_PEAK, "setup");
+	const struct trace_event *first = find_event(&tr, EV_PEAK, "first");
+	const struct trace_event *st = find_event(&tr, EV_STAGE, "first");
+	cr_assert_not_null(setup, "setup's window has a peak event");
+	cr_assert_not_null(first);
+	cr_assert_not_null(st);
+	cr_assert(setup->has_bytes && setup->has_from);
+	cr_assert_geq(setup->bytes, 150 * MiB, "setup peak %llu", (unsigned long long)setup->bytes);
+	cr_assert_lt(first->bytes, 100 * MiB, "first peak %llu", (unsigned long long)first->bytes);
+	cr_assert_geq(setup->from, 0.0);
+	cr_assert_leq(setup->from, st->t, "setup's window starts before the first stage event");
+	cr_assert_float_eq(setup->t, st->t, 1e-6, "and ends at it");
+	size_t npeaks = 0;
+	for (size_t i = 0; i < tr.nevents; i++)
+		npeaks += tr.events[i].kind == EV_PEAK;
+	cr_assert_eq(npeaks, 2, "one peak per window: setup and first");
+	trace_release(&tr);
+	record_result_release(&res);
+	free(trace);
+	free(em);
+}
+
+/* A first stage event named "setup" does not open a window of its own:
+ * setup's window goes on from the command's start, and ends in one peak. */
+Test(record, a_first_stage_named_setup_continues_setups_window, .init = make_tmp,
+     .fini = drop_tmp, .timeout = 20)
+{
+	char *em = eatmem();
+	char *trace = xasprintf("%s/t.trace.jsonl.zst", tmpdir);
+	char *argv[] = { em, "alloc=150M", "release=w/150M", "stage=setup", "sleep=20ms",
+			 "stage=first", "sleep=20ms", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 1000 * 1000000LL, NULL, &res), 0);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	const struct trace_event *st = find_event(&tr, EV_STAGE, "setup");
+	cr_assert_not_null(st);
+	size_t nsetup = 0;
+	const struct trace_event *pk = NULL;
+	for (size_t i = 0; i < tr.nevents; i++)
+		if (tr.events[i].kind == EV_PEAK && tr.events[i].stage &&
+		    !strcmp(tr.events[i].stage, "setup")) {
+			nsetup++;
+			pk = &tr.events[i];
+		}
+	cr_assert_eq(nsetup, 1, "one peak for setup's window");
+	cr_assert_lt(pk->from, st->t, "from the command's start, not from the setup event");
+	cr_assert_geq(pk->bytes, 150 * MiB, "the allocation before the setup event counts");
+	trace_release(&tr);
+	record_result_release(&res);
+	free(trace);
+	free(em);
+}
+
 /* Events that start a window: stage events and releases of the stage in force. */
 static bool starts_window(const struct trace_event *ev, const char **stage)
 {
