@@ -5,7 +5,7 @@ recorded into N_DIRS run directories of the same commit, one after another, and
 each directory is checked against the next (N_DIRS - 1 pairs): every regression
 there is a false one. An injected-regression harness: N_INJ directories each from
 two pipeline files that differ only in their adapter -- one holds 300 MiB more
-while the shape_512 stage runs, one makes the camera stage 50 % slower (it sleeps
+while the shape_512 stage runs, one makes the shape_1024 stage 50 % slower (it sleeps
 half of the stage's own time after it) -- recorded between A/A directories k and k+1
 and checked against both: a detection is a regression row of that stage, a false
 one any row of another stage. For comparison the rule before the noise model (allowed =
@@ -49,11 +49,11 @@ def install(probe):
     adapter.install(probe)
 '''
 
-SLOW = '''"""slow_adapter -- the demo adapter, with the camera stage 50 % slower.
+SLOW = '''"""slow_adapter -- the demo adapter, with the shape_1024 stage 50 % slower.
 
 Hooked after the demo adapter's, so this wrapper encloses the probe's stage wrapper: the
 time it measures is the stage's own (its staged loads included), and the sleep after it
-falls in the camera window (which ends at the next stage event)."""
+falls in the shape_1024 window (which ends at the next stage event)."""
 import functools
 import time
 
@@ -62,15 +62,16 @@ import adapter
 
 def _slow(cascade):
     cls = cascade.Cascade1024Pipeline
-    orig = cls.estimate_camera
+    orig = cls.sample_shape_slat
 
     @functools.wraps(orig)
-    def estimate_camera(self, *args, **kwargs):
+    def sample_shape_slat(self, cond, init, resolution=512):
         t = time.monotonic()
-        result = orig(self, *args, **kwargs)
-        time.sleep(0.5 * (time.monotonic() - t))
+        result = orig(self, cond, init, resolution=resolution)
+        if resolution == 1024:
+            time.sleep(0.5 * (time.monotonic() - t))
         return result
-    cls.estimate_camera = estimate_camera
+    cls.sample_shape_slat = sample_shape_slat
 
 
 def install(probe):
@@ -81,7 +82,12 @@ def install(probe):
 N_DIRS = 11
 N_INJ = 5     # injected directories of each kind, each checked against 2 A/A ones
 SIZE = "small"
-INJECTED = {"heavy": ("shape_512", "memory"), "slow": ("camera", "time")}
+# Sampler steps per flow model: at size small and the demo's 4 steps every stage lasts under
+# 0.2 s, below check's 0.5 s floor for times, where no time change is ever judged; 2000 steps
+# make each of the four flow stages last about 2 s (a pipeline's stages last seconds or more)
+# without changing any model's memory.
+STEPS = 2000
+INJECTED = {"heavy": ("shape_512", "memory"), "slow": ("shape_1024", "time")}
 MEMORY = ("peak footprint", "kernel peak (rss)", "kernel peak (footprint)", "swap rise")
 TIME = ("stage time", "load time")
 
@@ -109,7 +115,8 @@ def pipelines(root, work):
 
 def record(sb, root, pipeline, out, cache, log):
     argv = [sb, "compare", "eager", "staged", "--reps", "2", "--size", SIZE, "--seed", "7",
-            "--pipeline", pipeline, "--out", out, "--cache", cache, "-q"]
+            "--set", "steps=%d" % STEPS, "--pipeline", pipeline, "--out", out, "--cache", cache,
+            "-q"]
     r = subprocess.run(argv, capture_output=True, text=True,
                        env=dict(os.environ, STAGEBENCH_HOME=root))
     if r.returncode not in (0, 1):
@@ -180,7 +187,8 @@ def run(sb, root, work, cache, log, shell):
         d = os.path.join(work, "aa-%02d" % i)
         log("verdicts: A/A directory %d of %d" % (i + 1, N_DIRS))
         argv = [sb, "compare", "eager", "staged", "--reps", "2", "--size", SIZE, "--seed", "7",
-                "--pipeline", files["base"], "--out", d, "--cache", cache, "-q"]
+                "--set", "steps=%d" % STEPS, "--pipeline", files["base"], "--out", d,
+                "--cache", cache, "-q"]
         if not reuse:
             record(sb, root, files["base"], d, cache, log)
         dirs.append(d)
@@ -239,16 +247,18 @@ def render(argv, files, wall, aa, det, drift, shell):
     old_rows = sum(len(r[2]) for r in aa)
     old_pairs = sum(1 for r in aa if r[2])
     body = ["Does `check` call a regression where there is none, and does it find one that is "
-            "there? The demo pipeline at size %s, eager and staged, 2 runs each per directory "
+            "there? The demo pipeline at size %s with %d sampler steps per flow model (each flow "
+            "stage lasts about 2 s; at the demo's 4 steps every stage is under check's 0.5 s "
+            "floor for times), eager and staged, 2 runs each per directory "
             "(%d directories of the same commit, and %d of each injected regression recorded "
             "between A/A directories k and k+1; %.0f s of recording in all), one directory "
             "after another on this shared 2-core machine, with whatever else ran on it "
-            "meanwhile. Each directory:" % (SIZE, N_DIRS, N_INJ, wall), "",
+            "meanwhile. Each directory:" % (SIZE, STEPS, N_DIRS, N_INJ, wall), "",
             "    " + shell(argv).replace(files["base"], "$WORK/pl/base.json"), "",
             "Injected: `heavy.json` and `slow.json` differ from `base.json` only in their "
             "adapter (bench/verdicts.py writes both): one holds 300 MiB more while shape_512 "
-            "runs, one sleeps half of the camera stage's own time after it (camera 50 % slower; the "
-            "stage lasts 1 to 4 s in staged runs, about 0.1 s in eager ones, under the 0.5 s floor). Each "
+            "runs, one sleeps half of the shape_1024 stage's own time after it (shape_1024 50 % "
+            "slower). Each "
             "injected directory k is checked (`stagebench check --format json --baseline "
             "$WORK/aa-K $WORK/heavy-K`) against A/A directories k and k+1, the ones recorded "
             "just before and after it.", "",
@@ -270,7 +280,7 @@ def render(argv, files, wall, aa, det, drift, shell):
         metrics = sorted(set().union(*(r[0] for r in res))) if res else []
         body.append("| injected: %s (%s) | %d | flagged in %d of %d (both modes in %d) | "
                     "%d rows in other stages | %d | old rule flagged it in %d | |" % (
-                        name, "300 MiB more in shape_512" if name == "heavy" else "camera 50 % slower",
+                        name, "300 MiB more in shape_512" if name == "heavy" else "shape_1024 50 % slower",
                         n, hits, n, both, other, sum(len(r[4]) for r in res), old_hit))
         verdicts.append((name, hits, n, other, metrics))
     body += [""]

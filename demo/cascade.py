@@ -54,7 +54,7 @@ IMAGE_COND_MODELS = ["image_cond_dinov2", "image_cond_dinov2_reg",
 CHANNELS = 64   # width of every latent token
 TOKENS = 16     # tokens per latent
 HIDDEN = 4      # hidden layers per model
-STEPS = 4       # sampler steps per flow model
+STEPS = 4       # sampler steps per flow model (pipeline.py --steps)
 
 
 def parse_size(text):
@@ -308,8 +308,10 @@ def test_image():
 
 
 class Cascade1024Pipeline:
-    def __init__(self, scale=1.0, cache=None, device="cpu", low_vram=True, log=print):
+    def __init__(self, scale=1.0, cache=None, device="cpu", low_vram=True, log=print,
+                 steps=STEPS):
         self.scale = scale
+        self.steps = steps
         self.cache = cache or default_cache()
         self.device = torch.device(device)
         self.low_vram = low_vram
@@ -404,8 +406,8 @@ class Cascade1024Pipeline:
 
     # -- stages -------------------------------------------------------------------
     def _sample(self, model, x, cond):
-        for _ in range(STEPS):
-            x = x - model(x, cond) / STEPS
+        for _ in range(self.steps):
+            x = x - model(x, cond) / self.steps
         return x
 
     def _noise(self):

@@ -29,6 +29,9 @@ def main(argv=None):
                     help="checkpoint cache (default: $XDG_CACHE_HOME/stagebench-demo)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=cascade.STEPS,
+                    help="sampler steps per flow model (default: %(default)s); more steps make "
+                         "the four flow stages longer without changing any model's memory")
     ap.add_argument("--no-low-vram", dest="low_vram", action="store_false",
                     help="do not copy the active model for each stage")
     args = ap.parse_args(argv)
@@ -37,6 +40,8 @@ def main(argv=None):
     except ValueError as e:
         ap.error(str(e))
 
+    if args.steps < 1:
+        ap.error("--steps must be 1 or more")
     if not args.out and not args.prepare:
         ap.error("--out is required")
 
@@ -45,7 +50,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     log = lambda msg: print("[demo] " + msg, flush=True)  # noqa: E731
     pipe = cascade.Cascade1024Pipeline(scale=scale, cache=args.cache, device=args.device,
-                                       low_vram=args.low_vram, log=log)
+                                       low_vram=args.low_vram, log=log, steps=args.steps)
     if args.prepare:
         names = cascade.PIPELINE_MODELS + cascade.IMAGE_COND_MODELS + ["image_cond_backbone"]
         for name in names:

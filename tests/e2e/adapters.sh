@@ -4,25 +4,11 @@
 # completes, the staged traces load each model in its stage (the shape decoder again at
 # decode, the two adapter-level releases), latents identical across variants.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-SB=${SB_BIN:-$root/stagebench}
-PY=${STAGEBENCH_PYTHON:-/usr/bin/python3}
+. "$(dirname "$0")/common.inc"
 if ! "$PY" -c "import torch, PIL" 2>/dev/null; then
 	echo "SKIP adapters: no torch or PIL for $PY"
 	exit 0
 fi
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
-fail=0
-check() { # check DESCRIPTION COMMAND...
-	desc=$1
-	shift
-	if ! "$@"; then
-		echo "FAIL adapters: $desc"
-		fail=1
-	fi
-}
 # events TRACE: "kind name stage," for each load, reload and release
 events() {
 	zstd -dc "$1" | grep -E '"kind":"(load|reload|release)"' |

@@ -5,21 +5,8 @@
 # is clean; a tampered latent copy is caught; through pipeline files written here, an adapter
 # that holds 300 MiB more in shape_512 is flagged in shape_512 only).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-SB=${SB_BIN:-$root/stagebench}
+. "$(dirname "$0")/common.inc"
 EATMEM=${SB_HELPERS:-$root/build/helpers}/eatmem
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # check DESCRIPTION COMMAND...
-	desc=$1
-	shift
-	if ! "$@"; then
-		echo "FAIL check: $desc"
-		fail=1
-	fi
-}
 . "$here/handshake.inc"
 # rec DIR N WORK_STEPS...: record one eatmem run as DIR/staged-N.trace.jsonl.zst. A step
 # "hold" keeps what is allocated until the recorder has taken a sample after it (a mark

@@ -3,26 +3,10 @@
 # staged below eager, identical latents, the no-RNG control diverging, a guard stop in the
 # table, --by-commit, a missing gnuplot, and the usage and runtime errors.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-SB=${SB_BIN:-$root/stagebench}
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
-fail=0
-check() { # check DESCRIPTION COMMAND...
-	desc=$1
-	shift
-	if ! "$@"; then
-		echo "FAIL compare: $desc"
-		fail=1
-	fi
-}
-# peak STAGE MODE CSV: the stage's peak_max_bytes for the mode in `table --format csv` output
-peak() { awk -F, -v s="$1" -v m="$2" '$1 == s && $2 == m && $3 == "completed" { print $9; exit }' "$3"; }
+. "$(dirname "$0")/common.inc"
 # gb STAGE COLUMN FILE: the figure of a table.md row in GB (column 1 = first mode; a figure
 # printed in MB, as sizes under 1 GB are, is converted)
 gb() { awk -F'|' -v s="$1" -v c="$2" '$2 == " " s " " { x = $(c + 2); sub(/^ */, "", x); m = x ~ /^[0-9.]+ MB/; sub(/ [GM]B.*/, "", x); print m ? x / 1024 : x; exit }' "$3"; }
-lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }'; }
 
 # The models must be large enough to stand out of the interpreter's own memory
 # (size 0.1: about 170 MB of weights); the rows checked are the longer model-resident

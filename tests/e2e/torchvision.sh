@@ -4,27 +4,11 @@
 # stage holding a model, identical latents with RNG replay, the diagnosis without it; a staged
 # run whose hooks never fire fails naming what never happened.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-SB=${SB_BIN:-$root/stagebench}
-PY=${STAGEBENCH_PYTHON:-/usr/bin/python3}
+. "$(dirname "$0")/common.inc"
 if ! "$PY" -c "import torchvision" 2>/dev/null; then
 	echo "SKIP torchvision: no python3-torchvision (scripts/deps.sh installs it)"
 	exit 0
 fi
-tmp=$(mktemp -d)
-trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
-fail=0
-check() { # check DESCRIPTION COMMAND...
-	desc=$1
-	shift
-	if ! "$@"; then
-		echo "FAIL torchvision: $desc"
-		fail=1
-	fi
-}
-peak() { awk -F, -v s="$1" -v m="$2" '$1 == s && $2 == m && $3 == "completed" { print $9; exit }' "$3"; }
-lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }'; }
 
 P=$root/pipelines/torchvision/pipeline.json
 SMALL="--set images=1 --set image_size=96 --set detect_size=128"

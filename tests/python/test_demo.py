@@ -118,6 +118,24 @@ def test_the_pipeline_runs_the_same_without_stagebench(runs, cache, tmp_path):
     assert np.array_equal(a["vertices"], b["vertices"]) and np.array_equal(a["colors"], b["colors"])
 
 
+def test_more_steps_change_the_flow_stages_result_not_the_models(cache, tmp_path):
+    """--steps: the sampler runs that many steps (the flow stages' outputs move, their shapes
+    do not); 0 steps is refused."""
+    outs = {}
+    for steps in ("4", "9"):
+        out = tmp_path / ("s" + steps)
+        rc, ev, stdout, stderr = run_probed(
+            [sys.executable, os.path.join(DEMO, "pipeline.py"), "--seed", "7", "--size", "tiny",
+             "--out", str(out), "--cache", cache, "--steps", steps], {}, with_fd=False)
+        assert rc == 0, stderr
+        outs[steps] = np.load(out / "mesh.npz")
+    assert outs["4"]["vertices"].shape == outs["9"]["vertices"].shape
+    assert not np.array_equal(outs["4"]["vertices"], outs["9"]["vertices"])
+    p = subprocess.run([sys.executable, os.path.join(DEMO, "pipeline.py"), "--steps", "0",
+                        "--out", str(tmp_path / "z")], capture_output=True, text=True)
+    assert p.returncode == 2 and "--steps" in p.stderr
+
+
 def test_pipeline_rejects_a_bad_size():
     p = subprocess.run([sys.executable, os.path.join(DEMO, "pipeline.py"), "--size", "huge",
                         "--out", "/nonexistent"], capture_output=True, text=True)
