@@ -113,7 +113,21 @@ def pipelines(root, work):
     return files
 
 
+LOADS = []  # the 1-minute load average as each directory's recording began
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def record(sb, root, pipeline, out, cache, log):
+    load = loadavg()
+    if load is not None:
+        LOADS.append(load)
     argv = [sb, "compare", "eager", "staged", "--reps", "2", "--size", SIZE, "--seed", "7",
             "--set", "steps=%d" % STEPS, "--pipeline", pipeline, "--out", out, "--cache", cache,
             "-q"]
@@ -254,7 +268,13 @@ def render(argv, files, wall, aa, det, drift, shell):
             "between A/A directories k and k+1; %.0f s of recording in all), one directory "
             "after another on this shared 2-core machine, with whatever else ran on it "
             "meanwhile. Each directory:" % (SIZE, STEPS, N_DIRS, N_INJ, wall), "",
-            "    " + shell(argv).replace(files["base"], "$WORK/pl/base.json"), "",
+            "    " + shell(argv).replace(files["base"], "$WORK/pl/base.json"), ""]
+    if LOADS:
+        ls = sorted(LOADS)
+        body += ["How busy the machine was: the 1-minute load average as each directory's "
+                 "recording began was %.1f to %.1f (median %.1f, %d directories; 2 cores)." % (
+                     ls[0], ls[-1], ls[len(ls) // 2], len(ls)), ""]
+    body += [
             "Injected: `heavy.json` and `slow.json` differ from `base.json` only in their "
             "adapter (bench/verdicts.py writes both): one holds 300 MiB more while shape_512 "
             "runs, one sleeps half of the shape_1024 stage's own time after it (shape_1024 50 % "
