@@ -19,9 +19,12 @@ rand() { echo $(($(od -An -N2 -tu2 /dev/urandom) % $1)); } # 0 .. $1-1
 wait_for() { i=0; until "$@"; do [ $i -ge 2000 ] && return 1; sleep 0.01; i=$((i + 1)); done; }
 runs_listed() { [ -s "$1/runs.json" ] && [ "$(grep -o '"mode"' "$1/runs.json" | wc -l)" -ge "$2" ]; }
 gone() { [ ! -d "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+# execed PID: PID runs stagebench itself (no longer the shell's child or env before the exec)
+execed() { [ "$(tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | head -n 1)" = "$SB" ]; }
 # An asynchronous command of a non-interactive shell starts with SIGINT ignored; compare
 # catches it once its handlers are in, but an "at once" SIGINT could come before: start it
-# with SIGINT at its default (coreutils env), else send only SIGTERM.
+# with SIGINT at its default (coreutils env), else send only SIGTERM; and send it once the
+# process is stagebench (until env has reset it, SIGINT is still ignored and would be lost).
 launch=
 env --default-signal=INT true 2>/dev/null && launch="env --default-signal=INT"
 has_gnuplot=0
@@ -94,6 +97,9 @@ while [ $n -lt "$trials" ]; do
 			break
 		fi
 	done
+	if [ "$phase" = 0 ] && ! wait_for execed "$pid"; then
+		kill -0 "$pid" 2>/dev/null && bad "$what: compare never started"
+	fi
 	kill -s "$sig" "$pid" 2>/dev/null
 	sent=$?
 	# A compare that ignored the signal goes on: let every run it starts go, so that it ends
