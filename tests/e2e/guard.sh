@@ -85,16 +85,18 @@ else
 	bad "guard's SIGINT: rc=$rc child alive=$(kill -0 "$c" 2>/dev/null && echo yes)"
 fi
 
-# 6. --busy: a matching process blocks the start; our own command line does not
-sleep 299.5 &
+# 6. --busy: a matching process blocks the start; our own command line does not. --busy
+# looks at every process of the machine, so the names carry this shell's pid: a second copy
+# of the suite running at the same time (a fresh root's, say) never matches them.
+sleep "299.$$" &
 busy=$!
 # until it has exec'd, the process is a copy of this shell, which --busy would not match
-wait_for grep -q '299\.5' "/proc/$busy/cmdline"
-"$SB" guard -q --busy '^sleep 299\.5$' --start-timeout 500ms --poll 100ms -- true
+wait_for grep -q "299\\.$$" "/proc/$busy/cmdline"
+"$SB" guard -q --busy "^sleep 299\\.$$\$" --start-timeout 500ms --poll 100ms -- true
 rc=$?
 kill "$busy"; wait "$busy" 2>/dev/null
 [ "$rc" = 4 ] && ok "busy process blocks the start" || bad "busy process: rc=$rc"
-sh -c "\"$SB\" guard -q --busy 'marker-7d1f' --start-timeout 500ms -- true # marker-7d1f"
+sh -c "\"$SB\" guard -q --busy 'marker-7d1f-$$' --start-timeout 500ms -- true # marker-7d1f-$$"
 rc=$?
 [ "$rc" = 0 ] && ok "own ancestors never count as busy" || bad "own ancestors: rc=$rc"
 
