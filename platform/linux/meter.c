@@ -54,6 +54,7 @@ struct linux_meter {
 	int64_t mi_ns;          /* when it was taken, 0 = never */
 	struct ppid_pair *pairs;
 	size_t npairs, pairs_alloc;
+	struct pl_proc root;    /* at meter_track; root.start 0: unknown */
 	char buf[16384];
 	char dents[16384];
 };
@@ -306,10 +307,25 @@ static void scan_parents(struct linux_meter *lm)
 	procfs_each_number(lm->proc_fd, lm->dents, sizeof(lm->dents), scan_one, lm);
 }
 
+/* Born after the root: by start time (clock ticks), within one tick by pid (pids
+ * are handed out in order; a wrap inside one 10 ms tick is ignored). */
+static bool born_after_root(struct linux_meter *lm, pid_t pid)
+{
+	struct pl_proc pp;
+	char stat[1024]; /* not lm->buf: it holds the pid list being parsed */
+	if (!lm->root.start || procfs_read_stat(lm->proc_fd, pid, stat, sizeof(stat), &pp))
+		return false;
+	return pp.start > lm->root.start || (pp.start == lm->root.start && pid > lm->root.pid);
+}
+
+/* A child of the recorder at meter_track is foreign, unless the root made it:
+ * a command can fork and let its own process exit between its exec and the
+ * recorder's meter_track (spawn_start returns after the exec), and the orphan
+ * is the recorder's child already then. */
 static void collect_recorder_children(pid_t pid, void *arg)
 {
 	struct linux_meter *lm = arg;
-	if (pid != lm->tab.p[0]->pid)
+	if (pid != lm->tab.p[0]->pid && !born_after_root(lm, pid))
 		proctab_add_foreign(&lm->tab, pid);
 }
 
@@ -346,8 +362,10 @@ static void linux_track(struct meter *m, pid_t root)
 	p->threads = 1;
 	p->task_fd = p->children_fd = p->statm_fd = -1;
 	p->status_fd = open_proc_file(root, "status", O_RDONLY);
+	if (procfs_read_stat(lm->proc_fd, root, lm->buf, sizeof(lm->buf), &lm->root))
+		lm->root.start = 0;
 
-	/* The recorder's children now, except the root, are not ours. */
+	/* The recorder's children now, except the root and what it made, are not ours. */
 	if (lm->scan) {
 		scan_parents(lm);
 		for (size_t i = 0; i < lm->npairs; i++)

@@ -470,6 +470,35 @@ Test(meter, orphaned_grandchild_reparented_to_the_recorder_still_counts, .timeou
 	meter_free(m);
 }
 
+/* The root forks and exits between its exec and meter_track (spawn_start
+ * returns after the exec): its orphan is the recorder's child already when the
+ * tree is first listed, and is the root's all the same, not a foreign child. */
+Test(meter, orphan_made_before_meter_track_is_still_the_roots, .timeout = 60)
+{
+	make_tmpdir();
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	char b[160];
+	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
+	const char *steps[] = { "orphan", "alloc=100M", b, "sleep=60s", NULL };
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t pid = spawn(steps);
+	pid_t orphan = wait_ready(tmp("b"));
+	struct pl_proc pp = { 0 };
+	for (int i = 0; i < 20000 && !(pl_proc_read(orphan, &pp) == 0 && pp.ppid == getpid()); i++)
+		usleep(1000);
+	cr_assert_eq(pp.ppid, getpid(), "the orphan was re-parented to the recorder");
+	meter_track(m, pid); /* the root is a zombie now, not yet reaped */
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	struct trace_sample s = sample(m);
+	cr_assert_eq(s.procs, 1);
+	cr_assert(s.footprint >= 100 * MiB, "orphan's 100 MiB counted: %llu",
+		  (unsigned long long)s.footprint);
+	kill_and_reap(orphan);
+	meter_free(m);
+}
+
 Test(meter, ignored_and_earlier_children_of_the_recorder_are_not_adopted, .timeout = 60)
 {
 	make_tmpdir();
