@@ -443,16 +443,25 @@ Test(meter, child_of_a_thread_replacing_another_counts_within_100ms_of_the_listi
 	meter_free(m);
 }
 
-Test(meter, orphaned_grandchild_reparented_to_the_recorder_still_counts, .timeout = 60)
+/* As the recorder (a subreaper): a new meter, and a root that forks a child
+ * allocating ALLOC (then writing its pid to the ready file "b") and exits. */
+static struct meter *start_orphan(const char *alloc, pid_t *root)
 {
 	make_tmpdir();
 	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	char b[160];
 	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
-	const char *steps[] = { "orphan", "alloc=200M", b, "sleep=60s", NULL };
+	const char *steps[] = { "orphan", alloc, b, "sleep=60s", NULL };
 	struct meter *m = meter_new(NULL);
 	cr_assert(m);
-	pid_t pid = spawn(steps);
+	*root = spawn(steps);
+	return m;
+}
+
+Test(meter, orphaned_grandchild_reparented_to_the_recorder_still_counts, .timeout = 60)
+{
+	pid_t pid;
+	struct meter *m = start_orphan("alloc=200M", &pid);
 	meter_track(m, pid);
 	int st;
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
@@ -475,14 +484,8 @@ Test(meter, orphaned_grandchild_reparented_to_the_recorder_still_counts, .timeou
  * tree is first listed, and is the root's all the same, not a foreign child. */
 Test(meter, orphan_made_before_meter_track_is_still_the_roots, .timeout = 60)
 {
-	make_tmpdir();
-	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-	char b[160];
-	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
-	const char *steps[] = { "orphan", "alloc=100M", b, "sleep=60s", NULL };
-	struct meter *m = meter_new(NULL);
-	cr_assert(m);
-	pid_t pid = spawn(steps);
+	pid_t pid;
+	struct meter *m = start_orphan("alloc=100M", &pid);
 	pid_t orphan = wait_ready(tmp("b"));
 	struct pl_proc pp = { 0 };
 	for (int i = 0; i < 20000 && !(pl_proc_read(orphan, &pp) == 0 && pp.ppid == getpid()); i++)
