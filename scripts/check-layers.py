@@ -67,9 +67,12 @@ def link_deps(build):
 
 def cli_includes():
     """Sources outside cli/ (and tests/) that include a cli/ header."""
-    r = subprocess.run(["git", "-C", ROOT, "ls-files", "*.c", "*.h"], capture_output=True, text=True)
-    files = r.stdout.split() if r.returncode == 0 else []
-    if not files:  # not a git checkout (a release tarball, a fresh root's copy)
+    try:
+        r = subprocess.run(["git", "-C", ROOT, "ls-files", "*.c", "*.h"], capture_output=True, text=True)
+        files = r.stdout.split() if r.returncode == 0 else []
+    except OSError:  # no git installed
+        files = []
+    if not files:  # not a git checkout (a release tarball, a fresh root's copy), or no git
         for d, dirs, names in os.walk(ROOT):
             dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
             files += [os.path.relpath(os.path.join(d, n), ROOT) for n in names
