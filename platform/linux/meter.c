@@ -54,7 +54,7 @@ struct linux_meter {
 	int64_t mi_ns;          /* when it was taken, 0 = never */
 	struct ppid_pair *pairs;
 	size_t npairs, pairs_alloc;
-	struct pl_proc root;    /* at meter_track; root.start 0: unknown */
+	uint64_t root_start;    /* the root's start time at meter_track, 0: unknown */
 	char buf[16384];
 	char dents[16384];
 };
@@ -313,9 +313,10 @@ static bool born_after_root(struct linux_meter *lm, pid_t pid)
 {
 	struct pl_proc pp;
 	char stat[1024]; /* not lm->buf: it holds the pid list being parsed */
-	if (!lm->root.start || procfs_read_stat(lm->proc_fd, pid, stat, sizeof(stat), &pp))
+	if (!lm->root_start || procfs_read_stat(lm->proc_fd, pid, stat, sizeof(stat), &pp))
 		return false;
-	return pp.start > lm->root.start || (pp.start == lm->root.start && pid > lm->root.pid);
+	return pp.start > lm->root_start ||
+	       (pp.start == lm->root_start && pid > lm->tab.p[0]->pid);
 }
 
 /* A child of the recorder at meter_track is foreign, unless the root made it:
@@ -362,8 +363,9 @@ static void linux_track(struct meter *m, pid_t root)
 	p->threads = 1;
 	p->task_fd = p->children_fd = p->statm_fd = -1;
 	p->status_fd = open_proc_file(root, "status", O_RDONLY);
-	if (procfs_read_stat(lm->proc_fd, root, lm->buf, sizeof(lm->buf), &lm->root))
-		lm->root.start = 0;
+	struct pl_proc rp;
+	lm->root_start = procfs_read_stat(lm->proc_fd, root, lm->buf, sizeof(lm->buf), &rp)
+				 ? 0 : rp.start;
 
 	/* The recorder's children now, except the root and what it made, are not ours. */
 	if (lm->scan) {
