@@ -1,19 +1,26 @@
-"""adapter.py -- stages Qwen-Image-2.1 through diffusers (driven by run.py) for stagebench.
+"""adapter.py -- stages Qwen-Image through diffusers (driven by run.py) for stagebench.
 
-Stages: encode before pipe.encode_prompt, denoise before pipe.prepare_latents,
-decode before pipe._unpack_latents (whose result is fingerprinted); the time
-before encode is setup (QwenImage21Pipeline.from_pretrained). In every variant
-the hooks are the same; eager and offload load the diffusers way (the two big
-models' from_pretrained calls are reported as load events).
+Both pipeline classes of the same shape are handled: QwenImage21Pipeline (Qwen3-VL text encoder,
+QwenImage21Transformer2DModel) and QwenImagePipeline (Qwen2.5-VL, QwenImageTransformer2DModel).
+The adapter hooks DiffusionPipeline.from_pretrained (stage setup) and, at the first call for one
+of those classes, that class's stages: encode before encode_prompt, denoise before
+prepare_latents, decode before _unpack_latents (its result is fingerprinted as `latents`, the
+latents before the VAE decode); the VAE's decode output is fingerprinted as `image`. A
+from_pretrained of any other class is left alone (a staged run then fails: nothing deferred).
 
-Staged (STAGEBENCH_STAGED=1): from_pretrained is called with text_encoder=None
-and transformer=None (the VAE loads and stays resident); lazy stand-ins take
-their place, set with object.__setattr__ (around the pipeline's own
-__setattr__, which registers components). A stand-in answers .config from the
-component's config without loading it (diffusers reads it early), refuses
-private attributes (hasattr(m, "_hf_hook") stays cheap and false), and builds
-the model, on the device pipe.to() was given, on any other use. Plan: encode
-needs text_encoder, denoise transformer, decode nothing.
+Eager and offload load the diffusers way; the two big components' from_pretrained calls are
+reported as load events.
+
+Staged (STAGEBENCH_STAGED=1): from_pretrained is called with text_encoder=None and
+transformer=None (the VAE, processor/tokenizer and scheduler load and stay resident); lazy
+stand-ins take their place, set with object.__setattr__ (around the pipeline's own __setattr__,
+which registers components). A stand-in answers .config from the component's config without
+loading it (diffusers reads it early), refuses private attributes (hasattr(m, "_hf_hook") stays
+cheap and false) and, for a model whose config names no quantization, the attributes diffusers'
+bitsandbytes check reads in pipe.to() (is_loaded_in_4bit, is_loaded_in_8bit,
+quantization_method), and builds the model with the component class's own from_pretrained (same
+directory, subfolder, dtype keyword as the user's call) on the device pipe.to() was given, on any
+other use. Plan: encode needs text_encoder, denoise transformer, decode nothing.
 """
 import functools
 import importlib
@@ -21,15 +28,29 @@ import inspect
 
 from stagebench_probe import LazyModel
 
-# component -> (module, class, stages)
-COMPONENTS = {
-    "text_encoder": ("transformers", "Qwen3VLForConditionalGeneration", ["encode"]),
-    "transformer": ("diffusers", "QwenImage21Transformer2DModel", ["denoise"]),
+# pipeline class -> component -> (module, class, stages); and the class of its VAE
+PIPELINES = {
+    "QwenImage21Pipeline": {
+        "text_encoder": ("transformers", "Qwen3VLForConditionalGeneration", ["encode"]),
+        "transformer": ("diffusers", "QwenImage21Transformer2DModel", ["denoise"]),
+    },
+    "QwenImagePipeline": {
+        "text_encoder": ("transformers", "Qwen2_5_VLForConditionalGeneration", ["encode"]),
+        "transformer": ("diffusers", "QwenImageTransformer2DModel", ["denoise"]),
+    },
 }
+VAES = {"QwenImage21Pipeline": "AutoencoderKLQwenImage21",
+        "QwenImagePipeline": "AutoencoderKLQwenImage"}
+
+
+# Attributes diffusers reads on every component in pipe.to() (its bitsandbytes check:
+# hasattr(module, "is_loaded_in_4bit") ...): a model that is not quantized has none of them, so a
+# stand-in whose config names no quantization answers them as absent instead of loading.
+QUANT_ATTRS = frozenset(("is_loaded_in_4bit", "is_loaded_in_8bit", "quantization_method"))
 
 
 class Component(LazyModel):
-    """A lazy component: .config without loading, no private attributes."""
+    """A lazy component: .config without loading, no private attributes, no quantization."""
 
     __slots__ = ("_sb_config", "_sb_config_fn")
 
@@ -45,7 +66,15 @@ class Component(LazyModel):
             return self._sb_config
         if attr.startswith("_"):
             raise AttributeError(attr)
+        if attr in QUANT_ATTRS and not _quantized(self.config):
+            raise AttributeError(attr)
         return LazyModel.__getattr__(self, attr)
+
+
+def _quantized(config):
+    q = config.get("quantization_config") if isinstance(config, dict) else getattr(
+        config, "quantization_config", None)
+    return q is not None
 
 
 class _Config(dict):
@@ -59,20 +88,65 @@ class _Config(dict):
 
 
 def install(probe):
-    if not probe.staged:
-        for name, (module, cls, _) in COMPONENTS.items():
-            probe.defer("%s:%s.from_pretrained" % (module, cls), name=name)
     probe.when_imported("diffusers", functools.partial(_patch, probe))
 
 
 def _patch(probe, diffusers):
-    cls = diffusers.QwenImage21Pipeline
-    if probe.staged:
-        _stage_loading(probe, cls)
-    probe.on_call(cls, "from_pretrained", "setup")
+    base = diffusers.DiffusionPipeline
+    probe.on_call(base, "from_pretrained", "setup")
+    raw = inspect.getattr_static(base, "from_pretrained")
+    orig = raw.__func__ if isinstance(raw, classmethod) else raw
+    hooked = set()
+    state = {"device": None}
+
+    def from_pretrained(klass, path, *args, **kwargs):
+        comps = PIPELINES.get(klass.__name__)
+        if comps is None:
+            return orig(klass, path, *args, **kwargs)
+        if klass not in hooked:
+            hooked.add(klass)
+            _hook_stages(probe, diffusers, klass, state)
+        if not probe.staged:
+            for name, (module, cls, _) in comps.items():
+                probe.defer("%s:%s.from_pretrained" % (module, cls), name=name)
+            return orig(klass, path, *args, **kwargs)
+        return _staged_from_pretrained(probe, orig, klass, path, args, kwargs, comps, state)
+    base.from_pretrained = classmethod(functools.wraps(orig)(from_pretrained))
+
+
+def _hook_stages(probe, diffusers, cls, state):
     probe.on_call(cls, "encode_prompt", "encode")
     probe.on_call(cls, "prepare_latents", "denoise")
     probe.on_call(cls, "_unpack_latents", "decode", outputs="latents")
+    probe.on_call(getattr(diffusers, VAES[cls.__name__]), "decode", "decode", outputs=_image)
+    if probe.staged:
+        orig_to = cls.to
+
+        @functools.wraps(orig_to)
+        def to(self, *args, **kwargs):
+            device = kwargs.get("device", args[0] if args else None)
+            if device is not None:
+                state["device"] = device
+            return orig_to(self, *args, **kwargs)
+        cls.to = to
+
+
+def _image(result):
+    """The VAE decode's output tensor (a DecoderOutput, or a tuple with return_dict=False)."""
+    return {"image": result[0] if isinstance(result, (tuple, list)) else result.sample}
+
+
+def _staged_from_pretrained(probe, orig, klass, path, args, kwargs, comps, state):
+    for name in comps:
+        kwargs[name] = None
+    pipe = orig(klass, path, *args, **kwargs)
+    dtype = {k: kwargs[k] for k in ("torch_dtype", "dtype") if k in kwargs}
+    for name, (module, clsname, stages) in comps.items():
+        probe.register(name, functools.partial(_build, module, clsname, path, name, dtype,
+                                               state), stages)
+        object.__setattr__(pipe, name, Component(probe, name,
+                                                 _config_fn(module, clsname, path, name)))
+    return pipe
 
 
 def _config_fn(module, clsname, path, name):
@@ -85,36 +159,7 @@ def _config_fn(module, clsname, path, name):
     return read
 
 
-def _stage_loading(probe, cls):
-    raw = inspect.getattr_static(cls, "from_pretrained")
-    orig = raw.__func__ if isinstance(raw, classmethod) else raw
-    state = {"device": None}
-
-    def from_pretrained(klass, path, *args, **kwargs):
-        for name in COMPONENTS:
-            kwargs[name] = None
-        pipe = orig(klass, path, *args, **kwargs)
-        dtype = kwargs.get("torch_dtype")
-        for name, (module, clsname, stages) in COMPONENTS.items():
-            probe.register(name, functools.partial(_build, module, clsname, path, name, dtype,
-                                                   state), stages)
-            object.__setattr__(pipe, name, Component(probe, name,
-                                                     _config_fn(module, clsname, path, name)))
-        return pipe
-    cls.from_pretrained = classmethod(functools.wraps(orig)(from_pretrained))
-
-    orig_to = cls.to
-
-    @functools.wraps(orig_to)
-    def to(self, *args, **kwargs):
-        device = kwargs.get("device", args[0] if args else None)
-        if device is not None:
-            state["device"] = device
-        return orig_to(self, *args, **kwargs)
-    cls.to = to
-
-
 def _build(module, clsname, path, name, dtype, state):
     comp = getattr(importlib.import_module(module), clsname)
-    model = comp.from_pretrained(path, subfolder=name, torch_dtype=dtype)
+    model = comp.from_pretrained(path, subfolder=name, **dtype)
     return model.to(state["device"]) if state["device"] is not None else model

@@ -1,36 +1,108 @@
 #!/usr/bin/env python3
-"""run.py -- one Qwen-Image-2.1 text-to-image run through diffusers, the usual way.
+"""run.py -- one Qwen-Image text-to-image run through diffusers, the usual way.
 
-    python run.py --out DIR [--model Qwen/Qwen-Image-2.1] [--prompt TEXT] [--seed 7]
-                  [--width 1024] [--height 1024] [--steps 20] [--device mps]
-                  [--dtype bfloat16] [--offload]
+    python run.py --out DIR [--size full|tiny] [--model Qwen/Qwen-Image-2.1] [--cache DIR]
+                  [--prompt TEXT] [--seed 7] [--width W] [--height H] [--steps N]
+                  [--device D] [--dtype T] [--pipeline-class auto|QwenImage21Pipeline|
+                  QwenImagePipeline] [--offload]
+    python run.py --prepare --size tiny --cache DIR [--pipeline-class ...]
 
---offload: pipe.enable_model_cpu_offload(device=...) instead of pipe.to(device).
+The pipeline is loaded as users load it: CLASS.from_pretrained(MODEL, torch_dtype=DTYPE), then
+pipe.to(DEVICE) (or, with --offload, pipe.enable_model_cpu_offload(device=DEVICE)), then
+pipe(prompt=..., width=..., height=..., num_inference_steps=..., generator=
+torch.Generator("cpu").manual_seed(SEED)) under torch.no_grad().
+
+--size full (the default) is the published setting: MODEL (a hub id or a local copy), 1024 x
+1024, 20 steps, mps, bfloat16. --size tiny runs the same code on the tiny random-weight model that
+--prepare writes into CACHE/tiny-CLASS (make_tiny.py: nothing is downloaded; HF_HUB_OFFLINE=1 is
+set), 64 x 64, 2 steps, cpu, float32. An empty --width/--height/--steps/--device/--dtype takes
+the size's value. --pipeline-class auto: the class a local model directory names in its
+model_index.json, else QwenImage21Pipeline when the installed diffusers has it, else
+QwenImagePipeline (same shape: text encoder, transformer, VAE).
 Staged loading is not here: adapter.py adds it through stagebench's probe.
 """
 import argparse
+import json
 import os
 import sys
 
-import torch
+SIZES = {"full": {"width": 1024, "height": 1024, "steps": 20, "device": "mps",
+                  "dtype": "bfloat16"},
+         "tiny": {"width": 64, "height": 64, "steps": 2, "device": "cpu", "dtype": "float32"}}
+CLASSES = ("QwenImage21Pipeline", "QwenImagePipeline")
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("--size", choices=sorted(SIZES), default="full")
+    ap.add_argument("--model", default="Qwen/Qwen-Image-2.1")
+    ap.add_argument("--cache", default="")
+    ap.add_argument("--prompt", default="A red fox reading a newspaper in a sunlit cafe")
+    ap.add_argument("--seed", type=int, default=7)
+    for key in ("width", "height", "steps", "device", "dtype"):
+        ap.add_argument("--" + key, default="")
+    ap.add_argument("--pipeline-class", default="auto", choices=("auto",) + CLASSES)
+    ap.add_argument("--offload", action="store_true")
+    ap.add_argument("--prepare", action="store_true")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    for key, value in SIZES[args.size].items():
+        if getattr(args, key) in ("", None):
+            setattr(args, key, value)
+    for key in ("width", "height", "steps"):
+        try:
+            setattr(args, key, int(getattr(args, key)))
+        except ValueError:
+            ap.error("--%s: expected a whole number, got %r" % (key, getattr(args, key)))
+    if args.size == "tiny" and not args.cache:
+        ap.error("--size tiny needs --cache DIR (where --prepare writes the tiny model)")
+    if not args.prepare and not args.out:
+        ap.error("--out DIR is required")
+    return args
+
+
+def class_name(args, diffusers=None):
+    """The pipeline class to load: --pipeline-class, else model_index.json's, else the newest."""
+    if args.pipeline_class != "auto":
+        return args.pipeline_class
+    index = os.path.join(model_path(args), "model_index.json")
+    if os.path.isfile(index):
+        with open(index) as f:
+            name = json.load(f).get("_class_name")
+        if name in CLASSES:
+            return name
+    if diffusers is None:
+        import diffusers
+    return CLASSES[0] if hasattr(diffusers, CLASSES[0]) else CLASSES[1]
+
+
+def model_path(args):
+    if args.size != "tiny":
+        return args.model
+    suffix = "" if args.pipeline_class == "auto" else "-" + args.pipeline_class
+    return os.path.join(args.cache, "tiny" + suffix)
+
+
+def prepare(args):
+    if args.size != "tiny":
+        return 0  # the full model is the user's own copy (or the hub's): nothing to write
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import make_tiny
+    cls = None if args.pipeline_class == "auto" else args.pipeline_class
+    return make_tiny.main(["make_tiny.py", model_path(args)] + (["--class", cls] if cls else []))
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    ap.add_argument("--model", default="Qwen/Qwen-Image-2.1")
-    ap.add_argument("--prompt", default="A red fox reading a newspaper in a sunlit cafe")
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--width", type=int, default=1024)
-    ap.add_argument("--height", type=int, default=1024)
-    ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--device", default="mps")
-    ap.add_argument("--dtype", default="bfloat16")
-    ap.add_argument("--offload", action="store_true")
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args(argv)
-
-    from diffusers import QwenImage21Pipeline
-    pipe = QwenImage21Pipeline.from_pretrained(args.model, torch_dtype=getattr(torch, args.dtype))
+    args = parse(argv)
+    if args.size == "tiny":
+        os.environ["HF_HUB_OFFLINE"] = "1"  # the tiny model is local; never reach for a hub
+    if args.prepare:
+        return prepare(args)
+    import torch
+    import diffusers
+    cls = getattr(diffusers, class_name(args, diffusers))
+    pipe = cls.from_pretrained(model_path(args), torch_dtype=getattr(torch, args.dtype))
     if args.offload:
         pipe.enable_model_cpu_offload(device=args.device)
     else:

@@ -560,6 +560,9 @@ class _Loader(importlib.abc.Loader):
 
     def exec_module(self, module):
         self._loader.exec_module(module)
+        # a package that puts another object in sys.modules while it runs (diffusers' and
+        # transformers' lazy modules) is that object for everyone importing it after
+        module = sys.modules.get(module.__name__, module)
         for cb in self._callbacks:
             cb(module)
 

@@ -67,7 +67,7 @@ def test_eager_and_offload_load_everything_at_setup_untouched(runs):
 def test_latents_are_identical_in_every_variant(runs):
     lat = {v: [(e["name"], e["stage"], e["sha256"]) for e in runs[v][0] if e["kind"] == "latent"]
            for v in runs}
-    assert [(n, s) for n, s, _ in lat["eager"]] == [("latents", "decode")]
+    assert [(n, s) for n, s, _ in lat["eager"]] == [("latents", "decode"), ("image", "decode")]
     assert lat["staged"] == lat["eager"] == lat["offload"]
 
 

@@ -1,4 +1,9 @@
-"""Stand-in for diffusers' QwenImage21Pipeline and its two models."""
+"""Stand-in for diffusers' QwenImage21Pipeline and its two models.
+
+Modeled on the real library (diffusers 0.42): from_pretrained is DiffusionPipeline's classmethod
+(the subclass inherits it); pipe.to() reads hasattr(module, "is_loaded_in_4bit") and
+"is_loaded_in_8bit" on every component before it moves the nn.Modules (its bitsandbytes check),
+so a stand-in that loads on any attribute would load there, at setup."""
 import json
 import os
 
@@ -75,7 +80,23 @@ class DiffusionPipeline:
     def components(self):
         return {n: getattr(self, n) for n in self._names}
 
+    @classmethod
+    def from_pretrained(cls, path, torch_dtype=None, **kwargs):
+        with open(os.path.join(path, "model_index.json")) as f:
+            index = json.load(f)
+        parts = {}
+        for name in index:
+            if name in kwargs:
+                parts[name] = kwargs[name]  # passed in (None: not loaded)
+            else:
+                parts[name] = LIBRARIES[name].from_pretrained(path, subfolder=name,
+                                                             torch_dtype=torch_dtype)
+        return cls(**parts)
+
     def to(self, device):
+        for m in self.components.values():  # diffusers' _check_bnb_status, on every component
+            if hasattr(m, "is_loaded_in_4bit") or hasattr(m, "is_loaded_in_8bit"):
+                raise TypeError("a bitsandbytes model cannot be moved")
         for m in self.components.values():
             if isinstance(m, nn.Module):
                 m.to(device)
@@ -106,19 +127,6 @@ class PipelineOutput:
 class QwenImage21Pipeline(DiffusionPipeline):
     def __init__(self, text_encoder, transformer, vae):
         self.register_modules(text_encoder=text_encoder, transformer=transformer, vae=vae)
-
-    @classmethod
-    def from_pretrained(cls, path, torch_dtype=None, **kwargs):
-        with open(os.path.join(path, "model_index.json")) as f:
-            index = json.load(f)
-        parts = {}
-        for name in index:
-            if name in kwargs:
-                parts[name] = kwargs[name]  # passed in (None: not loaded)
-            else:
-                parts[name] = LIBRARIES[name].from_pretrained(path, subfolder=name,
-                                                             torch_dtype=torch_dtype)
-        return cls(**parts)
 
     def encode_prompt(self, prompt, device=None):
         codes = torch.tensor([[(ord(c) % 7) / 7.0 for c in (prompt * 8)[:8]]])
