@@ -10,7 +10,8 @@ fingerprinted. Eager is the port's own loading, untouched. Staged
   context on torch 2.x) the first time a stage listing it uses it;
 - DINOv3ViTModel.from_pretrained is cached by its arguments while the four
   extractors are built (one backbone for the four), and so is the NAF upsampler
-  (_load_naf: one for the three that have it);
+  (one for the three that have it: the port's _load_naf stores it on its own
+  extractor as .naf_model, so every later call stores the first one there);
 - low_vram is turned off (it would copy each active model a second time);
 - RMBG-2's weights are released when camera begins, the extractors' when
   decode begins (adapter-level release events rembg_model, image_cond_models);
@@ -95,19 +96,28 @@ def _patch_entry(probe, state, gm):
 
 
 def _share_naf(cls, ext):
-    """One NAF upsampler for every extractor: _load_naf() returns the first one."""
+    """One NAF upsampler for every extractor that loads one. The port's _load_naf() stores
+    the upsampler on its own extractor as .naf_model (its caller ignores the return value):
+    the first call runs it, every later call stores that same upsampler on its extractor
+    and returns what the first call returned."""
     if getattr(cls, "_stagebench_naf", None) is not None or not hasattr(cls, "_load_naf"):
         return
     orig = cls._load_naf
-    shared = []
+    shared = []  # [(upsampler, what the port's _load_naf returned)]
     if getattr(ext, "naf_model", None) is not None:
-        shared.append(ext.naf_model)
+        shared.append((ext.naf_model, ext.naf_model))
 
     @functools.wraps(orig)
     def _load_naf(self, *args, **kwargs):
         if not shared:
-            shared.append(orig(self, *args, **kwargs))
-        return shared[0]
+            ret = orig(self, *args, **kwargs)
+            naf = getattr(self, "naf_model", None)
+            shared.append((ret if naf is None else naf, ret))
+            return ret
+        naf, ret = shared[0]
+        if naf is not None:
+            self.naf_model = naf
+        return ret
     cls._load_naf = _load_naf
     cls._stagebench_naf = True
 

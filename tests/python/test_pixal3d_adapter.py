@@ -106,3 +106,72 @@ def test_staged_refuses_the_ports_diagnostic_switches(tmp_path):
         {"STAGEBENCH_ADAPTER": os.path.join(PIPE, "adapter.py"), "STAGEBENCH_STAGED": "1",
          "PIXAL3D_CPU_MODELS": "1"})
     assert rc == 3 and "PIXAL3D_CPU_MODELS" in err
+
+
+def _in_standin(script, adapter=False):
+    """Run `script` with this Python, the stand-in (and the adapter's
+    directory) first on sys.path; returns its stdout, failing on a non-zero exit."""
+    paths = [PORT] + ([PIPE] if adapter else [])
+    prelude = "import sys; sys.path[:0] = %r\n" % paths
+    p = subprocess.run([sys.executable, "-c", prelude + script], capture_output=True, text=True,
+                       cwd=PORT, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_staged_naf_sharing_stores_one_upsampler_on_every_extractor_that_wants_one():
+    # The port's init_pipeline calls _load_naf() on each extractor with use_naf_upsample and
+    # ignores what it returns: _load_naf stores the upsampler as .naf_model. Sharing must put
+    # the first one on every such extractor (not only return it), with eager's outputs.
+    out = _in_standin('''
+import copy, torch, adapter, generate_mps as gm
+from types import SimpleNamespace
+gm.load_runtime_deps()
+image = torch.ones(4, 16)
+def build(configs):
+    pipe = SimpleNamespace(**{"image_cond_model_" + k: gm.build_image_cond_model(c, "cpu")
+                              for k, c in configs.items()})
+    gm.init_pipeline(pipe)
+    return {k: getattr(pipe, "image_cond_model_" + k) for k in configs}
+eager = build(copy.deepcopy(gm.IMAGE_COND_CONFIGS))
+ss = gm.build_image_cond_model(dict(gm.IMAGE_COND_CONFIGS["ss"]), "cpu")
+adapter._share_naf(type(ss), ss)
+configs = copy.deepcopy(gm.IMAGE_COND_CONFIGS)
+staged = build(configs)
+nafs = [getattr(e, "naf_model", None) for k, e in staged.items()
+        if configs[k].get("use_naf_upsample")]
+assert len(nafs) == 3 and all(n is nafs[0] for n in nafs) and nafs[0] is not None, nafs
+assert getattr(staged["ss"], "naf_model", None) is None
+for k in staged:
+    assert torch.equal(staged[k](image), eager[k](image)), k
+print("ok")
+''', adapter=True)
+    assert out.strip() == "ok"
+
+
+def test_the_standin_models_the_ports_failure_paths():
+    # What the stand-in's README lists: if any of these stops raising, the stand-in has
+    # become lenient and the adapter tests above prove less.
+    out = _in_standin('''
+import copy, torch, generate_mps as gm, pixal3d.models as models
+gm.load_runtime_deps()
+def raises(exc, fn, *a, **k):
+    try:
+        fn(*a, **k)
+    except exc as e:
+        return str(e)
+    raise AssertionError("%s did not raise %s" % (fn, exc.__name__))
+cfg = dict(gm.IMAGE_COND_CONFIGS["shape_1024"])
+ext = gm.build_image_cond_model(cfg, "cpu")
+print(raises(RuntimeError, ext, torch.ones(4, 16)))
+assert ext._load_naf() is None and ext.naf_model is not None
+ext(torch.ones(4, 16))
+print(raises(RuntimeError, gm.build_image_cond_model, cfg, "cpu"))
+print(raises(TypeError, models.from_pretrained, path="x"))
+print(raises(SystemExit, gm.parse_args, ["in.png", "--texture-size", "256"]))
+print(raises(RuntimeError, gm.main))
+''')
+    lines = out.splitlines()
+    assert lines[0] == ("use_naf_upsample is set but the NAF upsampler is not loaded; "
+                        "call _load_naf()")
+    assert "cannot build it again" in lines[1] and "keyword" in lines[2]

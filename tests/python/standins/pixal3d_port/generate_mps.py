@@ -1,13 +1,26 @@
-"""The port's entry script (imported as a module by drivers; main() is not called here)."""
+"""The port's entry script, imported as a module by drivers (main() is not to be called).
+
+torch, PIL and Pixal3DImageTo3DPipeline are module globals only once load_runtime_deps() has
+run: anything that needs them raises NameError before. load_pipeline builds the pipeline, sets
+the four extractors, then init_pipeline calls `_load_naf()` on each extractor that has
+`use_naf_upsample`, ignoring what it returns."""
 import argparse
 import os
 
 IMAGE_COND_CONFIGS = {
     "ss": {"backbone": "facebook/dinov3-vitl16"},
-    "shape_512": {"backbone": "facebook/dinov3-vitl16", "naf": True},
-    "shape_1024": {"backbone": "facebook/dinov3-vitl16", "naf": True},
-    "tex_1024": {"backbone": "facebook/dinov3-vitl16", "naf": True},
+    "shape_512": {"backbone": "facebook/dinov3-vitl16", "use_naf_upsample": True},
+    "shape_1024": {"backbone": "facebook/dinov3-vitl16", "use_naf_upsample": True},
+    "tex_1024": {"backbone": "facebook/dinov3-vitl16", "use_naf_upsample": True},
 }
+DIAGNOSTIC_ENV = ("PIXAL3D_FP32_MODELS", "PIXAL3D_CPU_MODELS", "PIXAL3D_DUMP_FIXTURES")
+
+
+def _texture_size(text):
+    n = int(text)
+    if not 512 <= n <= 4096:
+        raise argparse.ArgumentTypeError("--texture-size must be in 512..4096")
+    return n
 
 
 def parse_args(argv=None):
@@ -15,17 +28,21 @@ def parse_args(argv=None):
     ap.add_argument("image")
     ap.add_argument("--output", default="out.glb")
     ap.add_argument("--model-path", default="TencentARC/Pixal3D")
-    ap.add_argument("--device", default="mps")
+    ap.add_argument("--device", choices=("mps", "cpu"), default="mps")
     ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--pipeline-type", default="1024_cascade")
-    ap.add_argument("--texture-size", type=int, default=2048)
-    ap.add_argument("--save-mesh", action="store_true")
+    ap.add_argument("--pipeline-type", choices=("1024_cascade", "1536_cascade"),
+                    default="1024_cascade")
+    ap.add_argument("--texture-size", type=_texture_size, default=2048)
+    for flag in ("--save-mesh", "--tex-recalib", "--tex-sat-boost", "--flash-sdpa",
+                 "--load-mesh", "--load-fixture-07", "--free-spent-models"):
+        ap.add_argument(flag, action="store_true")
     return ap.parse_args(argv)
 
 
 def load_runtime_deps():
-    global torch, Pixal3DImageTo3DPipeline
+    global torch, PIL, Pixal3DImageTo3DPipeline
     import torch
+    import PIL.Image
     from pixal3d.pipelines import Pixal3DImageTo3DPipeline
 
 
@@ -46,11 +63,24 @@ def build_image_cond_model(config, device):
     return ImageCondProj(config, device)
 
 
+def init_pipeline(pipeline):
+    for key in IMAGE_COND_CONFIGS:
+        extractor = getattr(pipeline, "image_cond_model_%s" % key)
+        if extractor.use_naf_upsample:
+            extractor._load_naf()  # stores .naf_model on the extractor; returns nothing used
+
+
 def load_pipeline(args, device=None):
+    from pixal3d.models import note
+    for name in DIAGNOSTIC_ENV:
+        if os.environ.get(name):
+            note("diagnostic " + name)
+    device = device or resolve_device(args.device)
     pipeline = Pixal3DImageTo3DPipeline.from_pretrained(args.model_path)
     for key in IMAGE_COND_CONFIGS:
         setattr(pipeline, "image_cond_model_%s" % key,
                 build_image_cond_model(IMAGE_COND_CONFIGS[key], device))
+    init_pipeline(pipeline)
     return pipeline
 
 
@@ -76,3 +106,11 @@ def asset_to_glb(asset, glb_path, args):
 
 def save_mesh_checkpoint(path, mesh, vertices, faces, resolution):
     pass
+
+
+def main():
+    raise RuntimeError("stand-in: generate_mps.main() is not to be called by a driver")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,7 +1,14 @@
-"""pixal3d.models: from_pretrained(path) reads a checkpoint (here: a tiny module seeded by path)."""
+"""pixal3d.models: from_pretrained(path) reads one checkpoint (here: a tiny module).
+
+Adversarial on purpose: the path is positional only (keyword arguments raise TypeError), the
+module is built with a random init that draws from every global generator (torch CPU, Python
+`random`, NumPy) before the checkpoint overwrites its weights, so a build in the middle of a run
+shifts every later draw unless all three are saved and restored around it."""
 import json
 import os
+import random
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -11,7 +18,8 @@ BUILT = []  # paths read, in order
 class TinyModel(nn.Module):
     def __init__(self, width):
         super().__init__()
-        self.net = nn.Linear(width, width)
+        self.net = nn.Linear(width, width)  # random init: the torch CPU generator
+        self.jitter = float(random.random() + np.random.rand())  # ... and the other two
 
     def forward(self, x):
         return self.net(x)
@@ -28,12 +36,12 @@ def note(line):
             f.write(line + "\n")
 
 
-def from_pretrained(path):
+def from_pretrained(path, /):
     BUILT.append(path)
     note("ckpt " + os.path.basename(path))
     with open(path + ".json") as f:
         width = json.load(f)["width"]
-    model = TinyModel(width)  # random init: draws from the CPU generator
+    model = TinyModel(width)
     model.load_state_dict(torch.load(path + ".pt"))
     return model
 
