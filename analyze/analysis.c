@@ -391,6 +391,13 @@ int analysis_run(const struct trace *tr, const struct run_entry *entry, struct a
 	a->utc = xstrdup(tr->start.utc);
 	a->stagebench = tr->start.format != NULL;
 	a->damaged = tr->damaged;
+	if (tr->nversions)
+		a->versions = xcalloc(tr->nversions, sizeof(*a->versions));
+	for (size_t i = 0; i < tr->nversions; i++) {
+		a->versions[i].name = xstrdup(tr->versions[i].key);
+		a->versions[i].value = xstrdup(tr->versions[i].value);
+	}
+	a->nversions = tr->nversions;
 	outcome(tr, entry, a);
 	build_windows(tr, a);
 	scan_samples(tr, a);
@@ -434,6 +441,11 @@ void analysis_release(struct analysis *a)
 	free(a->commit);
 	free(a->utc);
 	free(a->reason);
+	for (size_t i = 0; i < a->nversions; i++) {
+		free(a->versions[i].name);
+		free(a->versions[i].value);
+	}
+	free(a->versions);
 	for (size_t i = 0; i < a->nstages; i++)
 		free(a->stages[i].name);
 	free(a->stages);

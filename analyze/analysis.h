@@ -125,6 +125,12 @@ struct load_info {
 	bool outside;          /* stage set and != stage_in_force */
 };
 
+/* A library (or Python) version the run imported: trace.h, trace.versions. */
+struct run_version {
+	char *name;   /* "python", "implementation", "torch", "diffusers", ... */
+	char *value;  /* "3.11.2", "CPython", "2.6.0", ... */
+};
+
 struct analysis {
 	char *path;
 	char *mode;             /* start.mode; NULL when absent */
@@ -138,6 +144,8 @@ struct analysis {
 	int signal;             /* RUN_SIGNAL */
 	char *reason;           /* end.reason when given; NULL otherwise */
 	bool damaged;           /* the reader stopped early (analysis of what it read) */
+	struct run_version *versions; /* in the trace's order; none when it names none */
+	size_t nversions;
 
 	struct stage_stats *stages;
 	size_t nstages, stages_alloc;

@@ -2,6 +2,7 @@
 #include "../common/jsonw.h"
 #include "analysis.h"
 #include "render.h"
+#include "versions.h"
 
 static void json_windows(struct jsonw *w, const struct analysis *a, size_t i)
 {
@@ -84,6 +85,7 @@ void analysis_render_json(struct jsonw *w, const struct analysis *a)
 	jw_key(w, "signal");
 	if (a->outcome == RUN_SIGNAL) jw_i64(w, a->signal); else jw_null(w);
 	jw_key(w, "reason"); jw_string(w, a->reason);
+	versions_run_json(a, w);
 	jw_key(w, "samples"); jw_u64(w, a->nsamples);
 	jw_key(w, "peak_footprint_bytes");
 	if (a->has_footprint) jw_u64(w, a->peak_footprint); else jw_null(w);

@@ -625,8 +625,27 @@ static void note_hosts(struct check *c, const char *mode)
 	strbuf_release(&k);
 }
 
+/* The versions that differ between the two sides, over every mode. */
+static void check_versions(struct check *c)
+{
+	struct versions_group g[2];
+	const struct analysis **runs = xcalloc(c->side[0].n + c->side[1].n + 1, sizeof(*runs));
+	size_t n = 0;
+	for (int s = 0; s < 2; s++) {
+		g[s].label = check_side_names[s];
+		g[s].runs = runs + n;
+		g[s].nruns = c->side[s].n;
+		for (size_t i = 0; i < c->side[s].n; i++)
+			runs[n++] = &c->side[s].runs[i].a;
+	}
+	versions_diff_release(&c->versions);
+	versions_compare(&c->versions, g, 2);
+	free(runs);
+}
+
 int check_run(struct check *c)
 {
+	check_versions(c);
 	for (size_t mi = 0; mi < c->nmodes; mi++) {
 		const char *mode = c->modes[mi];
 		note_hosts(c, mode);
@@ -717,6 +736,7 @@ void check_release(struct check *c)
 	}
 	free(c->latents);
 	free(c->modes);
+	versions_diff_release(&c->versions);
 	for (size_t i = 0; i < c->nfindings; i++) {
 		struct check_finding *f = &c->findings[i];
 		free(f->mode);

@@ -102,7 +102,14 @@
  * into a note ("allowed"). A .npy that cannot be read fails check_run().
  *
  * Modes present on one side only, and stages only the candidate entered, are
- * notes. Modes, stages and rows keep the order of first appearance (baseline
+ * notes.
+ *
+ * Versions: when the baseline's and the candidate's runs imported different
+ * versions of Python or a library (versions.h: a new torch is a usual reason
+ * for a candidate), markdown says so under its first line ("Versions differ:
+ * torch 2.6.0 (baseline) / 2.15.0 (candidate)."), JSON lists them
+ * ("versions_differ") and gives each run's "versions", GitHub gets a notice.
+ * It judges nothing: the same rules apply. Modes, stages and rows keep the order of first appearance (baseline
  * runs first).
  *
  * Call order and ownership
@@ -126,6 +133,7 @@
 #include "../common/util.h"
 #include "analysis.h"
 #include "latents.h"
+#include "versions.h"
 
 struct trace;
 struct run_entry;
@@ -221,8 +229,12 @@ struct check {
 	size_t stage_first;  /* check_run: the first finding of the stage being judged */
 	struct check_case *cases; /* every judgement, in order */
 	size_t ncases, cases_alloc;
+	struct versions_diff versions; /* check_run: versions that differ between
+					* the baseline's runs and the candidate's
+					* (labels "baseline", "candidate") */
 };
-#define CHECK_INIT { CHECK_OPTIONS_INIT, { { 0 }, { 0 } }, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, 0, 0 }
+#define CHECK_INIT { CHECK_OPTIONS_INIT, { { 0 }, { 0 } }, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, 0, 0, \
+		     VERSIONS_DIFF_INIT }
 
 /*
  * Add every trace of the run directory DIR (rundir.h order) to a side.
@@ -276,7 +288,7 @@ extern const char *const check_side_names[2];   /* "baseline", "candidate" */
 
 /*
  * Markdown: the line "check: N regressions, M improvements (baseline DIR: X
- * runs; candidate DIR: Y runs)", then the sections Regressions,
+ * runs; candidate DIR: Y runs)", the versions that differ (above), then the sections Regressions,
  * Improvements, Not judged and Notes (each only when not empty), each a
  * table "| mode | stage | metric | baseline | now | change | noise |" with GB
  * = 2^30 bytes (two decimals under 10 GB, one above) and seconds.

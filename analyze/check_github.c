@@ -43,6 +43,12 @@ void check_format_github(const struct check *c, struct strbuf *out)
 			annotation("warning", "stagebench not judged", line.buf, out);
 		}
 	}
+	if (c->versions.ndiffs) {
+		strbuf_reset(&line);
+		strbuf_addstr(&line, "versions differ: ");
+		versions_diff_text(&c->versions, &line, false);
+		annotation("notice", "stagebench versions", line.buf, out);
+	}
 	strbuf_release(&line);
 	size_t nr = check_count(c, CK_REGRESSION), ni = check_count(c, CK_IMPROVEMENT);
 	strbuf_addf(out, "check: %zu regression%s, %zu improvement%s (baseline %s: %zu runs; "

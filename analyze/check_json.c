@@ -99,6 +99,7 @@ void check_format_json(const struct check *c, struct strbuf *out)
 			jw_string(&w, r->mode);
 			jw_key(&w, "ended");
 			jw_string(&w, analysis_outcome_str(&r->a, buf, sizeof(buf)));
+			versions_run_json(&r->a, &w);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
@@ -134,6 +135,7 @@ void check_format_json(const struct check *c, struct strbuf *out)
 	jw_object_end(&w);
 	jw_key(&w, "clean");
 	jw_bool(&w, check_regressions(c) == 0);
+	versions_diff_json(&c->versions, &w);
 
 	for (int k = CK_REGRESSION; k <= CK_NOTE; k++) {
 		jw_key(&w, kind_keys[k]);

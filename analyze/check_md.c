@@ -171,6 +171,11 @@ void check_format_md(const struct check *c, struct strbuf *out)
 		    c->side[0].label ? c->side[0].label : "-", c->side[0].n,
 		    plural(c->side[0].n, "run", "runs"), c->side[1].label ? c->side[1].label : "-",
 		    c->side[1].n, plural(c->side[1].n, "run", "runs"));
+	if (c->versions.ndiffs) {
+		strbuf_addstr(out, "\nVersions differ: ");
+		versions_diff_text(&c->versions, out, true);
+		strbuf_addstr(out, ".\n");
+	}
 	md_section(c, CK_REGRESSION, "Regressions", out);
 	md_section(c, CK_IMPROVEMENT, "Improvements", out);
 	md_section(c, CK_NOT_JUDGED, "Not judged", out);

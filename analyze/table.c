@@ -165,6 +165,24 @@ static void group_by_host(struct table *t)
 		t->groups[i] = xasprintf("%s@%s", mode_name(&t->runs[i].a), host_of(&t->runs[i].a));
 }
 
+/* The versions that differ between the columns (their main runs). */
+static void table_versions(struct table *t)
+{
+	struct versions_group *g = xcalloc(t->nmodes + 1, sizeof(*g));
+	const struct analysis **runs = xcalloc(t->nruns + 1, sizeof(*runs));
+	size_t n = 0;
+	for (size_t m = 0; m < t->nmodes; m++) {
+		g[m].label = t->modes[m].name;
+		g[m].runs = runs + n;
+		for (size_t k = 0; k < t->modes[m].nruns; k++)
+			runs[n++] = &t->runs[t->modes[m].runs[k]].a;
+		g[m].nruns = t->modes[m].nruns;
+	}
+	versions_compare(&t->versions, g, t->nmodes);
+	free(runs);
+	free(g);
+}
+
 int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		const char *const *stages, size_t nstages)
 {
@@ -241,6 +259,7 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 	}
 	for (size_t i = 0; i < t->nstages * t->nmodes; i++)
 		t->swap_rose |= t->cells[i].swap_rose;
+	table_versions(t);
 	return 0;
 }
 
@@ -266,5 +285,6 @@ void table_release(struct table *t)
 			free(t->groups[i]);
 	free(t->groups);
 	free(t->hosts);
+	versions_diff_release(&t->versions);
 	memset(t, 0, sizeof(*t));
 }

@@ -44,6 +44,12 @@
  * by that much: the markdown then never says the second mode used less memory;
  * it says the footprint was lower but swap grew, and how the runs ended.
  *
+ * Versions: when the columns' runs imported different versions of Python or a
+ * library (versions.h), markdown says so before the table ("Versions differ:
+ * torch 2.6.0 (eager) / 2.15.0 (staged).") and JSON lists them
+ * ("versions_differ"); JSON gives each run's "versions" when its trace names
+ * any. Nothing is said when they agree or are unknown.
+ *
  * The model does not own the runs: `runs` must outlive it (mode and stage
  * names point into them).
  */
@@ -56,6 +62,7 @@
 
 #include "../common/util.h"
 #include "analysis.h"
+#include "versions.h"
 
 struct table_run {
 	struct analysis a;
@@ -127,6 +134,9 @@ struct table {
 	const char **hosts;   /* the hosts, in order of first appearance, when more than one */
 	size_t nhosts;
 	bool swap_rose;       /* some cell's swap_rose: markdown adds the swap table */
+	struct versions_diff versions; /* versions that differ between the columns'
+					* main runs (versions.h); labels are the
+					* column names */
 };
 #define TABLE_INIT { 0 }
 

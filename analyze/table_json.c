@@ -84,6 +84,7 @@ void table_render_json(const struct table *t, struct strbuf *out)
 			jw_key(&w, "loads"); jw_u64(&w, a->nloads);
 			jw_key(&w, "load_bytes"); jw_u64(&w, a->load_bytes);
 			jw_key(&w, "load_s"); jw_double(&w, a->load_seconds);
+			versions_run_json(a, &w);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
@@ -115,6 +116,7 @@ void table_render_json(const struct table *t, struct strbuf *out)
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);
+	versions_diff_json(&t->versions, &w);
 	jw_object_end(&w);
 	strbuf_addch(out, '\n');
 }

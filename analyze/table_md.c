@@ -268,6 +268,16 @@ static void hosts_md(const struct table *t, struct strbuf *out)
 	strbuf_addstr(out, ".\n\n");
 }
 
+/* Columns whose runs imported different versions: say so before the table. */
+static void versions_md(const struct table *t, struct strbuf *out)
+{
+	if (!t->versions.ndiffs)
+		return;
+	strbuf_addstr(out, "Versions differ: ");
+	versions_diff_text(&t->versions, out, true);
+	strbuf_addstr(out, ".\n\n");
+}
+
 static void stage_table(const struct table *t, struct strbuf *out, const char *what,
 			void (*cell)(const struct table_cell *, struct strbuf *))
 {
@@ -363,6 +373,7 @@ static char *md_name(const char *s)
 static void render_md(const struct table *t, struct strbuf *out)
 {
 	hosts_md(t, out);
+	versions_md(t, out);
 	stage_table(t, out, "peak footprint", cell_md);
 	if (t->ncomparisons)
 		strbuf_addch(out, '\n');

@@ -401,6 +401,44 @@ static void end_from_json(json_t *o, struct trace_end *end)
 	end->extra_json = extra_detach(&extra);
 }
 
+/* One version of the run (trace.h, trace.versions): a non-empty string for a
+ * name not known yet. */
+static void version_add(struct trace *tr, const char *name, json_t *v)
+{
+	if (!json_is_string(v) || !*name || !*json_string_value(v) ||
+	    tr->nversions >= TRACE_MAX_VERSIONS)
+		return;
+	for (size_t i = 0; i < tr->nversions; i++)
+		if (!strcmp(tr->versions[i].key, name))
+			return;
+	tr->versions = xrealloc(tr->versions, (tr->nversions + 1) * sizeof(*tr->versions));
+	tr->versions[tr->nversions].key = xstrdup(name);
+	tr->versions[tr->nversions].value = xstrdup(json_string_value(v));
+	tr->nversions++;
+}
+
+/* A `versions` object: {name: version}; anything else is ignored. */
+static void versions_from_object(struct trace *tr, json_t *o)
+{
+	const char *k;
+	json_t *v;
+	if (json_is_object(o))
+		json_object_foreach(o, k, v)
+			version_add(tr, k, v);
+}
+
+/* The start record's versions: its `versions` object, then the top-level keys
+ * stageload writes ("torch":"2.14.0","diffusers":"0.41.0.dev0"). The keys stay
+ * in extra_json as they were. */
+static void versions_from_start(struct trace *tr, json_t *o)
+{
+	static const char *const keys[] = { "python", "torch", "diffusers", "transformers",
+					     "accelerate" };
+	versions_from_object(tr, json_object_get(o, "versions"));
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		version_add(tr, keys[i], json_object_get(o, keys[i]));
+}
+
 int reader_slow_line(struct reader *r, const char *p, const char *end)
 {
 	struct trace *tr = r->tr;
@@ -442,6 +480,8 @@ int reader_slow_line(struct reader *r, const char *p, const char *end)
 			r->last_event_t = ev.t;
 			if (r->sum)
 				summary_event(r->sum, &ev);
+			if (ev.kind == EV_VERSIONS)
+				versions_from_object(tr, json_object_get(o, "versions"));
 			ALLOC_GROW(tr->events, tr->nevents + 1, tr->events_alloc);
 			tr->events[tr->nevents++] = ev;
 		}
@@ -454,6 +494,7 @@ int reader_slow_line(struct reader *r, const char *p, const char *end)
 				ret = rc;
 			} else {
 				tr->has_start = true;
+				versions_from_start(tr, o);
 			}
 		}
 	} else if (!strcmp(ts, "end")) {

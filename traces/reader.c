@@ -76,6 +76,13 @@ static void records_release(struct trace *tr)
 	tr->nevents = tr->events_alloc = 0;
 	reader_end_release(&tr->end);
 	tr->has_end = false;
+	for (size_t i = 0; i < tr->nversions; i++) {
+		free(tr->versions[i].key);
+		free(tr->versions[i].value);
+	}
+	free(tr->versions);
+	tr->versions = NULL;
+	tr->nversions = 0;
 }
 
 void trace_release(struct trace *tr)

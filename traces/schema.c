@@ -8,6 +8,7 @@ static const char *const kind_names[] = {
 	[EV_STAGE] = "stage",   [EV_LOAD] = "load",     [EV_RELOAD] = "reload",
 	[EV_RELEASE] = "release", [EV_MARK] = "mark",   [EV_LATENT] = "latent",
 	[EV_PEAK] = "peak",     [EV_GPU] = "gpu",       [EV_GUARD] = "guard",
+	[EV_VERSIONS] = "versions",
 };
 #define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
 

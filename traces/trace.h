@@ -107,6 +107,8 @@ enum event_kind {
 	EV_PEAK,      /* stage, metric, bytes, from: exact kernel high-water mark */
 	EV_GPU,       /* stage, device, bytes (+ max_bytes): device memory from inside */
 	EV_GUARD,     /* action, reason, readings */
+	EV_VERSIONS,  /* "versions": {name: version} (in extra_json); the reader
+		       * also gathers them into trace.versions */
 };
 
 #define EVENT_MAX_DIMS 8
@@ -216,10 +218,19 @@ struct trace {
 	size_t nevents, events_alloc;
 	bool has_end;
 	struct trace_end end;
+	/* The versions of Python and the libraries the run imported (FORMAT.md,
+	 * "versions"): name -> version, in order of first appearance, the first
+	 * value of a name kept; from the start record's `versions` object and
+	 * stageload's top-level `python`, `torch`, `diffusers`, `transformers`,
+	 * `accelerate` keys, then `versions` events in file order. At most
+	 * TRACE_MAX_VERSIONS names. A library the run never imported is absent. */
+	struct trace_label *versions;
+	size_t nversions;
 	bool damaged; /* a read error stopped the reader; records before it kept */
 	bool summary; /* trace_read_summary(): samples reduced (see there) */
 };
 #define TRACE_INIT { 0 }
+#define TRACE_MAX_VERSIONS 64
 
 /*
  * Read a trace file (.jsonl.zst, .zst, or plain JSON lines; detected by the

@@ -18,6 +18,8 @@ from .events import Emitter, mono
 from .release import StageReleasedError, flush_allocators, is_released, module_nbytes, release
 from .defer import DeferredValue
 from .rng import RngState, preserved_rng
+from . import versions as _versions
+from .core import _finder
 
 __all__ = ["Probe", "LazyModel", "Emitter", "mono", "StageReleasedError", "release",
            "module_nbytes", "flush_allocators", "is_released", "RngState", "preserved_rng",
@@ -63,6 +65,8 @@ def activate(environ=None):
     probe.mark("probe: mode=%s staged=%s rng_restore=%s adapter=%s"
                % (probe.mode or "-", "on" if probe.staged else "off",
                   "on" if probe.rng_restore else "off", adapter or "-"))
+    if probe.events.on:
+        _versions.watch(probe, _finder())
     if adapter:
         mod = load_adapter(adapter)
         install = getattr(mod, "install", None)

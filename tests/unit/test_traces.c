@@ -1889,3 +1889,116 @@ Test(traces, sample_time_and_level_text_match_printf)
 	rm_rf(dir);
 	free(dir);
 }
+
+/* ---- versions (FORMAT.md "versions") ------------------------------------ */
+
+static const char *version_of(const struct trace *tr, const char *name)
+{
+	for (size_t i = 0; i < tr->nversions; i++)
+		if (!strcmp(tr->versions[i].key, name))
+			return tr->versions[i].value;
+	return NULL;
+}
+
+Test(traces, versions_events_give_the_runs_versions_first_value_kept)
+{
+	const char *text =
+		"{\"type\":\"start\",\"format\":\"stagebench/1\",\"mode\":\"staged\"}\n"
+		"{\"type\":\"event\",\"kind\":\"versions\",\"t\":0.01,\"versions\":"
+		"{\"python\":\"3.11.2\",\"implementation\":\"CPython\"}}\n"
+		"{\"type\":\"sample\",\"t\":0.5,\"footprint\":100}\n"
+		"{\"type\":\"event\",\"kind\":\"versions\",\"t\":1.5,\"versions\":{\"torch\":\"2.6.0\"}}\n"
+		/* a name again, and values that are no version: ignored */
+		"{\"type\":\"event\",\"kind\":\"versions\",\"t\":2,\"versions\":{\"torch\":\"9\","
+		"\"diffusers\":\"0.30.0\",\"bad\":3,\"empty\":\"\",\"nothing\":null}}\n"
+		/* a versions key on another kind is that event's own business */
+		"{\"type\":\"event\",\"kind\":\"mark\",\"t\":2.5,\"note\":\"x\",\"versions\":{\"accelerate\":\"1\"}}\n"
+		"{\"type\":\"event\",\"kind\":\"versions\",\"t\":3,\"versions\":\"not an object\"}\n";
+	struct trace tr;
+	cr_assert_eq(trace_read_mem("v", text, strlen(text), &tr), 0);
+	cr_assert_eq(tr.nversions, 4);
+	cr_assert_str_eq(tr.versions[0].key, "python");
+	cr_assert_str_eq(tr.versions[0].value, "3.11.2");
+	cr_assert_str_eq(tr.versions[1].key, "implementation");
+	cr_assert_str_eq(version_of(&tr, "torch"), "2.6.0");
+	cr_assert_str_eq(tr.versions[3].key, "diffusers");
+	cr_assert_null(version_of(&tr, "accelerate"));
+	cr_assert_null(version_of(&tr, "bad"));
+	/* the events stay, their versions written back as they were */
+	cr_assert_eq(tr.events[0].kind, EV_VERSIONS);
+	cr_assert_str_eq(tr.events[0].extra_json,
+			 "\"versions\":{\"python\":\"3.11.2\",\"implementation\":\"CPython\"}");
+	cr_assert_str_eq(event_kind_name(EV_VERSIONS), "versions");
+	trace_release(&tr);
+	cr_assert_eq(tr.nversions, 0);
+	cr_assert_null(tr.versions);
+}
+
+Test(traces, versions_from_the_start_record_and_stageloads_keys)
+{
+	/* the start's versions object first, then stageload's top-level keys, then events */
+	const char *text =
+		"{\"type\":\"start\",\"utc\":\"2026-10-06T10:36:12+00:00\",\"mode\":\"eager\","
+		"\"torch\":\"2.14.0\",\"diffusers\":\"0.41.0.dev0\",\"steps\":20,"
+		"\"versions\":{\"python\":\"3.12.1\",\"torch\":\"2.14.0+cpu\"}}\n"
+		"{\"type\":\"event\",\"kind\":\"versions\",\"t\":1,\"versions\":{\"accelerate\":\"1.0\","
+		"\"torch\":\"3\"}}\n";
+	struct trace tr;
+	cr_assert_eq(trace_read_mem("s", text, strlen(text), &tr), 0);
+	cr_assert_eq(tr.nversions, 4);
+	cr_assert_str_eq(tr.versions[0].key, "python");
+	cr_assert_str_eq(version_of(&tr, "torch"), "2.14.0+cpu");
+	cr_assert_str_eq(version_of(&tr, "diffusers"), "0.41.0.dev0");
+	cr_assert_str_eq(version_of(&tr, "accelerate"), "1.0");
+	/* the start's keys stay free-form metadata, written back */
+	cr_assert(strstr(tr.start.extra_json, "\"torch\":\"2.14.0\""));
+	cr_assert(strstr(tr.start.extra_json, "\"versions\":{"));
+	trace_release(&tr);
+}
+
+Test(traces, a_trace_without_versions_has_none)
+{
+	const char *text = "{\"type\":\"start\",\"format\":\"stagebench/1\"}\n"
+			   "{\"type\":\"sample\",\"t\":0.5,\"footprint\":100}\n";
+	struct trace tr;
+	cr_assert_eq(trace_read_mem("n", text, strlen(text), &tr), 0);
+	cr_assert_eq(tr.nversions, 0);
+	cr_assert_null(tr.versions);
+	trace_release(&tr);
+	char *path = xasprintf("%s/stageload/2026-10-06-qwen-image/staged-1.trace.jsonl", fixtures_dir());
+	cr_assert_eq(trace_read(path, &tr), 0);
+	cr_assert_eq(tr.nversions, 2);
+	cr_assert_str_eq(version_of(&tr, "torch"), "2.14.0");
+	cr_assert_str_eq(version_of(&tr, "diffusers"), "0.41.0.dev0");
+	trace_release(&tr);
+	free(path);
+}
+
+Test(traces, versions_are_capped)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addstr(&sb, "{\"type\":\"start\",\"format\":\"stagebench/1\"}\n"
+			   "{\"type\":\"event\",\"kind\":\"versions\",\"t\":1,\"versions\":{");
+	for (int i = 0; i < 200; i++)
+		strbuf_addf(&sb, "%s\"lib%d\":\"1.%d\"", i ? "," : "", i, i);
+	strbuf_addstr(&sb, "}}\n");
+	struct trace tr;
+	cr_assert_eq(trace_read_mem("cap", sb.buf, sb.len, &tr), 0);
+	cr_assert_eq(tr.nversions, TRACE_MAX_VERSIONS);
+	cr_assert_str_eq(tr.versions[TRACE_MAX_VERSIONS - 1].value, "1.63");
+	trace_release(&tr);
+	strbuf_release(&sb);
+}
+
+Test(traces, a_probe_versions_line_is_a_versions_event)
+{
+	const char *line = "{\"type\":\"event\",\"kind\":\"versions\","
+			   "\"versions\":{\"torch\":\"1.13.1\"},\"mono\":12.5}";
+	struct trace_event ev;
+	const char *why = NULL;
+	cr_assert_eq(trace_parse_probe_line(line, strlen(line), 10.0, &ev, &why), 0, "%s", why);
+	cr_assert_eq(ev.kind, EV_VERSIONS);
+	cr_assert_float_eq(ev.t, 2.5, 1e-9);
+	cr_assert_str_eq(ev.extra_json, "\"versions\":{\"torch\":\"1.13.1\"}");
+	trace_event_release(&ev);
+}
