@@ -23,6 +23,7 @@
  * expanded by the runner: python, pipeline_dir, seed, out, run, mode, cache,
  * plus every key of "defaults"; in "prepare" and "files" too (prepare's out
  * is OUT/prepare, its mode "prepare", its run 0). Unknown keys are ignored.
+ * The reference for users: pipelines/README.md.
  */
 #ifndef SB_PIPELINE_H
 #define SB_PIPELINE_H
