@@ -3,6 +3,9 @@
 # Usage: scripts/deps.sh [build|run|test|slurm|ci|all]  install what GROUP needs (default: all)
 #        scripts/deps.sh --list [GROUP]                 print GROUP's packages, one a line
 # Installs only what is missing (`apt-get update` first); needs root, or sudo, when something is.
+# test, ci and all also make the real-library test environment (scripts/venv-real.sh: torch 2.x,
+# diffusers, transformers from PyPI, pinned with hashes in scripts/requirements-real.txt; once,
+# kept in ~/.cache/stagebench/venv-real; STAGEBENCH_REAL=0 skips it). run never touches PyPI.
 # A minimal Debian 12 or 13 root with only these packages passes the whole suite: that is what
 # scripts/test-fresh.sh (make test-fresh, run by .ci/run) checks.
 set -eu
@@ -34,6 +37,7 @@ python3-torchvision      run    pipelines/torchvision (the example of an unmodif
 libcriterion-dev         test   unit tests
 clang                    test   make portability: the POSIX-only build of the portable sources; make fuzz-test: the libFuzzer harnesses
 libclang-rt-dev          test   make fuzz-test: libFuzzer and the sanitizer runtimes for clang (a fresh root lacks them)
+python3-venv             test   scripts/venv-real.sh: the real-library test environment (python3 -m venv)
 python3-pytest           test   tests/python
 python3-memory-profiler  test   tests/python: a peer measured against the recorder
 man-db                   test   tests/e2e/man.sh: man -l renders each page
@@ -76,11 +80,15 @@ missing=""
 for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-echo "installing:$missing" >&2
-sudo=""
-[ "$(id -u)" = 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-# shellcheck disable=SC2086
-$sudo apt-get install -y -q --no-install-recommends $missing
+if [ -n "$missing" ]; then
+	echo "installing:$missing" >&2
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -q
+	# shellcheck disable=SC2086
+	$sudo apt-get install -y -q --no-install-recommends $missing
+fi
+case ${1:-all} in
+test | ci | all) "$(dirname "$0")/venv-real.sh" ;;
+esac

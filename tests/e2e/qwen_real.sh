@@ -1,0 +1,76 @@
+#!/bin/sh
+# qwen_real.sh -- pipelines/qwen-image on the real diffusers and transformers (the pinned
+# real-library environment, scripts/venv-real.sh), on a tiny random-weight model its prepare step
+# writes: `compare eager staged --set size=tiny --seed 7` exits 0, every latent pair (before and
+# after the VAE decode) identical bit for bit, the text encoder released before denoise and the
+# transformer loaded only for denoise; the offload variant and the QwenImagePipeline class too.
+# Nothing is downloaded (HF_HUB_OFFLINE=1).
+set -u
+. "$(dirname "$0")/common.inc"
+if [ "${STAGEBENCH_REAL:-1}" = 0 ]; then
+	echo "SKIP qwen_real: STAGEBENCH_REAL=0 (no real-library environment)"
+	exit 0
+fi
+VPY=$("$root/scripts/venv-real.sh" --path)/bin/python
+if ! "$VPY" -c "import diffusers, transformers, torch" 2>"$tmp/import.err"; then
+	echo "FAIL qwen_real: no real-library environment at $VPY (scripts/deps.sh test or" \
+		"scripts/venv-real.sh makes it): $(tail -n 1 "$tmp/import.err")"
+	exit 1
+fi
+export STAGEBENCH_PYTHON="$VPY" HF_HUB_OFFLINE=1
+P=$root/pipelines/qwen-image/pipeline.json
+C=$tmp/cache
+
+# events KIND... of a trace: "kind name stage," for each load/reload/release, in order
+events() {
+	zstd -dc "$1" | grep -E '"kind":"(load|reload|release)"' |
+		sed -E 's/.*"kind":"([a-z]+)".*"stage":"([a-z_]+)".*"name":"([a-z_]+)".*/\1 \3 \2/' | tr '\n' ,
+}
+
+A=$tmp/a
+"$SB" compare eager staged --pipeline "$P" --set size=tiny --seed 7 --cache "$C" --interval 20ms \
+	--out "$A" >"$tmp/a.out" 2>"$tmp/a.err"
+rc=$?
+check "compare eager staged exits 0 (got $rc: $(grep -v 'it/s' "$tmp/a.err" | tail -n 5))" [ "$rc" -eq 0 ]
+check "all 4 runs completed" sh -c "[ \$(grep -c '^| [a-z]*-[12] | completed |' '$tmp/a.out') -eq 4 ]"
+for n in 1 2; do
+	ev=$(events "$A/staged-$n.trace.jsonl.zst")
+	check "staged-$n: text encoder only in encode, transformer only in denoise ($ev)" [ "$ev" = \
+		"load text_encoder encode,release text_encoder denoise,load transformer denoise,release transformer decode," ]
+	ev=$(events "$A/eager-$n.trace.jsonl.zst" | tr , '\n' | sort | tr '\n' ,)
+	check "eager-$n: both models loaded at setup (in diffusers' order), never released ($ev)" \
+		[ "$ev" = "load text_encoder setup,load transformer setup," ]
+done
+check "latents before and after the VAE decode identical in every pair" \
+	grep -q '^12 pairs in 2 latents: 12 identical, 0 within noise\.$' "$A/latents.md"
+for l in latents image; do
+	check "latent $l (stage decode) in the identical table" grep -q "^| $l | decode | float32 |" "$A/latents.md"
+done
+check "the trace names the diffusers and transformers versions the run imported" \
+	sh -c "zstd -dc '$A/staged-1.trace.jsonl.zst' | grep '\"kind\":\"versions\"' | grep -q '\"diffusers\":\"[0-9]' &&
+	zstd -dc '$A/staged-1.trace.jsonl.zst' | grep '\"kind\":\"versions\"' | grep -q '\"transformers\":\"[0-9]'"
+check "no version difference reported between eager and staged" sh -c "! grep -qi 'versions differ' '$tmp/a.out'"
+
+# offload: enable_model_cpu_offload(device="cpu") runs on a machine without an accelerator
+B=$tmp/b
+"$SB" compare eager offload --pipeline "$P" --set size=tiny --seed 7 --cache "$C" --reps 1 \
+	--interval 20ms --out "$B" >"$tmp/b.out" 2>"$tmp/b.err"
+rc=$?
+check "compare eager offload exits 0 (got $rc: $(grep -v 'it/s' "$tmp/b.err" | tail -n 5))" [ "$rc" -eq 0 ]
+check "offload: latents identical to eager's" \
+	grep -q '^2 pairs in 2 latents: 2 identical, 0 within noise\.$' "$B/latents.md"
+
+# the other class of the same shape: QwenImagePipeline (Qwen2.5-VL text encoder)
+D=$tmp/d
+"$SB" compare eager staged --pipeline "$P" --set size=tiny --set pipeline_class=QwenImagePipeline \
+	--seed 7 --cache "$C" --reps 1 --interval 20ms --out "$D" >"$tmp/d.out" 2>"$tmp/d.err"
+rc=$?
+check "QwenImagePipeline: compare exits 0 (got $rc: $(grep -v 'it/s' "$tmp/d.err" | tail -n 5))" [ "$rc" -eq 0 ]
+ev=$(events "$D/staged-1.trace.jsonl.zst")
+check "QwenImagePipeline staged: each model only in its stage ($ev)" [ "$ev" = \
+	"load text_encoder encode,release text_encoder denoise,load transformer denoise,release transformer decode," ]
+check "QwenImagePipeline: latents identical" \
+	grep -q '^2 pairs in 2 latents: 2 identical, 0 within noise\.$' "$D/latents.md"
+check "QwenImagePipeline: the tiny model is its own directory" \
+	test -f "$C/tiny-QwenImagePipeline/model_index.json"
+exit $fail
