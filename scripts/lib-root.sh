@@ -10,7 +10,8 @@
 #                             namespace stays the machine's, so orphans go to the real init,
 #                             which reaps them (a shell as pid 1 would leave them zombies, and
 #                             the suite checks that killed processes are gone); downloaded .debs
-#                             are kept in the cache (apt-REL)
+#                             are kept in the cache (apt-REL), and pip's wheels (pip, shared by
+#                             both releases: the real-library environment of scripts/venv-real.sh)
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/stagebench/roots. Mirror: $SB_MIRROR (default
 # http://deb.debian.org/debian).
 sb_mirror=${SB_MIRROR:-http://deb.debian.org/debian}
@@ -33,7 +34,7 @@ root_tarball() {
 }
 
 root_unpack() {
-	mkdir -p "$2" "$sb_roots/apt-$1/partial"
+	mkdir -p "$2" "$sb_roots/apt-$1/partial" "$sb_roots/pip"
 	tar --numeric-owner -C "$2" -xf "$sb_roots/debian-$1.tar" || return 1
 	cp -L /etc/resolv.conf "$2/etc/resolv.conf" 2>/dev/null || true
 }
@@ -41,12 +42,14 @@ root_unpack() {
 in_root() {
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	unshare --mount --fork --propagation private /bin/sh -eu -c '
-		r=$1 apt=$2 cwd=$3 cmd=$4
+		r=$1 apt=$2 cwd=$3 cmd=$4 pip=$5
 		mount -t proc proc "$r/proc"
 		mount -t sysfs sysfs "$r/sys"
 		mount --rbind /dev "$r/dev"
 		mount --bind "$apt" "$r/var/cache/apt/archives"
+		mkdir -p "$r/root/.cache/pip"
+		mount --bind "$pip" "$r/root/.cache/pip"
 		exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-			/bin/sh -c "cd \"\$0\" && $cmd" "$cwd"' in_root "$1" "$sb_roots/apt-$2" "$3" "$4" </dev/null
+			/bin/sh -c "cd \"\$0\" && $cmd" "$cwd"' in_root "$1" "$sb_roots/apt-$2" "$3" "$4" "$sb_roots/pip" </dev/null
 }
