@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """run.py -- one Qwen-Image text-to-image run through diffusers, the usual way.
 
-    python run.py --out DIR [--size full|tiny] [--model Qwen/Qwen-Image-2.1] [--cache DIR]
+    python run.py --out DIR [--size full|tiny|small] [--model Qwen/Qwen-Image-2.1] [--cache DIR]
                   [--prompt TEXT] [--seed 7] [--width W] [--height H] [--steps N]
                   [--device D] [--dtype T] [--pipeline-class auto|QwenImage21Pipeline|
                   QwenImagePipeline] [--offload]
-    python run.py --prepare --size tiny --cache DIR [--pipeline-class ...]
+    python run.py --prepare --size tiny|small --cache DIR [--pipeline-class ...]
 
 The pipeline is loaded as users load it: CLASS.from_pretrained(MODEL, torch_dtype=DTYPE), then
 pipe.to(DEVICE) (or, with --offload, pipe.enable_model_cpu_offload(device=DEVICE)), then
@@ -13,9 +13,9 @@ pipe(prompt=..., width=..., height=..., num_inference_steps=..., generator=
 torch.Generator("cpu").manual_seed(SEED)) under torch.no_grad().
 
 --size full (the default) is the published setting: MODEL (a hub id or a local copy), 1024 x
-1024, 20 steps, mps, bfloat16. --size tiny runs the same code on the tiny random-weight model that
---prepare writes into CACHE/tiny-CLASS (make_tiny.py: nothing is downloaded; HF_HUB_OFFLINE=1 is
-set), 64 x 64, 2 steps, cpu, float32. An empty --width/--height/--steps/--device/--dtype takes
+1024, 20 steps, mps, bfloat16. --size tiny (and small, wider models) runs the same code on the
+random-weight model that --prepare writes into CACHE/SIZE[-CLASS] (make_tiny.py: nothing is
+downloaded; HF_HUB_OFFLINE=1 is set), 64 x 64, 2 steps, cpu, float32. An empty --width/--height/--steps/--device/--dtype takes
 the size's value. --pipeline-class auto: the class a local model directory names in its
 model_index.json, else QwenImage21Pipeline when the installed diffusers has it, else
 QwenImagePipeline (same shape: text encoder, transformer, VAE).
@@ -28,13 +28,15 @@ import sys
 
 SIZES = {"full": {"width": 1024, "height": 1024, "steps": 20, "device": "mps",
                   "dtype": "bfloat16"},
-         "tiny": {"width": 64, "height": 64, "steps": 2, "device": "cpu", "dtype": "float32"}}
+         "tiny": {"width": 64, "height": 64, "steps": 2, "device": "cpu", "dtype": "float32"},
+         "small": {"width": 64, "height": 64, "steps": 2, "device": "cpu", "dtype": "float32"}}
+LOCAL = ("tiny", "small")  # sizes whose model --prepare writes (make_tiny.py)
 CLASSES = ("QwenImage21Pipeline", "QwenImagePipeline")
 
 
 def parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    ap.add_argument("--size", choices=sorted(SIZES), default="full")
+    ap.add_argument("--size", choices=("full", "tiny", "small"), default="full")
     ap.add_argument("--model", default="Qwen/Qwen-Image-2.1")
     ap.add_argument("--cache", default="")
     ap.add_argument("--prompt", default="A red fox reading a newspaper in a sunlit cafe")
@@ -54,8 +56,8 @@ def parse(argv):
             setattr(args, key, int(getattr(args, key)))
         except ValueError:
             ap.error("--%s: expected a whole number, got %r" % (key, getattr(args, key)))
-    if args.size == "tiny" and not args.cache:
-        ap.error("--size tiny needs --cache DIR (where --prepare writes the tiny model)")
+    if args.size in LOCAL and not args.cache:
+        ap.error("--size %s needs --cache DIR (where --prepare writes the model)" % args.size)
     if not args.prepare and not args.out:
         ap.error("--out DIR is required")
     return args
@@ -77,25 +79,26 @@ def class_name(args, diffusers=None):
 
 
 def model_path(args):
-    if args.size != "tiny":
+    if args.size not in LOCAL:
         return args.model
     suffix = "" if args.pipeline_class == "auto" else "-" + args.pipeline_class
-    return os.path.join(args.cache, "tiny" + suffix)
+    return os.path.join(args.cache, args.size + suffix)
 
 
 def prepare(args):
-    if args.size != "tiny":
+    if args.size not in LOCAL:
         return 0  # the full model is the user's own copy (or the hub's): nothing to write
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     import make_tiny
     cls = None if args.pipeline_class == "auto" else args.pipeline_class
-    return make_tiny.main(["make_tiny.py", model_path(args)] + (["--class", cls] if cls else []))
+    return make_tiny.main(["make_tiny.py", model_path(args), "--size", args.size] +
+                          (["--class", cls] if cls else []))
 
 
 def main(argv=None):
     args = parse(argv)
-    if args.size == "tiny":
+    if args.size in LOCAL:
         os.environ["HF_HUB_OFFLINE"] = "1"  # the tiny model is local; never reach for a hub
     if args.prepare:
         return prepare(args)
