@@ -1049,6 +1049,7 @@ static int gather_one(struct session *s, size_t k)
 	char *trace_path = xasprintf("%s/%s", o->setup.out, trace);
 	struct run_list one = RUN_LIST_INIT;
 	int r = runs_read(entry_path, &one), taken = 0;
+	bool failed = false;
 	size_t vi;
 	int rep;
 	compare_schedule(o->nvariants, k, &vi, &rep);
@@ -1064,6 +1065,7 @@ static int gather_one(struct session *s, size_t k)
 			if (!guard && ((e->has_exit && e->exit) || e->signal)) {
 				warning("%s: %s", id, e->why ? e->why : "its command failed");
 				s->failed++;
+				failed = !e->stopped_by;
 			}
 		} else {
 			memset(e, 0, sizeof(*e));
@@ -1078,6 +1080,9 @@ static int gather_one(struct session *s, size_t k)
 		}
 		struct done_run *d = &s->done[s->ndone++];
 		d->id = xstrdup(id);
+		d->rep = rep;
+		d->failed = failed;
+		d->err_path = xasprintf("%s/%s.err", o->setup.out, id);
 		d->mode = xstrdup(o->variants[vi]->name);
 		d->trace_path = trace_path;
 		trace_path = NULL;
