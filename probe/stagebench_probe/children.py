@@ -34,8 +34,8 @@ def hand_on_pipe(fd):
 
     @functools.wraps(orig)
     def __init__(self, args, *more, **kwargs):
-        # only the keyword forms: close_fds is the 7th positional parameter
-        if len(more) < 6 and kwargs.get("close_fds", True):
+        # close_fds (more[6]) and env (more[9]) given by keyword or not at all
+        if len(more) <= 6 and kwargs.get("close_fds", True):
             env = kwargs.get("env")
             env = os.environ if env is None else env
             try:
