@@ -8,9 +8,11 @@
  *
  * Use: #include "stagebench_probe.h" anywhere (C99 or later, C++; POSIX
  * functions are needed, so with a strict -std=c99 define _POSIX_C_SOURCE to
- * 200809L or use -std=gnu99); no library to link. Outside stagebench (STAGEBENCH_FD unset, not a number, or not an
- * open writable descriptor) every call is a silent no-op, so the pipeline runs
- * the same with or without the recorder.
+ * 200809L or use -std=gnu99); no library to link. Outside stagebench (STAGEBENCH_FD unset, not a number, or not a
+ * pipe open for writing) every call is a silent no-op, so the pipeline runs
+ * the same with or without the recorder. A child process of the pipeline
+ * (one a Python pipeline starts: the probe hands the pipe on) writes to the
+ * same pipe: STAGEBENCH_FD and the descriptor stay set for children.
  *
  *   sbp_stage("decode");                         // enter a stage (remembered)
  *   sbp_load("vae", nbytes, seconds);            // a model was loaded (current stage)
@@ -44,6 +46,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,8 +76,12 @@ static inline int sbp_fd(void)
 				fd = -1;
 		}
 		if (fd >= 0) {
+			/* the recorder's pipe, open for writing: not whatever file a
+			 * child that was not handed the pipe opened at that number */
+			struct stat st;
 			int fl = fcntl((int)fd, F_GETFL);
-			if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+			if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat((int)fd, &st) ||
+			    !S_ISFIFO(st.st_mode))
 				fd = -1;
 		}
 #ifdef F_SETNOSIGPIPE

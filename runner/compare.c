@@ -129,6 +129,7 @@ static int plan_command(const struct compare_setup *s, const struct pipeline_var
 	r->trace_path = xasprintf("%s/%s.trace.jsonl.zst", s->out, r->id);
 	r->latents_dir = xasprintf("%s/%s.latents", s->out, r->id);
 	r->log_path = xasprintf("%s/%s.log", s->out, r->id);
+	r->err_path = xasprintf("%s/%s.err", s->out, r->id);
 
 	for (char *const *a = command; a && *a; a++)
 		n++;
@@ -245,6 +246,7 @@ void compare_run_release(struct compare_run *r)
 	free(r->trace_path);
 	free(r->latents_dir);
 	free(r->log_path);
+	free(r->err_path);
 	strv_free(r->argv);
 	strv_free(r->env);
 	strv_free(r->files);
@@ -398,6 +400,8 @@ struct done_run {
 	bool read;
 	int rep;
 	bool completed;          /* ran to its end by itself, exit 0 */
+	bool failed;             /* its command failed on its own (exit status, signal) */
+	char *err_path;          /* OUT/V-N.err, its stderr */
 	double wall_s;
 };
 
@@ -417,9 +421,9 @@ struct session {
 	struct strbuf missing;   /* COMPARE_MERGE: summary rows of runs without a trace */
 };
 
-/* Run one plan under record_run with the command's stdout in its log, the
- * pipeline's files brought to the cache state first (state: NULL for no
- * trace, as for prepare). */
+/* Run one plan under record_run with the command's stdout in its log and its
+ * stderr copied to its .err file, the pipeline's files brought to the cache
+ * state first (state: NULL for no trace, as for prepare). */
 static int run_one(const struct record_opts *base, const struct compare_run *cr,
 		   const enum cache_state *state, struct trace_label *labels, size_t nlabels,
 		   struct record_result *res)
@@ -432,6 +436,11 @@ static int run_one(const struct record_opts *base, const struct compare_run *cr,
 	int log = open(cr->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log < 0)
 		return error("cannot create '%s': %s", cr->log_path, strerror(errno));
+	int err = open(cr->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (err < 0) {
+		close(log);
+		return error("cannot create '%s': %s", cr->err_path, strerror(errno));
+	}
 	struct record_opts o = *base;
 	char *extra = state ? cache_state_json(*state, &cache) : NULL;
 	o.trace_path = state ? cr->trace_path : NULL;
@@ -440,9 +449,11 @@ static int run_one(const struct record_opts *base, const struct compare_run *cr,
 	o.nlabels = nlabels;
 	o.env_set = (const char **)cr->env;
 	o.stdout_fd = log;
+	o.stderr_copy_fd = err;
 	o.start_extra = extra;
 	int rc = record_run(&o, cr->argv, res);
 	close(log);
+	close(err);
 	free(extra);
 	return rc;
 }
@@ -492,6 +503,8 @@ static void note_run(struct session *s, const char *mode, int rep, const struct 
 	d->id = xstrdup(cr->id);
 	d->rep = rep;
 	d->completed = res->started && !res->stopped_by && !res->exit_code;
+	d->failed = res->started && !res->stopped_by && (res->exit_code || res->signal);
+	d->err_path = xstrdup(cr->err_path);
 	d->wall_s = res->wall_s;
 	d->mode = xstrdup(mode);
 	d->trace_path = xstrdup(cr->trace_path);
@@ -515,8 +528,9 @@ static void judge_run(struct session *s, size_t k, const char *mode, int rep,
 		s->rc = SB_EXIT_FAILURE; /* the command could not start: nothing was compared */
 	} else if (res->stopped_by != STOPPED_GUARD && res->exit_code) {
 		if (sb_verbosity >= 1)
-			fprintf(stderr, "stagebench: [%zu/%zu] %s run %d: its output is in %s\n", k + 1,
-				s->total, mode, rep, cr->log_path);
+			fprintf(stderr, "stagebench: [%zu/%zu] %s run %d: its output is in %s, its "
+				"stderr in %s\n", k + 1, s->total, mode, rep, cr->log_path,
+				cr->err_path);
 		s->failed++;
 	}
 }
@@ -557,6 +571,7 @@ static int run_k(struct session *s, size_t k)
 		s->interrupted = res.exit_code;
 		unlink(cr.trace_path);
 		unlink(cr.log_path);
+		unlink(cr.err_path);
 		rmdir(cr.out_dir);
 	} else {
 		judge_run(s, k, v->name, rep, &cr, &res);
@@ -586,8 +601,8 @@ static int run_prepare(struct session *s)
 	} else if (!rc && (!res.started || res.stopped_by || res.exit_code)) {
 		struct strbuf words = STRBUF_INIT;
 		outcome_words(&res, &words);
-		rc = error("prepare: %s: nothing was run (its output is in %s)", words.buf,
-			   cr.log_path);
+		rc = error("prepare: %s: nothing was run (its output is in %s, its stderr in %s)",
+			   words.buf, cr.log_path, cr.err_path);
 		strbuf_release(&words);
 	} else if (!rc && sb_verbosity >= 1) {
 		char wall[UNITS_BUF];
@@ -712,6 +727,84 @@ static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 		units_add_seconds(o, a->wall_s, UNITS_COARSE, false);
 		strbuf_addf(o, " | %s |\n", slash ? slash + 1 : d[i].trace_path);
 	}
+}
+
+bool compare_error_line(const char *text, size_t len, struct strbuf *out)
+{
+	static const char tb[] = "Traceback (most recent call last):";
+	static const char pr[] = "stagebench_probe: ";
+	const char *end = text + len, *found = NULL, *probe = NULL, *last = NULL;
+	bool in_tb = false;
+	for (const char *p = text; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n && p[n - 1] == '\r')
+			n--;
+		bool blank = true;
+		for (size_t i = 0; i < n && blank; i++)
+			blank = p[i] == ' ' || p[i] == '\t';
+		if (n == sizeof(tb) - 1 && !memcmp(p, tb, n)) {
+			in_tb = true;
+			found = NULL;
+		} else if (in_tb && !blank && p[0] != ' ' && p[0] != '\t') {
+			found = p; /* the exception line: the first unindented one */
+			in_tb = false;
+		}
+		if (!blank && n > sizeof(pr) - 1 && !memcmp(p, pr, sizeof(pr) - 1) &&
+		    !str_starts_with(p + sizeof(pr) - 1, "the run is a failure"))
+			probe = p;
+		if (!blank)
+			last = p;
+		p = nl ? nl + 1 : end;
+	}
+	const char *pick = found ? found : probe ? probe : last;
+	if (!pick)
+		return false;
+	size_t n = 0;
+	while (pick + n < end && pick[n] != '\n' && pick[n] != '\r')
+		n++;
+	if (n > COMPARE_ERROR_LINE_MAX) {
+		n = COMPARE_ERROR_LINE_MAX;
+		while (n && ((unsigned char)pick[n] & 0xc0) == 0x80)
+			n--; /* not inside a UTF-8 character */
+	}
+	strbuf_add(out, pick, n);
+	return true;
+}
+
+/* The runs whose command failed on their own, first of every finding: which
+ * stage each died in, the error it printed last, where its stderr is. */
+static void report_failed(const struct done_run *d, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < n; i++) {
+		if (!d[i].failed)
+			continue;
+		const struct analysis *a = &d[i].a;
+		strbuf_addf(&sb, "- %s run %d failed", d[i].mode, d[i].rep);
+		if (d[i].read && a->nstages)
+			strbuf_addf(&sb, " in %s", a->stages[a->ran_to].name);
+		char *text = NULL;
+		size_t len = 0, from = 0;
+		struct strbuf line = STRBUF_INIT;
+		if (!access(d[i].err_path, R_OK) && !read_file(d[i].err_path, &text, &len)) {
+			from = len > 65536 ? len - 65536 : 0;
+			if (compare_error_line(text + from, len - from, &line))
+				strbuf_addf(&sb, ": %s", line.buf);
+		}
+		strbuf_release(&line);
+		free(text);
+		if (d[i].read && a->outcome == RUN_SIGNAL)
+			strbuf_addf(&sb, " (killed by signal %d", a->signal);
+		else if (d[i].read)
+			strbuf_addf(&sb, " (exit code %d", a->exit_code);
+		else
+			strbuf_addstr(&sb, " (");
+		strbuf_addf(&sb, "%sits stderr: %s)\n", d[i].read ? "; " : "", d[i].err_path);
+	}
+	if (sb.len)
+		printf("## Failed runs\n\n%s\n", sb.buf);
+	strbuf_release(&sb);
 }
 
 /* table.md, printed too. Returns 0 or -1. */
@@ -844,6 +937,7 @@ static int report(const struct session *s, bool charts, size_t *findings)
 		return error("no run of '%s' could be read", out);
 	if (report_table(out, d, n, nread) < 0)
 		rc = -1;
+	report_failed(d, n);
 	if (report_latents(out, NULL, d, n, findings) < 0)
 		rc = -1;
 	struct strbuf rmd = STRBUF_INIT;
@@ -876,6 +970,7 @@ static void session_release(struct session *s)
 		free(s->done[i].id);
 		free(s->done[i].mode);
 		free(s->done[i].trace_path);
+		free(s->done[i].err_path);
 		trace_release(&s->done[i].tr);
 		analysis_release(&s->done[i].a);
 	}
@@ -954,6 +1049,7 @@ static int gather_one(struct session *s, size_t k)
 	char *trace_path = xasprintf("%s/%s", o->setup.out, trace);
 	struct run_list one = RUN_LIST_INIT;
 	int r = runs_read(entry_path, &one), taken = 0;
+	bool failed = false;
 	size_t vi;
 	int rep;
 	compare_schedule(o->nvariants, k, &vi, &rep);
@@ -969,6 +1065,7 @@ static int gather_one(struct session *s, size_t k)
 			if (!guard && ((e->has_exit && e->exit) || e->signal)) {
 				warning("%s: %s", id, e->why ? e->why : "its command failed");
 				s->failed++;
+				failed = !e->stopped_by;
 			}
 		} else {
 			memset(e, 0, sizeof(*e));
@@ -983,6 +1080,9 @@ static int gather_one(struct session *s, size_t k)
 		}
 		struct done_run *d = &s->done[s->ndone++];
 		d->id = xstrdup(id);
+		d->rep = rep;
+		d->failed = failed;
+		d->err_path = xasprintf("%s/%s.err", o->setup.out, id);
 		d->mode = xstrdup(o->variants[vi]->name);
 		d->trace_path = trace_path;
 		trace_path = NULL;
@@ -1089,8 +1189,9 @@ int compare_execute(const struct compare_opts *o)
 	if (rc == SB_EXIT_OK && (findings || s.failed || s.lost)) {
 		rc = SB_EXIT_FINDING;
 		if (sb_verbosity >= 1)
-			note("compare: %zu latent finding(s), %zu failed run(s), %zu lost run(s): exit 1",
-			     findings, s.failed, s.lost);
+			note("compare: %zu failed run(s)%s, %zu lost run(s), %zu latent finding(s): "
+			     "exit 1", s.failed, s.failed ? " (see 'Failed runs')" : "", s.lost,
+			     findings);
 	}
 	if (s.interrupted)
 		rc = s.interrupted;

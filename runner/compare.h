@@ -51,13 +51,14 @@ struct compare_run {
 	char *trace_path;  /* OUT/V-N.trace.jsonl.zst */
 	char *latents_dir; /* OUT/V-N.latents (STAGEBENCH_LATENTS) */
 	char *log_path;    /* OUT/V-N.log     the command's stdout */
+	char *err_path;    /* OUT/V-N.err     its stderr, as it came (also shown on ours) */
 	char **argv;       /* NULL-terminated: command + variant args, expanded */
 	char **env;        /* NULL-terminated "KEY=VALUE": PYTHONPATH, STAGEBENCH_ADAPTER
 			    * (when the pipeline names one), then "env", then the
 			    * variant's "env" (a later key replaces an earlier one) */
 	char **files;      /* NULL-terminated: the pipeline's "files", expanded */
 };
-#define COMPARE_RUN_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+#define COMPARE_RUN_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /*
  * The placeholder values of one run: python, pipeline_dir, seed, cache,
@@ -151,6 +152,17 @@ char *compare_fresh_dir(const char *base);
 
 /* P made absolute against the current directory. Caller frees. */
 char *compare_absolute(const char *p);
+
+/*
+ * What a failed command said last on its stderr (TEXT, LEN bytes, its tail),
+ * one line, into OUT: the exception line of its last Python traceback
+ * ("RuntimeError: ..."), else the probe's last "stagebench_probe: ..." line
+ * that says what failed, else the last non-empty line; at most
+ * COMPARE_ERROR_LINE_MAX bytes. Returns false (OUT untouched) when there is none.
+ */
+#define COMPARE_ERROR_LINE_MAX 300
+struct strbuf;
+bool compare_error_line(const char *text, size_t len, struct strbuf *out);
 
 /*
  * Which part of a compare to do. A compare spread over machines (a Slurm job

@@ -134,6 +134,9 @@ struct run {
 	int64_t t0_ns;          /* run origin: t = 0 */
 	int64_t spawn_ns, exit_ns;
 	int probe_fd;           /* read end, -1 once closed */
+	int err_pipe[2];        /* the command's stderr when o->stderr_copy_fd is set */
+	int err_fd;             /* its read end once the command runs, -1 once closed */
+	bool err_copy_failed;   /* a write to the copy failed (warned once) */
 	struct strbuf probe_buf;  /* a line's start, read before its newline */
 	bool probe_warned;
 	bool probe_skipping;      /* in a line over PROBE_LINE_MAX: dropped up to its newline */
@@ -531,6 +534,65 @@ static void probe_read(struct run *r, size_t max)
 	}
 }
 
+/* ---- the command's stderr, copied --------------------------------------------- */
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Relay what the command wrote to its stderr, at most max bytes: to the copy
+ * as it comes (nothing held back: it survives our end) and to our stderr. At
+ * EOF the pipe is closed. */
+static void err_relay(struct run *r, size_t max)
+{
+	char buf[16384];
+	size_t total = 0;
+	while (total < max) {
+		ssize_t n = read(r->err_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			close(r->err_fd);
+			r->err_fd = -1;
+			return;
+		}
+		total += (size_t)n;
+		if (!r->err_copy_failed && write_all(r->o->stderr_copy_fd, buf, (size_t)n)) {
+			r->err_copy_failed = true;
+			warning("%s: cannot keep the command's stderr: %s", r->o->name,
+				strerror(errno));
+		}
+		status_clear(r);
+		write_all(STDERR_FILENO, buf, (size_t)n);
+	}
+}
+
+/* The pipe the command's stderr goes to (o->stderr_copy_fd set); 0 or -1. */
+static int err_pipe_open(struct run *r)
+{
+	if (r->o->stderr_copy_fd < 0)
+		return 0;
+	if (pipe(r->err_pipe))
+		return error("cannot create a pipe: %s", strerror(errno));
+	fcntl(r->err_pipe[0], F_SETFD, FD_CLOEXEC);
+	fcntl(r->err_pipe[0], F_SETFL, O_NONBLOCK);
+	fcntl(r->err_pipe[1], F_SETFD, FD_CLOEXEC);
+	r->sp.stderr_fd = r->err_pipe[1];
+	return 0;
+}
+
 /* ---- guard readings ------------------------------------------------------- */
 
 static int read_system(struct run *r, struct guard_readings *rd)
@@ -922,6 +984,14 @@ static void on_probe_pipe(struct loop *l, int fd, short revents, void *arg)
 		loop_del_fd(l, fd);
 }
 
+static void on_err_pipe(struct loop *l, int fd, short revents, void *arg)
+{
+	struct run *r = arg;
+	err_relay(r, PROBE_READ_TURN);
+	if (r->err_fd < 0)
+		loop_del_fd(l, fd);
+}
+
 static void on_psi(struct loop *l, int fd, short revents, void *arg)
 {
 	struct run *r = arg;
@@ -954,6 +1024,8 @@ static void run_loop(struct run *r)
 	loop_add_fd(l, r->sigfd, POLLIN, on_signal_pipe, r);
 	if (r->probe_fd >= 0)
 		loop_add_fd(l, r->probe_fd, POLLIN, on_probe_pipe, r);
+	if (r->err_fd >= 0)
+		loop_add_fd(l, r->err_fd, POLLIN, on_err_pipe, r);
 	if (r->psi_fd >= 0 && r->o->guarded)
 		loop_add_fd(l, r->psi_fd, POLLPRI, on_psi, r);
 	loop_run(l);
@@ -1085,6 +1157,8 @@ static int run_command(struct run *r)
 	fcntl(r->probe[0], F_SETFD, FD_CLOEXEC);
 	fcntl(r->probe[0], F_SETFL, O_NONBLOCK);
 	fcntl(r->probe[1], F_SETFD, FD_CLOEXEC);
+	if (err_pipe_open(r))
+		return -1;
 	build_env(r);
 	r->sp.argv = r->argv;
 	r->sp.env_set = r->env;
@@ -1099,6 +1173,12 @@ static int run_command(struct run *r)
 	int started = spawn_start(&r->sp);
 	close(r->probe[1]);
 	r->probe[1] = -1;
+	if (r->err_pipe[1] >= 0) {
+		close(r->err_pipe[1]);
+		r->err_pipe[1] = -1;
+		r->err_fd = r->err_pipe[0];
+		r->err_pipe[0] = -1;
+	}
 	if (started) {
 		res->exit_code = GUARD_EXIT_CANNOT_RUN;
 		res->reason = xasprintf("cannot run '%s': %s", r->argv[0], strerror(r->sp.start_errno));
@@ -1118,6 +1198,8 @@ static int run_command(struct run *r)
 		/* whatever the command wrote before it ended; orphans may hold the pipe */
 		probe_read(r, PROBE_READ_LAST);
 	}
+	if (r->err_fd >= 0)
+		err_relay(r, PROBE_READ_LAST); /* what is there: orphans may hold it */
 	window_close(r, t_of(r, r->exit_ns)); /* one a late stage event opened */
 	res->wall_s = (double)(r->exit_ns - r->spawn_ns) / 1e9;
 	res->cpu_s = rusage_children_s() - cpu0;
@@ -1192,6 +1274,11 @@ static int run_close(struct run *r, int ret)
 			close(r->probe[i]);
 	if (r->probe_fd >= 0)
 		close(r->probe_fd);
+	for (int i = 0; i < 2; i++)
+		if (r->err_pipe[i] >= 0)
+			close(r->err_pipe[i]);
+	if (r->err_fd >= 0)
+		close(r->err_fd);
 	if (r->env) {
 		for (size_t i = r->env_own; r->env[i]; i++)
 			free((char *)r->env[i]);
@@ -1217,6 +1304,7 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 	r.win = (struct window_state)WINDOW_STATE_INIT;
 	r.ss.pipe[0] = r.ss.pipe[1] = r.sigfd = -1;
 	r.probe[0] = r.probe[1] = r.psi_fd = r.probe_fd = -1;
+	r.err_pipe[0] = r.err_pipe[1] = r.err_fd = -1;
 	*res = (struct record_result)RECORD_RESULT_INIT;
 	r.o = o;
 	r.g = o->guard ? o->guard : &default_guard;

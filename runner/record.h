@@ -60,6 +60,9 @@ struct record_opts {
 	const char *commit_dir;   /* the git checkout whose commit the start record
 				   * names; NULL: cwd, else the current directory */
 	int stdout_fd;            /* the command's stdout (e.g. a log), -1: ours */
+	int stderr_copy_fd;       /* a file the command's stderr is copied to as it
+				   * comes, besides ours (a pipe the loop relays);
+				   * -1: the command writes to ours directly */
 	const struct record_signals *signals; /* the caller's signal pipe (see
 				   * below); NULL: record_run installs its own */
 	const char *start_extra;  /* more keys for the start record, a JSON object's
@@ -67,7 +70,7 @@ struct record_opts {
 };
 #define RECORD_OPTS_INIT                                                       \
 	{ NULL, NULL, 500LL * 1000000LL, NULL, 0, NULL, false, NULL, NULL,     \
-	  NULL, NULL, "record", true, NULL, true, false, NULL, -1, NULL, NULL }
+	  NULL, NULL, "record", true, NULL, true, false, NULL, -1, -1, NULL, NULL }
 
 struct record_result {
 	int exit_code;            /* see above */

@@ -79,6 +79,9 @@ static void child_exec(const struct spawn *sp, const char *path, char **env, int
 			goto fail;
 		}
 	}
+	if (sp->stderr_fd >= 0 && sp->stderr_fd != STDERR_FILENO &&
+	    dup2(sp->stderr_fd, STDERR_FILENO) < 0)
+		goto fail;
 	if (sp->probe_fd >= 0) {
 		if (sp->probe_fd == SPAWN_PROBE_FD) {
 			int fl = fcntl(SPAWN_PROBE_FD, F_GETFD);

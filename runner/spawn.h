@@ -62,8 +62,10 @@ struct spawn {
 	 * with its wait4() maximum resident set size in bytes (0 = unknown) */
 	void (*on_reap)(void *arg, pid_t pid, uint64_t maxrss);
 	void *on_reap_arg;
+
+	int stderr_fd;        /* fd to hand the child as its stderr, or -1: ours */
 };
-#define SPAWN_INIT { NULL, NULL, -1, NULL, -1, 0, 0, false, 0, 0, NULL, 0, 0, 0, NULL, NULL }
+#define SPAWN_INIT { NULL, NULL, -1, NULL, -1, 0, 0, false, 0, 0, NULL, 0, 0, 0, NULL, NULL, -1 }
 
 /* Make this process a child subreaper (Linux prctl; no-op elsewhere) so that
  * orphaned descendants are re-parented to us and stay in reach. 0 or -1. */

@@ -2,7 +2,8 @@
 
 The runner puts probe/site and probe/ on PYTHONPATH. When STAGEBENCH_FD or
 STAGEBENCH_ADAPTER is set, the probe is imported and the adapter installed;
-otherwise nothing of stagebench is imported. The sitecustomize this file
+otherwise, and in a child interpreter of a probed process (STAGEBENCH_PROBE_PID
+set, no adapter of its own), nothing of stagebench is imported. The sitecustomize this file
 shadows (Debian's, a virtualenv's) still runs first.
 """
 import os
@@ -29,6 +30,8 @@ def _chain():
 def _activate():
     if not (os.environ.get("STAGEBENCH_FD") or os.environ.get("STAGEBENCH_ADAPTER")):
         return
+    if os.environ.get("STAGEBENCH_PROBE_PID") and not os.environ.get("STAGEBENCH_ADAPTER"):
+        return  # a child of a probed process: the probe there checks the run
     adapter = os.environ.get("STAGEBENCH_ADAPTER", "-")
     try:
         import stagebench_probe

@@ -1,7 +1,8 @@
 """stagebench_probe -- the in-process side of stagebench: staged loading and events.
 
 Activated by sitecustomize (probe/site) when STAGEBENCH_FD or STAGEBENCH_ADAPTER
-is set; see probe/README.md for the protocol. Public names:
+is set, in the process the recorder started (not in its children: STAGEBENCH_PROBE_PID);
+see probe/README.md for the protocol. Public names:
   Probe, LazyModel            the registry, stage hooks, fingerprints and events
   release(), module_nbytes()  free a module's weights (meta device)
   StageReleasedError          raised when a released module is called
@@ -14,7 +15,8 @@ import os
 import sys
 
 from .core import LazyModel, Probe
-from .events import Emitter, mono
+from .children import hand_on_pipe
+from .events import Emitter, mono, pipe_fd
 from .release import StageReleasedError, flush_allocators, is_released, module_nbytes, release
 from .defer import DeferredValue
 from .rng import RngState, preserved_rng
@@ -53,15 +55,18 @@ def load_adapter(spec):
 
 def activate(environ=None):
     """Make the process's probe, install the adapter named by STAGEBENCH_ADAPTER
-    (its install(probe) is called) and close the last stage at exit.
-    The STAGEBENCH_FD and STAGEBENCH_ADAPTER variables are removed from
-    os.environ so child interpreters run without the probe."""
+    (its install(probe) is called) and check at exit that it engaged.
+    STAGEBENCH_ADAPTER is removed from os.environ and STAGEBENCH_PROBE_PID set,
+    so child interpreters do not activate a probe of their own; STAGEBENCH_FD and
+    its pipe stay for children that write events themselves (children.py)."""
     import atexit
     env = os.environ if environ is None else environ
     probe = get_probe()
-    adapter = env.get("STAGEBENCH_ADAPTER")
-    for key in ("STAGEBENCH_FD", "STAGEBENCH_ADAPTER"):
-        env.pop(key, None)
+    adapter = env.pop("STAGEBENCH_ADAPTER", None)
+    env["STAGEBENCH_PROBE_PID"] = str(os.getpid())
+    fd = pipe_fd(env.get("STAGEBENCH_FD") or "")
+    if fd is not None:
+        hand_on_pipe(fd)
     probe.mark("probe: mode=%s staged=%s rng_restore=%s adapter=%s"
                % (probe.mode or "-", "on" if probe.staged else "off",
                   "on" if probe.rng_restore else "off", adapter or "-"))
@@ -90,6 +95,8 @@ def _excepthook(orig):
 
 
 def _at_exit(probe):
+    if probe.events.pid != os.getpid():
+        return  # a forked child (os.fork, multiprocessing): its parent checks the run
     if probe.stage is not None:
         probe.gpu(probe.stage)
     problems = probe.problems()

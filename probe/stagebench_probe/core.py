@@ -214,9 +214,24 @@ class Probe:
         return self._intercept(Interceptor(self, target, "memo", during=during))
 
     def _intercept(self, icp):
+        """Wrap the target when its module is imported (now, when it is already):
+        a target that is not there fails the run then, naming it (exit 3)."""
         self.interceptors.append(icp)
-        self.when_imported(icp.module_name, icp.install, main=False)
+        self.when_imported(icp.module_name, icp.install_or_fail, main=False)
         return icp
+
+    def fail(self, text):
+        """End the run now as a failure: a `probe: failed: TEXT` mark, TEXT on
+        stderr, exit status 3 (what the adapter says cannot be done)."""
+        self.mark("probe: failed: " + text)
+        sys.stderr.write("stagebench_probe: %s\nstagebench_probe: the run is a failure "
+                         "(exit 3)\n" % text)
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+        os._exit(3)
 
     def share(self, name, backbone, build=None, stages=None):
         """Register `name` as a model that uses the registered model `backbone`
@@ -445,14 +460,19 @@ class Probe:
         """What never happened in this run, one sentence each: hooks that never
         fired and, in a staged run, staged loading that never engaged."""
         out = []
+        unresolved = [i for i in self.interceptors if not i.installed]
+        waiting = {"import of " + i.module_name for i in unresolved}
         for label, n in self.hooks.items():
-            if n:
+            if n or label in waiting:
                 continue
             if label.startswith("import of "):
                 out.append("the module %s was never imported nor run as the main "
                            "script, so the adapter never patched it" % label[10:])
             else:
                 out.append("the hooked method %s was never called" % label)
+        for i in unresolved:
+            out.append("the %s never resolved: its module %s was never imported"
+                       % (i.describe(), i.module_name))
         if self.staged:
             if not self._entries and self.adapter is None:
                 out.append("no adapter was given (STAGEBENCH_ADAPTER), so no model was "

@@ -17,8 +17,10 @@ everything before the last name (before the class, for Class.method, when the
 class name is capitalised): "torch.load", "torchvision.models.resnet50",
 "transformers.AutoModel.from_pretrained".
 """
+import difflib
 import functools
 import inspect
+import os
 import sys
 import time
 
@@ -30,6 +32,35 @@ from .rng import RngState, preserved_rng
 RECORDED = frozenset(("eval", "train", "to", "cpu", "cuda", "half", "float", "double",
                       "bfloat16", "requires_grad_", "load_state_dict", "share_memory",
                       "zero_grad", "type"))
+
+
+class AdapterError(Exception):
+    """An adapter names something that is not there (a defer target's function)."""
+
+
+# what the adapter called, by the interceptor's kind
+CALLS = {"model": "defer", "load": "defer_load", "memo": "memoize"}
+
+
+def adapter_line():
+    """'FILE:LINE' of the first frame outside this package: the adapter's call."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    f = sys._getframe(1)
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+        f = f.f_back
+    return None if f is None else "%s:%d" % (f.f_code.co_filename, f.f_lineno)
+
+
+def _attr(owner, attr, where):
+    """owner.attr, or AdapterError naming what is missing (and a close name)."""
+    try:
+        return getattr(owner, attr)
+    except AttributeError:
+        pass
+    names = [n for n in dir(owner) if not n.startswith("__")]
+    close = difflib.get_close_matches(attr, names, 1)
+    raise AdapterError("%s has no attribute '%s'%s" % (
+        where, attr, " (did you mean '%s'?)" % close[0] if close else ""))
 
 
 def split_target(target):
@@ -140,16 +171,34 @@ class Interceptor:
         self.calls = 0  # intercepted calls
         self.memo = []  # (args, kwargs, result) for kind "memo"
         self.module_name, self.path = split_target(target)
+        self.where = adapter_line()  # the adapter's call, for messages
+        self.installed = False  # the target was found and wrapped
 
     def active(self):
         return self.probe.stage in self.during
 
+    def describe(self):
+        """'defer target 'T' (adapter FILE:LINE)', for messages."""
+        return "%s target '%s' (adapter %s)" % (CALLS[self.kind], self.target,
+                                                self.where or self.probe.adapter or "-")
+
+    def install_or_fail(self, module):
+        """install(), or the run fails at once (exit 3) naming the target and what
+        is missing: a typo must not surface later as some other error."""
+        try:
+            self.install(module)
+        except AdapterError as e:
+            self.probe.fail("%s: %s" % (self.describe(), e))
+
     def install(self, module):
-        owner = module
+        owner, where = module, self.module_name
         for attr in self.path[:-1]:
-            owner = getattr(owner, attr)
+            owner = _attr(owner, attr, where)
+            where += "." + attr
         attr = self.path[-1]
-        raw = inspect.getattr_static(owner, attr)
+        _attr(owner, attr, where)
+        self.installed = True
+        raw = inspect.getattr_static(owner, attr, None)
         if isinstance(raw, classmethod):
             orig = raw.__func__
 
@@ -158,8 +207,6 @@ class Interceptor:
             functools.update_wrapper(cm, orig)
             setattr(owner, attr, classmethod(cm))
             return
-        if isinstance(raw, staticmethod):
-            raw = raw.__func__
         orig = getattr(owner, attr)
         wrapper = self._wrap(orig)
         setattr(owner, attr, staticmethod(wrapper) if isinstance(owner, type) else wrapper)

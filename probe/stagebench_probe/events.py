@@ -12,6 +12,24 @@ def mono():
     return time.clock_gettime(time.CLOCK_MONOTONIC)
 
 
+def pipe_fd(text):
+    """The descriptor STAGEBENCH_FD names when it is a pipe open for writing, else
+    None (not a number, closed, a file, a read end)."""
+    import fcntl
+    import stat
+    try:
+        fd = int(text, 10)
+        if fd < 0:
+            return None
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
+            return None
+    except (ValueError, OSError):
+        return None
+    return fd
+
+
 def _clean(value):
     # json.dumps would write NaN/Infinity, which is not JSON.
     if isinstance(value, float) and not math.isfinite(value):
@@ -33,37 +51,37 @@ class Emitter:
 
     def __init__(self, fd=None):
         self.fd = fd
+        self.pid = os.getpid()  # a forked child's copy writes nothing (see `on`)
         self._lock = threading.Lock()
 
     @classmethod
     def from_env(cls, environ=None):
+        """The emitter of STAGEBENCH_FD: a pipe open for writing, written through a
+        close-on-exec duplicate of it (the pipeline may close or hand on the
+        number itself; the variable and the descriptor stay as they are)."""
         environ = os.environ if environ is None else environ
         text = environ.get("STAGEBENCH_FD")
         if text is None or text == "":
             return cls(None)
-        try:
-            fd = int(text, 10)
-            if fd < 0:
-                raise ValueError
-            os.fstat(fd)
-        except (ValueError, OSError):
-            sys.stderr.write("stagebench_probe: STAGEBENCH_FD=%r is not an open file "
-                             "descriptor; events are off\n" % text)
+        fd = pipe_fd(text)
+        if fd is None:
+            # a child interpreter of a probed process that was not handed the pipe
+            # (multiprocessing's spawn, close_fds) runs quietly without events
+            if not environ.get("STAGEBENCH_PROBE_PID"):
+                sys.stderr.write("stagebench_probe: STAGEBENCH_FD=%r is not a pipe open "
+                                 "for writing; events are off\n" % text)
             return cls(None)
-        try:
-            # The pipe is for this process; child interpreters must not write to it.
-            os.set_inheritable(fd, False)
-        except OSError:
-            pass
-        return cls(fd)
+        return cls(os.dup(fd))
 
     @property
     def on(self):
-        return self.fd is not None
+        """Events are written: a descriptor, in the process that made the emitter
+        (a forked child's inherited probe is off: its parent writes the events)."""
+        return self.fd is not None and os.getpid() == self.pid
 
     def emit(self, kind, **fields):
         """Write one event; returns the dict written (None when off)."""
-        if self.fd is None:
+        if not self.on:
             return None
         event = {"type": "event", "kind": kind}
         event.update(fields)

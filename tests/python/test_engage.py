@@ -211,3 +211,25 @@ def test_deferred_value_reads_only_when_the_model_is_built(tmp_path, pipe_probe)
     ev = probe.read_events()
     assert [e["kind"] for e in ev if e["kind"] in ("load", "reload", "release")] == \
         ["load", "release", "reload"]
+
+
+@pytest.mark.parametrize("target,said", [
+    # the module is imported by the pipeline: checked then, before it builds anything
+    ("zoo:big_nett", "zoo has no attribute 'big_nett' (did you mean 'big_net'?)"),
+    ("zoo:big_net.nope", "zoo.big_net has no attribute 'nope'"),
+    # already imported when the adapter is installed: checked there
+    ("os.path:joinn", "os.path has no attribute 'joinn' (did you mean 'join'?)"),
+    # never imported: a failure at the end naming the target
+    ("nozoo:big_net", "never resolved: its module nozoo was never imported"),
+])
+def test_a_typo_in_a_defer_target_is_named_with_the_adapter(tmp_path, target, said):
+    d = make(tmp_path)
+    (d / "adapter.py").write_text((d / "adapter.py").read_text().replace(
+        'probe.defer("zoo:big_net"', 'probe.defer(%r' % target))
+    rc, ev, out, err = run(d, [sys.executable, "app.py", str(d / "w.pt")], staged=True)
+    assert rc == 3, err
+    line = [x for x in err.splitlines() if "defer target '%s'" % target in x]
+    assert line and said in line[0] and "adapter %s:" % (d / "adapter.py") in line[0], err
+    assert "Traceback" not in err
+    if not target.startswith("nozoo"):
+        assert "built" not in out  # stopped before the pipeline went on

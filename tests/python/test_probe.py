@@ -362,7 +362,7 @@ def test_sitecustomize_imports_nothing_without_stagebench_env():
     assert (rc, out.strip(), ev) == (0, "False", [])
 
 
-def test_sitecustomize_runs_the_adapter_and_hides_the_fd_from_children(tmp_path):
+def test_sitecustomize_runs_the_adapter_once_and_leaves_the_fd_to_children(tmp_path):
     (tmp_path / "my_adapter.py").write_text(textwrap.dedent("""
         def install(probe):
             probe.mark("installed, staged=%s" % probe.staged)
@@ -370,12 +370,13 @@ def test_sitecustomize_runs_the_adapter_and_hides_the_fd_from_children(tmp_path)
             probe.enter("s")
     """))
     code = ("import os, sys; print('stagebench_probe' in sys.modules, "
-            "'STAGEBENCH_FD' in os.environ, 'STAGEBENCH_ADAPTER' in os.environ)")
+            "'STAGEBENCH_FD' in os.environ, 'STAGEBENCH_ADAPTER' in os.environ, "
+            "os.environ.get('STAGEBENCH_PROBE_PID') == str(os.getpid()))")
     rc, ev, out, err = run_probed([sys.executable, "-c", code],
                                   {"STAGEBENCH_ADAPTER": str(tmp_path / "my_adapter.py"),
                                    "STAGEBENCH_STAGED": "1", "STAGEBENCH_MODE": "staged"})
     assert rc == 0, err
-    assert out.split() == ["True", "False", "False"]
+    assert out.split() == ["True", "True", "False", "True"]
     notes = [e["note"] for e in ev if e["kind"] == "mark"]
     assert notes[-1] == "installed, staged=True", err
     assert "mode=staged" in notes[0]

@@ -2,6 +2,7 @@
 with --adapter [--staged], and with --pipeline/--variant; the caller's PYTHONPATH comes last."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -79,3 +80,111 @@ def test_pipeline_and_variant_run_the_files_command_with_its_env(tmp_path):
 def test_probe_options_without_what_they_need_are_usage_errors(tmp_path, args, msg):
     rc, out, err = record(tmp_path, args)
     assert rc == 2 and msg in err
+
+
+# -- the line protocol: STAGEBENCH_FD stays set for the pipeline and its children -------------
+
+def trace_events(tmp_path):
+    lines = (tmp_path / "t.trace.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e.get("type") == "event"]
+
+
+WRITE_OWN = textwrap.dedent("""
+    import json, os, time
+    fd = int(os.environ["STAGEBENCH_FD"])
+    os.write(fd, (json.dumps({"kind": "stage", "stage": "%s",
+                              "mono": time.clock_gettime(time.CLOCK_MONOTONIC)}) + "\\n").encode())
+""")
+
+
+def test_a_python_script_that_writes_its_own_events_finds_the_fd(tmp_path):
+    rc, out, err = record(tmp_path, ["--", sys.executable, "-c", WRITE_OWN % "own"])
+    assert rc == 0, err
+    assert [e["stage"] for e in trace_events(tmp_path) if e["kind"] == "stage"] == ["own"]
+
+
+C_CHILD = r"""
+#include "stagebench_probe.h"
+int main(void)
+{
+	sbp_stage("c_stage");
+	return sbp_mark("from C") ? 1 : 0;
+}
+"""
+
+
+def test_a_c_child_of_a_python_pipeline_writes_into_the_trace(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    (tmp_path / "child.c").write_text(C_CHILD)
+    subprocess.run([cc, "-std=gnu99", "-I", PROBE, "-o", str(tmp_path / "child"),
+                    str(tmp_path / "child.c")], check=True)
+    # subprocess's default close_fds=True: the probe hands the pipe on
+    app = ("import subprocess, sys\n"
+           "subprocess.run([%r], check=True)\n"
+           "subprocess.run([%r, '-c', %r], check=True)\n"
+           % (str(tmp_path / "child"), sys.executable, WRITE_OWN % "py_child"))
+    rc, out, err = record(tmp_path, ["--", sys.executable, "-c", app])
+    assert rc == 0, err
+    ev = trace_events(tmp_path)
+    assert [e["stage"] for e in ev if e["kind"] == "stage"] == ["c_stage", "py_child"], err
+    assert "from C" in [e.get("note") for e in ev if e["kind"] == "mark"]
+
+
+FORKING_APP = textwrap.dedent("""
+    import multiprocessing as mp
+    import os
+    import sys
+
+    def load():
+        return 1
+
+    def work(x):
+        return x * 2
+
+    def main():
+        load()
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)           # at exit before any stage: the parent's run is not judged here
+        os.waitpid(pid, 0)
+        pid = os.fork()
+        if pid == 0:
+            work(1)               # a hooked stage method in a forked child
+            sys.exit(0)
+        os.waitpid(pid, 0)
+        with mp.get_context("fork").Pool(2) as pool:
+            pool.map(work, [1, 2, 3])
+        p = mp.get_context("spawn").Process(target=work, args=(1,))
+        p.start()
+        p.join()
+        work(3)
+        print("done", p.exitcode, flush=True)
+
+    if __name__ == "__main__":
+        main()
+""")
+
+FORKING_ADAPTER = textwrap.dedent("""
+    import functools
+    def install(probe):
+        probe.register("m", lambda: [1], ["work"])
+        probe.when_imported("app", functools.partial(patch, probe))
+    def patch(probe, app):
+        probe.on_call(app, "work", "work")
+""")
+
+
+def test_forked_and_multiprocessing_children_leave_a_staged_run_as_it_is(tmp_path):
+    (tmp_path / "app.py").write_text(FORKING_APP)
+    (tmp_path / "ad.py").write_text(FORKING_ADAPTER)
+    rc, out, err = record(tmp_path, ["--adapter", "ad.py", "--staged", "--",
+                                     sys.executable, "app.py"])
+    assert rc == 0 and "done 0" in out, err
+    assert "never engaged" not in err and "probe: failed" not in err
+    ev = trace_events(tmp_path)
+    assert not [e for e in ev if e["kind"] == "mark" and "failed" in e["note"]]
+    # the parent's one entry into "work"; the children's entries write nothing
+    assert [e["stage"] for e in ev if e["kind"] == "stage"] == ["work"]
+    assert [e["name"] for e in ev if e["kind"] == "load"] == []

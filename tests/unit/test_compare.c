@@ -87,6 +87,7 @@ Test(compare, plan_expands_the_command_and_variant_args, .init = make_tmp, .fini
 	cr_expect_str_eq(r.trace_path, "/o/staged-2.trace.jsonl.zst");
 	cr_expect_str_eq(r.latents_dir, "/o/staged-2.latents");
 	cr_expect_str_eq(r.log_path, "/o/staged-2.log");
+	cr_expect_str_eq(r.err_path, "/o/staged-2.err");
 	free(script);
 	compare_run_release(&r);
 	compare_run_release(&r); /* released twice: still fine */
@@ -331,4 +332,61 @@ Test(compare, plan_run_refuses_a_variant_name_outside_the_safe_set, .init = make
 	cr_expect_null(r.out_dir, "no path was made of it");
 	compare_run_release(&r);
 	pipeline_release(&p);
+}
+
+/* compare_error_line on TEXT: the line it picks, or NULL for none. */
+static void expect_error_line(const char *text, const char *want)
+{
+	struct strbuf sb = STRBUF_INIT;
+	bool got = compare_error_line(text, strlen(text), &sb);
+	if (!want)
+		cr_expect_not(got, "picked '%s'", sb.buf ? sb.buf : "");
+	else
+		cr_expect(got && !strcmp(sb.buf, want), "picked '%s', not '%s'",
+			  sb.buf ? sb.buf : "(none)", want);
+	strbuf_release(&sb);
+}
+
+Test(compare, error_line_is_the_exception_of_the_last_traceback)
+{
+	expect_error_line("Traceback (most recent call last):\n"
+			  "  File \"run.py\", line 3, in <module>\n"
+			  "    shape(x)\n"
+			  "    ^^^^^^^^\n"
+			  "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+			  "stagebench_probe: the adapter's hooks never fired (mode staged): ...\n",
+			  "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB");
+	/* chained: the last traceback's exception; a multi-line message: its first line */
+	expect_error_line("Traceback (most recent call last):\n  File \"a\"\nKeyError: 'x'\n\n"
+			  "During handling of the above exception, another exception occurred:\n\n"
+			  "Traceback (most recent call last):\n  File \"b\"\n"
+			  "ValueError: bad value\n  more detail\r\n",
+			  "ValueError: bad value");
+}
+
+Test(compare, error_line_without_a_traceback)
+{
+	/* the probe's reason, not its closing "the run is a failure" line */
+	expect_error_line("loading\nstagebench_probe: staged loading never engaged (mode staged): "
+			  "no stage was ever entered\nstagebench_probe: the run is a failure (exit 3): "
+			  "it would be measured as the wrong variant\n",
+			  "stagebench_probe: staged loading never engaged (mode staged): no stage was "
+			  "ever entered");
+	expect_error_line("first\nSegmentation fault\n  \n", "Segmentation fault");
+	expect_error_line("no newline at the end", "no newline at the end");
+	expect_error_line("", NULL);
+	expect_error_line("\n \n\t\n", NULL);
+}
+
+Test(compare, error_line_is_cut_at_the_limit_outside_a_character)
+{
+	struct strbuf in = STRBUF_INIT, out = STRBUF_INIT;
+	strbuf_addstr(&in, "E");
+	for (int i = 0; i < COMPARE_ERROR_LINE_MAX; i++)
+		strbuf_addstr(&in, "\xc3\xa9"); /* é */
+	cr_assert(compare_error_line(in.buf, in.len, &out));
+	cr_expect_leq(out.len, COMPARE_ERROR_LINE_MAX);
+	cr_expect_eq(out.len % 2, 1, "cut inside a character: %zu bytes", out.len);
+	strbuf_release(&in);
+	strbuf_release(&out);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "probe/stagebench_probe.h"
@@ -104,4 +105,23 @@ Test(probe, a_vanished_reader_gives_epipe_not_a_signal)
 	cr_assert_eq(errno, EPIPE);
 	cr_assert_not(sbp_enabled(), "the probe turned itself off");
 	cr_assert_eq(sbp_mark("again"), 0);
+}
+
+Test(probe, a_file_at_the_descriptor_is_not_written)
+{
+	/* a child that was not handed the pipe (close_fds) and opened a file of its own at
+	 * that number: the probe must not write events into it */
+	char path[] = "/tmp/sbp-probe-file-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	char num[16];
+	snprintf(num, sizeof(num), "%d", fd);
+	setenv("STAGEBENCH_FD", num, 1);
+	cr_assert_not(sbp_enabled());
+	cr_assert_eq(sbp_stage("decode"), 0);
+	struct stat st;
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_eq(st.st_size, 0, "%lld bytes written into the file", (long long)st.st_size);
+	close(fd);
+	unlink(path);
 }

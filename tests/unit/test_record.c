@@ -1,5 +1,6 @@
 /* test_record.c -- the record engine in-process on real commands, traces read back */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -441,4 +442,32 @@ Test(record, guard_times_out_when_there_is_never_room, .timeout = 10)
 	cr_assert_not(res.started);
 	record_result_release(&res);
 	guard_opts_release(&g);
+}
+
+/* stderr_copy_fd: what the command writes to its stderr reaches the copy as it
+ * comes, also from a child it leaves behind for a moment. */
+Test(record, the_commands_stderr_is_copied_to_a_file, .init = make_tmp, .fini = drop_tmp,
+     .timeout = 20)
+{
+	char *path = xasprintf("%s/run.err", tmpdir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	cr_assert(fd >= 0);
+	char *argv[] = { "sh", "-c", "echo to-out; echo first >&2; sh -c 'echo second >&2'; exit 4",
+			 NULL };
+	struct record_opts o = RECORD_OPTS_INIT;
+	o.interval_ns = 50 * 1000000LL;
+	o.status_line = false;
+	o.summary = false;
+	o.stderr_copy_fd = fd;
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record_run(&o, argv, &res), 0);
+	close(fd);
+	cr_expect_eq(res.exit_code, 4);
+	char *text = NULL;
+	size_t len = 0;
+	cr_assert_eq(read_file(path, &text, &len), 0);
+	cr_expect_str_eq(text, "first\nsecond\n");
+	free(text);
+	record_result_release(&res);
+	free(path);
 }

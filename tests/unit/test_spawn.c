@@ -328,3 +328,25 @@ Test(spawn, orphan_outside_the_group_is_stopped_without_a_subreaper, .timeout = 
 	free(fifo);
 	free(script);
 }
+
+/* stderr_fd becomes the command's stderr; this process's own is untouched. */
+Test(spawn, hands_over_stderr_fd, .timeout = 10)
+{
+	int err[2];
+	cr_assert_eq(pipe2(err, O_CLOEXEC), 0);
+	struct spawn sp = SPAWN_INIT;
+	char *argv[] = { "sh", "-c", "echo to-stderr >&2", NULL };
+	sp.argv = argv;
+	sp.stderr_fd = err[1];
+	cr_assert_eq(spawn_start(&sp), 0);
+	close(err[1]);
+	char buf[64] = { 0 };
+	size_t got = 0;
+	ssize_t r;
+	while ((r = read(err[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	close(err[0]);
+	cr_assert_eq(spawn_wait(&sp), 0);
+	cr_assert_str_eq(buf, "to-stderr\n");
+	spawn_release(&sp);
+}
