@@ -50,6 +50,6 @@ check "qwen-image: staged loads and releases ($ev)" [ "$ev" = \
 	"load text_encoder encode,release text_encoder denoise,load transformer denoise,release transformer decode," ]
 ev=$(events "$tmp/q/eager-1.trace.jsonl.zst")
 check "qwen-image: eager loads at setup ($ev)" [ "$ev" = "load text_encoder setup,load transformer setup," ]
-check "qwen-image: latents identical in the three variants" \
-	grep -q '^3 pairs in 1 latents\{0,1\}: 3 identical' "$tmp/q/latents.md"
+check "qwen-image: latents (before and after the VAE) identical in the three variants" \
+	grep -q '^6 pairs in 2 latents: 6 identical' "$tmp/q/latents.md"
 exit $fail
