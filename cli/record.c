@@ -140,7 +140,7 @@ static int plan_pipeline(const struct probe_args *pa, const char *trace_path,
 		struct strbuf why = STRBUF_INIT;
 		int r = compare_set_option(&pl->p, pa->sets[i], &pl->sets, &why);
 		if (r < 0)
-			opt_usage_error("record", "option '--set': %s", why.buf ? why.buf : "invalid");
+			opt_usage_error("record", "%s", strbuf_str(&why));
 		strbuf_release(&why);
 		if (r < 0)
 			return SB_EXIT_USAGE;

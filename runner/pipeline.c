@@ -66,6 +66,76 @@ static int kv_from_json(const char *path, const char *what, json_t *obj, struct 
 	return 0;
 }
 
+/* Levenshtein distance of a and b, counted up to cap (returns cap + 1 beyond it). */
+static size_t edit_distance(const char *a, const char *b, size_t cap)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if ((la > lb ? la - lb : lb - la) > cap || lb > 31)
+		return cap + 1;
+	size_t row[32];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb] > cap ? cap + 1 : row[lb];
+}
+
+static const char *const top_keys[] = { "name", "command", "variants", "defaults", "env",
+					 "adapter", "pythonpath", "prepare", "files", NULL };
+static const char *const variant_keys[] = { "env", "args", NULL };
+
+/* Every key of obj must be one of known, or a comment ("_..." or "//..."); else an
+ * error naming the key, where it is, the known keys and the nearest one when close. */
+static int check_keys(const char *path, json_t *obj, const char *where,
+		      const char *const *known)
+{
+	const char *key;
+	json_t *val;
+	json_object_foreach(obj, key, val) {
+		if (key[0] == '_' || !strncmp(key, "//", 2))
+			continue;
+		const char *near = NULL;
+		size_t best = 3; /* a hint only within distance 2, and only when one key is nearest */
+		int ok = 0, ties = 0;
+		for (const char *const *k = known; *k && !ok; k++) {
+			size_t d = edit_distance(key, *k, 2);
+			ok = d == 0;
+			if (d < best) {
+				best = d;
+				near = *k;
+				ties = 0;
+			} else if (d == best && near)
+				ties++;
+		}
+		if (ok)
+			continue;
+		struct strbuf msg = STRBUF_INIT;
+		strbuf_addf(&msg, "%s: unknown key '%s' %s", path, key, where);
+		if (near && !ties)
+			strbuf_addf(&msg, "; did you mean '%s'?", near);
+		strbuf_addstr(&msg, " (known keys: ");
+		for (const char *const *k = known; *k; k++)
+			strbuf_addf(&msg, "%s%s", k == known ? "" : ", ", *k);
+		strbuf_addstr(&msg, "; a key starting with '_' or '//' is a comment)");
+		error("%s", strbuf_str(&msg));
+		strbuf_release(&msg);
+		return -1;
+	}
+	return 0;
+}
+
 int pipeline_read(const char *path, struct pipeline *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -82,6 +152,8 @@ int pipeline_read(const char *path, struct pipeline *p)
 		error("%s: a pipeline file must hold a JSON object", path);
 		goto out;
 	}
+	if (check_keys(path, root, "at the top level", top_keys))
+		goto out;
 	json_t *name = json_object_get(root, "name");
 	if (name && !json_is_string(name)) {
 		error("%s: 'name' must be a string", path);
@@ -127,8 +199,13 @@ int pipeline_read(const char *path, struct pipeline *p)
 			error("%s: variant '%s' must be an object", path, vname);
 			goto out;
 		}
-		char *what = xasprintf("variants.%s.env", vname);
-		int bad = kv_from_json(path, what, json_object_get(v, "env"), &pv->env);
+		char *what = xasprintf("in variants.%s", vname);
+		int bad = check_keys(path, v, what, variant_keys);
+		free(what);
+		if (bad)
+			goto out;
+		what = xasprintf("variants.%s.env", vname);
+		bad = kv_from_json(path, what, json_object_get(v, "env"), &pv->env);
 		free(what);
 		if (bad)
 			goto out;

@@ -22,7 +22,8 @@
  * Placeholders "{key}" in command, args, env values and pythonpath are
  * expanded by the runner: python, pipeline_dir, seed, out, run, mode, cache,
  * plus every key of "defaults"; in "prepare" and "files" too (prepare's out
- * is OUT/prepare, its mode "prepare", its run 0). Unknown keys are ignored.
+ * is OUT/prepare, its mode "prepare", its run 0). An unknown key, at the top
+ * level or in a variant, is an error; one starting with "_" or "//" is a comment.
  * The reference for users: pipelines/README.md.
  */
 #ifndef SB_PIPELINE_H

@@ -24,6 +24,8 @@ done
 "$SB" record --label nokey -- true 2>&1 >/dev/null; echo "record bad label: $?"
 { "$SB" compare --set nokey 2>&1 >/dev/null; echo "compare bad set: $?"; } | sed 's|[^ ]*/demo/|DEMO/|'
 { "$SB" compare --set colour=red 2>&1 >/dev/null; echo "compare unknown set: $?"; } | sed 's|[^ ]*/demo/|DEMO/|'
+{ "$SB" record -o "$TMP/t.trace" --pipeline ../../demo/pipeline.json --variant eager --set colour=red -- true \
+	2>&1 >/dev/null; echo "record unknown set: $?"; } | sed 's|[^ ]*/demo/|DEMO/|'
 { "$SB" compare nosuch 2>&1 >/dev/null; echo "compare unknown variant: $?"; } | sed 's|[^ ]*/demo/|DEMO/|'
 "$SB" compare eager eager 2>&1 >/dev/null; echo "compare variant twice: $?"
 "$SB" guard 2>&1 >/dev/null; echo "guard no command: $?"

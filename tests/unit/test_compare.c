@@ -9,6 +9,7 @@
 #include "../../common/util.h"
 #include "../../runner/compare.h"
 #include "../../runner/pipeline.h"
+#include "testutil.h"
 
 static char tmpdir[64];
 
@@ -49,6 +50,80 @@ static void read_pipeline(struct pipeline *p)
 	cr_assert_eq(write_file(path, pipeline_json, strlen(pipeline_json)), 0);
 	cr_assert_eq(pipeline_read(path, p), 0);
 	free(path);
+}
+
+/* Read `json` as TMP/pipeline.json; returns pipeline_read's result, *msg what it wrote to stderr. */
+static int read_text(const char *json, char **msg)
+{
+	char *path = xasprintf("%s/pipeline.json", tmpdir);
+	cr_assert_eq(write_file(path, json, strlen(json)), 0);
+	struct pipeline p;
+	struct stderr_capture c;
+	stderr_capture_begin(&c);
+	int rc = pipeline_read(path, &p);
+	*msg = stderr_capture_end(&c);
+	if (rc == 0)
+		pipeline_release(&p);
+	free(path);
+	return rc;
+}
+
+Test(compare, read_refuses_an_unknown_top_level_key_and_suggests_the_near_one, .init = make_tmp,
+     .fini = drop_tmp)
+{
+	char *msg;
+	cr_assert_eq(read_text("{\"command\": [\"true\"], \"adaptor\": \"a.py\",\n"
+			       " \"variants\": {\"v\": {}}}\n", &msg), -1);
+	char *want = xasprintf(
+		"stagebench: error: %s/pipeline.json: unknown key 'adaptor' at the top level; "
+		"did you mean 'adapter'? (known keys: name, command, variants, defaults, env, adapter, "
+		"pythonpath, prepare, files; a key starting with '_' or '//' is a comment)\n", tmpdir);
+	cr_expect_str_eq(msg, want);
+	free(want);
+	free(msg);
+}
+
+Test(compare, read_refuses_an_unknown_variant_key_naming_the_variant, .init = make_tmp,
+     .fini = drop_tmp)
+{
+	char *msg;
+	cr_assert_eq(read_text("{\"command\": [\"true\"], \"variants\": {\"eager\": {},\n"
+			       " \"staged\": {\"env\": {}, \"arg\": [\"--x\"]}}}\n", &msg), -1);
+	cr_expect_not_null(strstr(msg, "pipeline.json: unknown key 'arg' in variants.staged; "
+				       "did you mean 'args'? (known keys: env, args;"), "%s", msg);
+	free(msg);
+}
+
+Test(compare, read_gives_no_hint_when_no_known_key_is_near, .init = make_tmp, .fini = drop_tmp)
+{
+	char *msg;
+	cr_assert_eq(read_text("{\"command\": [\"true\"], \"bogus\": 1, \"variants\": {\"v\": {}}}",
+			       &msg), -1);
+	cr_expect_not_null(strstr(msg, "unknown key 'bogus' at the top level (known keys: name,"),
+			   "%s", msg);
+	cr_expect_null(strstr(msg, "did you mean"), "%s", msg);
+	free(msg);
+	/* 'arv' is 2 edits from both 'env' and 'args': no one key to suggest */
+	cr_assert_eq(read_text("{\"command\": [\"true\"], \"variants\": {\"v\": {\"arv\": 1}}}",
+			       &msg), -1);
+	cr_expect_not_null(strstr(msg, "unknown key 'arv' in variants.v (known keys: env, args;"),
+			   "%s", msg);
+	cr_expect_null(strstr(msg, "did you mean"), "%s", msg);
+	free(msg);
+}
+
+Test(compare, read_takes_keys_starting_with_underscore_or_slashes_as_comments,
+     .init = make_tmp, .fini = drop_tmp)
+{
+	char *msg;
+	cr_expect_eq(read_text("{\"_comment\": \"x\", \"// why\": [1], \"command\": [\"true\"],\n"
+			       " \"variants\": {\"v\": {\"_note\": {}, \"//\": 2, \"args\": []}}}",
+			       &msg), 0, "%s", msg);
+	cr_expect_str_eq(msg, "");
+	free(msg);
+	cr_expect_eq(read_text("{\"comment\": \"x\", \"command\": [\"true\"], \"variants\": {\"v\": {}}}",
+			       &msg), -1, "only a leading '_' or '//' makes a comment");
+	free(msg);
 }
 
 static const char *env_get(char **env, const char *key)
