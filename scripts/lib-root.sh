@@ -37,6 +37,9 @@ root_unpack() {
 	mkdir -p "$2" "$sb_roots/apt-$1/partial" "$sb_roots/pip"
 	tar --numeric-owner -C "$2" -xf "$sb_roots/debian-$1.tar" || return 1
 	cp -L /etc/resolv.conf "$2/etc/resolv.conf" 2>/dev/null || true
+	# the host's trusted certificates, for pip in the root (a host behind a TLS-inspecting proxy
+	# trusts its CA; the root's own ca-certificates would not): PIP_CERT in in_root
+	cp -L /etc/ssl/certs/ca-certificates.crt "$2/etc/stagebench-host-ca.crt" 2>/dev/null || true
 }
 
 in_root() {
@@ -49,7 +52,9 @@ in_root() {
 		mount --bind "$apt" "$r/var/cache/apt/archives"
 		mkdir -p "$r/root/.cache/pip"
 		mount --bind "$pip" "$r/root/.cache/pip"
-		exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+		ca=""
+		[ -s "$r/etc/stagebench-host-ca.crt" ] && ca=PIP_CERT=/etc/stagebench-host-ca.crt
+		exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb $ca \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			/bin/sh -c "cd \"\$0\" && $cmd" "$cwd"' in_root "$1" "$sb_roots/apt-$2" "$3" "$4" "$sb_roots/pip" </dev/null
 }
