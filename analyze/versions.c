@@ -6,6 +6,7 @@
 
 #include "../common/jsonw.h"
 #include "render.h"
+#include "strindex.h"
 
 static const char *run_version(const struct analysis *a, const char *name)
 {
@@ -40,19 +41,12 @@ static size_t gather(struct version_diff *vd, const struct versions_group *group
 	return ndistinct;
 }
 
-static bool known_name(const char **names, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(names[i], name))
-			return true;
-	return false;
-}
-
 void versions_compare(struct versions_diff *d, const struct versions_group *groups,
 		      size_t ngroups)
 {
 	const char **names = NULL;
 	size_t nnames = 0;
+	struct strindex ix = STRINDEX_INIT;
 	d->ngroups = ngroups;
 	d->labels = xcalloc(ngroups + 1, sizeof(*d->labels));
 	for (size_t g = 0; g < ngroups; g++) {
@@ -60,10 +54,12 @@ void versions_compare(struct versions_diff *d, const struct versions_group *grou
 		for (size_t r = 0; r < groups[g].nruns; r++) {
 			const struct analysis *a = groups[g].runs[r];
 			for (size_t i = 0; i < a->nversions; i++) {
-				if (known_name(names, nnames, a->versions[i].name))
+				const char *name = a->versions[i].name;
+				if (strindex_find(&ix, strindex_names_key, names, name) != STRINDEX_NONE)
 					continue;
 				names = xrealloc(names, (nnames + 1) * sizeof(*names));
-				names[nnames++] = a->versions[i].name;
+				names[nnames] = name;
+				strindex_add(&ix, strindex_names_key, names, nnames++);
 			}
 		}
 	}
@@ -76,6 +72,7 @@ void versions_compare(struct versions_diff *d, const struct versions_group *grou
 		d->diffs = xrealloc(d->diffs, (d->ndiffs + 1) * sizeof(*d->diffs));
 		d->diffs[d->ndiffs++] = vd;
 	}
+	strindex_release(&ix);
 	free(names);
 }
 

@@ -247,6 +247,25 @@ int read_file(const char *path, char **data, size_t *len)
 	return 0;
 }
 
+int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int write_file(const char *path, const void *data, size_t len)
 {
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
@@ -256,20 +275,12 @@ int write_file(const char *path, const void *data, size_t len)
 		free(tmp);
 		return -1;
 	}
-	const char *p = data;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			error("cannot write '%s': %s", tmp, strerror(errno));
-			close(fd);
-			unlink(tmp);
-			free(tmp);
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
+	if (write_all(fd, data, len)) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		return -1;
 	}
 	if (close(fd) < 0 || rename(tmp, path) < 0) {
 		error("cannot write '%s': %s", path, strerror(errno));

@@ -93,6 +93,8 @@ int read_file(const char *path, char **data, size_t *len);
  * one); -1 after error() (none when quiet) for anything else. */
 int open_regular_file(const char *path, bool quiet);
 int write_file(const char *path, const void *data, size_t len); /* atomic: tmp + rename */
+/* All of DATA to FD, again after EINTR and short writes; -1 with errno set on failure. */
+int write_all(int fd, const void *data, size_t len);
 int mkdir_p(const char *path);
 /* The program `name` runs as, looked up on PATH (unset or empty: the default
  * /usr/local/bin:/usr/bin:/bin; an empty entry is the current directory) as

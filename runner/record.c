@@ -536,20 +536,6 @@ static void probe_read(struct run *r, size_t max)
 
 /* ---- the command's stderr, copied --------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Relay what the command wrote to its stderr, at most max bytes: to the copy
  * as it comes (nothing held back: it survives our end) and to our stderr. At
  * EOF the pipe is closed. */

@@ -79,7 +79,7 @@ void trace_writer_set_write_fn(struct trace_writer *w, trace_write_fn fn, void *
 	w->write_arg = arg;
 }
 
-static int write_all(struct trace_writer *w, const void *data, size_t len)
+static int writer_write(struct trace_writer *w, const void *data, size_t len)
 {
 	const char *p = data;
 	while (len) {
@@ -117,9 +117,9 @@ int trace_writer_flush(struct trace_writer *w)
 			w->failed = true;
 			return error("cannot compress trace '%s': %s", w->path, ZSTD_getErrorName(n));
 		}
-		ret = write_all(w, w->frame, n);
+		ret = writer_write(w, w->frame, n);
 	} else {
-		ret = write_all(w, w->buf.buf, w->buf.len);
+		ret = writer_write(w, w->buf.buf, w->buf.len);
 	}
 	strbuf_reset(&w->buf);
 	return ret;

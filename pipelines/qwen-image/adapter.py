@@ -106,9 +106,10 @@ def _patch(probe, diffusers):
         if klass not in hooked:
             hooked.add(klass)
             _hook_stages(probe, diffusers, klass, state)
+            if not probe.staged:  # eager, offload: the components' loads are reported
+                for name, (module, cls, _) in comps.items():
+                    probe.defer("%s:%s.from_pretrained" % (module, cls), name=name)
         if not probe.staged:
-            for name, (module, cls, _) in comps.items():
-                probe.defer("%s:%s.from_pretrained" % (module, cls), name=name)
             return orig(klass, path, *args, **kwargs)
         return _staged_from_pretrained(probe, orig, klass, path, args, kwargs, comps, state)
     base.from_pretrained = classmethod(functools.wraps(orig)(from_pretrained))

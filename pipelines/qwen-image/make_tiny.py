@@ -142,8 +142,7 @@ def main(argv):
     ap.add_argument("--class", dest="cls", choices=("QwenImage21Pipeline", "QwenImagePipeline"))
     ap.add_argument("--size", choices=sorted(SHAPES), default="tiny")
     args = ap.parse_args(argv[1:])
-    argv = [argv[0], args.dir]
-    path = os.path.abspath(argv[1])
+    path = os.path.abspath(args.dir)
     if os.path.exists(os.path.join(path, "model_index.json")):
         return 0
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -21,7 +21,7 @@ from .release import StageReleasedError, flush_allocators, is_released, module_n
 from .defer import DeferredValue
 from .rng import RngState, preserved_rng
 from . import versions as _versions
-from .core import _finder
+from .core import _finder, exit_now
 
 __all__ = ["Probe", "LazyModel", "Emitter", "mono", "StageReleasedError", "release",
            "module_nbytes", "flush_allocators", "is_released", "RngState", "preserved_rng",
@@ -110,9 +110,4 @@ def _at_exit(probe):
         return  # the pipeline failed on its own: its exit status stands
     sys.stderr.write("stagebench_probe: the run is a failure (exit 3): it would be measured "
                      "as the wrong variant\n")
-    for f in (sys.stdout, sys.stderr):
-        try:
-            f.flush()
-        except Exception:
-            pass
-    os._exit(3)
+    exit_now(3)

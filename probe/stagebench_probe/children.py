@@ -11,23 +11,22 @@ import functools
 import os
 
 
-def _same_pipe(fd, ident):
+def _ident(fd):
+    """(device, inode) of the open descriptor, or None when it is closed."""
     try:
         st = os.fstat(fd)
     except OSError:
-        return False
-    return (st.st_dev, st.st_ino) == ident
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def hand_on_pipe(fd):
     """Wrap subprocess.Popen so children whose environment has STAGEBENCH_FD=fd keep
     the descriptor, while it is still the pipe it is now."""
     import subprocess
-    try:
-        st = os.fstat(fd)
-    except OSError:
+    ident = _ident(fd)
+    if ident is None:
         return
-    ident = (st.st_dev, st.st_ino)
     orig = subprocess.Popen.__init__
     if getattr(orig, "__stagebench_wrapped__", False):
         return
@@ -42,7 +41,7 @@ def hand_on_pipe(fd):
                 named = env.get("STAGEBENCH_FD") == str(fd)
             except Exception:  # bytes keys, an odd mapping: leave the call alone
                 named = False
-            if named and _same_pipe(fd, ident):
+            if named and _ident(fd) == ident:
                 kwargs["pass_fds"] = tuple(kwargs.get("pass_fds") or ()) + (fd,)
         return orig(self, args, *more, **kwargs)
     __init__.__stagebench_wrapped__ = True

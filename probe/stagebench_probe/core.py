@@ -226,12 +226,7 @@ class Probe:
         self.mark("probe: failed: " + text)
         sys.stderr.write("stagebench_probe: %s\nstagebench_probe: the run is a failure "
                          "(exit 3)\n" % text)
-        for f in (sys.stdout, sys.stderr):
-            try:
-                f.flush()
-            except Exception:
-                pass
-        os._exit(3)
+        exit_now(3)
 
     def share(self, name, backbone, build=None, stages=None):
         """Register `name` as a model that uses the registered model `backbone`
@@ -523,6 +518,17 @@ def _resolving_load_state_dict(torch):
         return orig(self, *resolve(args), **resolve(kwargs))
     load_state_dict.__stagebench_wrapped__ = True
     cls.load_state_dict = load_state_dict
+
+
+def exit_now(status):
+    """Flush stdout and stderr, then leave at once with STATUS (no atexit
+    handlers, no cleanup that could fail after the verdict)."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    os._exit(status)
 
 
 def _label(target):

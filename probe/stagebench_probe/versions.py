@@ -48,13 +48,14 @@ class VersionWatch:
         return named
 
     def sweep(self):
-        """The watched libraries in sys.modules not named yet."""
-        found = {}
-        for name in LIBRARIES:
-            mod = sys.modules.get(name)
-            if mod is not None and name not in self.named:
-                found[name] = module_version(mod)
-        return self.emit(found)
+        """Name the watched libraries in sys.modules not named yet."""
+        return self.emit(loaded())
+
+
+def loaded():
+    """{name: version} of the watched libraries in sys.modules."""
+    return {name: module_version(sys.modules[name]) for name in LIBRARIES
+            if sys.modules.get(name) is not None}
 
 
 def watch(probe, finder, at_exit=True):
@@ -64,10 +65,7 @@ def watch(probe, finder, at_exit=True):
     w = VersionWatch(probe)
     first = {"python": platform.python_version(),
              "implementation": platform.python_implementation()}
-    for name in LIBRARIES:
-        mod = sys.modules.get(name)
-        if mod is not None:
-            first[name] = module_version(mod)
+    first.update(loaded())
     w.emit(first)
     for name in LIBRARIES:
         if name not in sys.modules:

@@ -10,10 +10,6 @@ if ! "$PY" -c "import torch, PIL" 2>/dev/null; then
 	exit 0
 fi
 # events TRACE: "kind name stage," for each load, reload and release
-events() {
-	zstd -dc "$1" | grep -E '"kind":"(load|reload|release)"' |
-		sed -E 's/.*"kind":"([a-z]+)".*"stage":"([a-z_0-9]+)".*"name":"([a-z_0-9]+)".*/\1 \3 \2/' | tr '\n' ,
-}
 S=$root/tests/python/standins
 
 # Pixal3D-mac: the checkout is the stand-in; python empty would look for its .venv.

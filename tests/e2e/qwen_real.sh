@@ -22,12 +22,6 @@ export STAGEBENCH_PYTHON="$VPY" HF_HUB_OFFLINE=1
 P=$root/pipelines/qwen-image/pipeline.json
 C=$tmp/cache
 
-# events KIND... of a trace: "kind name stage," for each load/reload/release, in order
-events() {
-	zstd -dc "$1" | grep -E '"kind":"(load|reload|release)"' |
-		sed -E 's/.*"kind":"([a-z]+)".*"stage":"([a-z_]+)".*"name":"([a-z_]+)".*/\1 \3 \2/' | tr '\n' ,
-}
-
 A=$tmp/a
 "$SB" compare eager staged --pipeline "$P" --set size=tiny --seed 7 --cache "$C" --interval 20ms \
 	--out "$A" >"$tmp/a.out" 2>"$tmp/a.err"

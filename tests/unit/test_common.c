@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/jsonw.h"
@@ -328,4 +331,38 @@ Test(common, clocks_and_utc)
 	char out[32];
 	utc_iso8601(1791283200LL * 1000000000LL, out); /* 2026-10-06T10:40:00Z */
 	cr_assert_str_eq(out, "2026-10-06T10:40:00+00:00");
+}
+
+Test(common, write_all_writes_everything_and_reports_failure)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	char big[200000]; /* more than a pipe holds: short writes, a reader needed */
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 7);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		_exit(write_all(p[1], big, sizeof(big)) ? 1 : 0);
+	}
+	close(p[1]);
+	char got[sizeof(big)];
+	size_t have = 0;
+	ssize_t n;
+	while ((n = read(p[0], got + have, sizeof(got) - have)) > 0)
+		have += (size_t)n;
+	close(p[0]);
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cr_assert_eq(have, sizeof(big));
+	cr_assert_eq(memcmp(got, big, sizeof(big)), 0);
+
+	int fd = open("/dev/null", O_RDONLY);
+	cr_assert(fd >= 0);
+	errno = 0;
+	cr_assert_eq(write_all(fd, "x", 1), -1); /* not open for writing */
+	cr_assert_eq(errno, EBADF);
+	close(fd);
 }
