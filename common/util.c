@@ -222,9 +222,17 @@ int open_regular_file(const char *path, bool quiet)
 
 int read_file(const char *path, char **data, size_t *len)
 {
+	return read_file_tail(path, 0, data, len);
+}
+
+int read_file_tail(const char *path, size_t max, char **data, size_t *len)
+{
 	int fd = open_regular_file(path, false);
 	if (fd < 0)
 		return -1;
+	struct stat st;
+	if (max && !fstat(fd, &st) && st.st_size > 0 && (size_t)st.st_size > max)
+		lseek(fd, st.st_size - (off_t)max, SEEK_SET);
 	struct strbuf sb = STRBUF_INIT;
 	char buf[65536];
 	for (;;) {

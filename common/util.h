@@ -89,6 +89,8 @@ void utc_iso8601(int64_t real_ns, char out[32]); /* 2026-10-06T10:36:12+00:00 */
  * error(); anything but a regular file (a FIFO, a device) is refused at once
  * ("cannot read 'F': not a regular file") instead of read forever. */
 int read_file(const char *path, char **data, size_t *len);
+/* The same, of the file's last MAX bytes at most (MAX 0: all of it). */
+int read_file_tail(const char *path, size_t max, char **data, size_t *len);
 /* Open a regular file for reading (O_NONBLOCK, which does not matter for
  * one); -1 after error() (none when quiet) for anything else. */
 int open_regular_file(const char *path, bool quiet);

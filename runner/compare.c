@@ -785,13 +785,12 @@ static void report_failed(const struct done_run *d, size_t n)
 		if (d[i].read && a->nstages)
 			strbuf_addf(&sb, " in %s", a->stages[a->ran_to].name);
 		char *text = NULL;
-		size_t len = 0, from = 0;
+		size_t len = 0;
 		struct strbuf line = STRBUF_INIT;
-		if (!access(d[i].err_path, R_OK) && !read_file(d[i].err_path, &text, &len)) {
-			from = len > 65536 ? len - 65536 : 0;
-			if (compare_error_line(text + from, len - from, &line))
-				strbuf_addf(&sb, ": %s", line.buf);
-		}
+		if (!access(d[i].err_path, R_OK) &&
+		    !read_file_tail(d[i].err_path, 65536, &text, &len) &&
+		    compare_error_line(text, len, &line))
+			strbuf_addf(&sb, ": %s", line.buf);
 		strbuf_release(&line);
 		free(text);
 		if (d[i].read && a->outcome == RUN_SIGNAL)

@@ -366,3 +366,25 @@ Test(common, write_all_writes_everything_and_reports_failure)
 	cr_assert_eq(errno, EBADF);
 	close(fd);
 }
+
+Test(common, read_file_tail_reads_the_last_bytes)
+{
+	char path[] = "/tmp/sb-tail-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write_all(fd, "line one\nline two\n", 18), 0);
+	close(fd);
+	char *text = NULL;
+	size_t len = 0;
+	cr_assert_eq(read_file_tail(path, 9, &text, &len), 0);
+	cr_assert_eq(len, 9);
+	cr_assert_str_eq(text, "line two\n");
+	free(text);
+	cr_assert_eq(read_file_tail(path, 100, &text, &len), 0); /* more than the file: all */
+	cr_assert_eq(len, 18);
+	free(text);
+	cr_assert_eq(read_file_tail(path, 0, &text, &len), 0); /* 0: all */
+	cr_assert_str_eq(text, "line one\nline two\n");
+	free(text);
+	unlink(path);
+}
