@@ -508,61 +508,60 @@ static void probe_take(struct run *r, const char *p, size_t n)
 	}
 }
 
-/* Read what the pipe holds, at most max bytes (the loop's timers run before
- * the rest is read), or until EOF, which closes it. */
-static void probe_read(struct run *r, size_t max)
+/* Read what the non-blocking *fd holds, at most max bytes (the loop's timers
+ * run before the rest is read), handing each chunk to take(r, ...). At EOF
+ * (every holder of the write end is gone) or an error *fd is closed and set to
+ * -1, and true returned. */
+static bool drain(struct run *r, int *fd, size_t max,
+		  void (*take)(struct run *r, const char *p, size_t n))
 {
 	char buf[65536];
 	size_t total = 0;
 	while (total < max) {
-		ssize_t n = read(r->probe_fd, buf, sizeof(buf));
+		ssize_t n = read(*fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (n <= 0) {
-			/* EOF (every holder of the write end is gone) or an error */
-			if (r->probe_buf.len && !r->probe_skipping)
-				probe_line(r, r->probe_buf.buf, r->probe_buf.len);
-			strbuf_reset(&r->probe_buf);
-			close(r->probe_fd);
-			r->probe_fd = -1;
-			return;
+			close(*fd);
+			*fd = -1;
+			return true;
 		}
 		total += (size_t)n;
-		probe_take(r, buf, (size_t)n);
+		take(r, buf, (size_t)n);
 	}
+	return false;
+}
+
+/* The probe's pipe: whole lines as they come; at EOF the last, unended one. */
+static void probe_read(struct run *r, size_t max)
+{
+	if (!drain(r, &r->probe_fd, max, probe_take))
+		return;
+	if (r->probe_buf.len && !r->probe_skipping)
+		probe_line(r, r->probe_buf.buf, r->probe_buf.len);
+	strbuf_reset(&r->probe_buf);
 }
 
 /* ---- the command's stderr, copied --------------------------------------------- */
 
-/* Relay what the command wrote to its stderr, at most max bytes: to the copy
- * as it comes (nothing held back: it survives our end) and to our stderr. At
- * EOF the pipe is closed. */
+/* What the command wrote to its stderr: to the copy as it comes (nothing held
+ * back: it survives our end) and to our stderr. */
+static void err_take(struct run *r, const char *p, size_t n)
+{
+	if (!r->err_copy_failed && write_all(r->o->stderr_copy_fd, p, n)) {
+		r->err_copy_failed = true;
+		warning("%s: cannot keep the command's stderr: %s", r->o->name, strerror(errno));
+	}
+	status_clear(r);
+	write_all(STDERR_FILENO, p, n);
+}
+
+/* Relay the command's stderr, at most max bytes; at EOF the pipe is closed. */
 static void err_relay(struct run *r, size_t max)
 {
-	char buf[16384];
-	size_t total = 0;
-	while (total < max) {
-		ssize_t n = read(r->err_fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (n <= 0) {
-			close(r->err_fd);
-			r->err_fd = -1;
-			return;
-		}
-		total += (size_t)n;
-		if (!r->err_copy_failed && write_all(r->o->stderr_copy_fd, buf, (size_t)n)) {
-			r->err_copy_failed = true;
-			warning("%s: cannot keep the command's stderr: %s", r->o->name,
-				strerror(errno));
-		}
-		status_clear(r);
-		write_all(STDERR_FILENO, buf, (size_t)n);
-	}
+	drain(r, &r->err_fd, max, err_take);
 }
 
 /* The pipe the command's stderr goes to (o->stderr_copy_fd set); 0 or -1. */
