@@ -1,7 +1,7 @@
 """stagebench_probe -- the in-process side of stagebench: staged loading and events.
 
 Activated by sitecustomize (probe/site) when STAGEBENCH_FD or STAGEBENCH_ADAPTER
-is set, in the process the recorder started (not in its children: STAGEBENCH_PROBE_PID);
+is set (STAGEBENCH_LEARN=FILE without an adapter: learn a staging plan, learn.py), in the process the recorder started (not in its children: STAGEBENCH_PROBE_PID);
 see probe/README.md for the protocol. Public names:
   Probe, LazyModel            the registry, stage hooks, fingerprints and events
   release(), module_nbytes()  free a module's weights (meta device)
@@ -72,6 +72,10 @@ def activate(environ=None):
                   "on" if probe.rng_restore else "off", adapter or "-"))
     if probe.events.on:
         _versions.watch(probe, _finder())
+    learn = env.get("STAGEBENCH_LEARN")
+    if learn and not adapter:
+        from . import learn as _learn
+        _learn.install(probe, learn)
     if adapter:
         mod = load_adapter(adapter)
         install = getattr(mod, "install", None)

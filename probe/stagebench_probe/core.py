@@ -112,6 +112,8 @@ class Probe:
         self.hooks = {}  # label -> times the hook fired (None: optional)
         self._on_enter = {}  # stage -> [fn(probe)]
         self.interceptors = []
+        self.learner = None  # learn.Learner when STAGEBENCH_LEARN names a plan to write
+        self.plan = None  # plan.Plan once a plan file is installed
 
     @classmethod
     def from_env(cls, environ=None):
@@ -417,22 +419,25 @@ class Probe:
         wrapper.__stagebench_wrapped__ = True
         setattr(target, method, kind(wrapper) if kind else wrapper)
 
-    def when_imported(self, module_name, callback, main=True, needs=None):
+    def when_imported(self, module_name, callback, main=True, needs=None, optional=False):
         """Call callback(module) once the module has been imported (now, if it
         already is). Installs an import hook: the module's file stays as it is.
         main=True: also when the module is the main one (`python3 app.py`,
         `python3 -m app`; module_name may be the script's path), just before its
         `if __name__ == "__main__":` line, or once the names in `needs` are
-        defined. A callback that never runs makes the run fail at exit."""
+        defined. A callback that never runs makes the run fail at exit, unless
+        optional=True."""
         label = "import of %s" % module_name
-        self.hooks.setdefault(label, 0)
+        if not optional:
+            self.hooks.setdefault(label, 0)
         done = []
 
         def once(mod):
             if done:
                 return
             done.append(mod)
-            self.hooks[label] += 1
+            if label in self.hooks:
+                self.hooks[label] += 1
             callback(mod)
         if main:
             main_mod = sys.modules.get("__main__")
