@@ -10,6 +10,7 @@
 int cmd_record(int argc, char **argv);  /* cli/record.c */
 int cmd_guard(int argc, char **argv);   /* cli/guard.c */
 int cmd_compare(int argc, char **argv); /* cli/compare.c */
+int cmd_learn(int argc, char **argv);   /* cli/compare.c */
 int cmd_analyze(int argc, char **argv); /* cli/analyze.c */
 int cmd_table(int argc, char **argv);   /* cli/table.c */
 int cmd_latents(int argc, char **argv); /* cli/latents.c */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../analyze/analysis.h"
 #include "../common/parse.h"
@@ -116,6 +117,40 @@ static const char compare_usage[] =
 	"(pipeline file unreadable, recorder failure, a command that could not start,\n"
 	"unreadable results), 128+N when interrupted by signal N.\n";
 
+static const char learn_usage[] =
+	"usage: stagebench learn [VARIANT] [--pipeline FILE] [-o FILE] [--force] [--seed N]\n"
+	"                        [--out DIR] [--set KEY=VALUE]... [--size S] [--cache DIR]\n"
+	"                        [--interval DUR] [GUARD OPTIONS] [-q|-v]\n"
+	"\n"
+	"Learn a staging plan from one eager run and write it as an adapter file to\n"
+	"review, edit and keep: the models the script makes (where, with what call), the\n"
+	"stages (the runs of uses of the same models, named by the function that runs\n"
+	"them, else by the model) and which models each stage needs. Name the file as\n"
+	"the pipeline file's \"adapter\" and every run uses it; 'compare' on a pipeline\n"
+	"file with no adapter learns one itself the same way (OUT/plan.py).\n"
+	"\n"
+	"  VARIANT             the variant to learn from (default: the first that does\n"
+	"                      not set STAGEBENCH_STAGED)\n"
+	"  --pipeline FILE     pipeline file (default: the bundled demo)\n"
+	"  -o, --output FILE   the plan file to write (default plan.py)\n"
+	"  --force             replace FILE when it exists (it may hold your edits)\n"
+	"  --out DIR           the learning run's trace and logs (default\n"
+	"                      runs/DATE-PIPELINE-learn/)\n"
+	"  --seed N, --set KEY=VALUE, --size S, --cache DIR, --interval DUR\n"
+	"                      as for 'stagebench compare'\n"
+	"  -q, --quiet         no progress lines\n"
+	"  -v, --verbose       more progress messages\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"GUARD OPTIONS guard the run as in 'stagebench compare':\n"
+	"%s"
+	"\n"
+	"The pipeline's \"prepare\" runs first. What a plan holds and how a staged run\n"
+	"uses it: probe/README.md (\"Staging without an adapter\").\n"
+	"\n"
+	"exit: 0 the plan was written, 2 usage (FILE exists without --force), 3 the\n"
+	"learning run failed or wrote no plan, 128+N when interrupted by signal N.\n";
+
 enum {
 	OPT_PIPELINE = 0x4301,
 	OPT_SEED,
@@ -132,6 +167,8 @@ enum {
 	OPT_WARMUP,
 	OPT_CACHE_STATE,
 	OPT_NO_PEAK_RESET,
+	OPT_OUTPUT,
+	OPT_FORCE,
 };
 
 /* The command line, parsed. */
@@ -149,6 +186,10 @@ struct args {
 	enum compare_part part;
 	size_t task;
 	int first_variant;      /* argv index of the first VARIANT */
+	bool learning;          /* stagebench learn */
+	const char *output;     /* learn: the plan file */
+	bool force;             /* learn: replace it */
+	const char *cmd;        /* "compare" or "learn", for messages */
 };
 
 static void args_release(struct args *a)
@@ -169,22 +210,22 @@ static int parse_one(struct args *a, int opt, const char *arg)
 		break;
 	case OPT_SEED:
 		if (parse_i64(arg, &seed_num))
-			return opt_bad_value("compare", "seed", arg, "integer");
+			return opt_bad_value(a->cmd, "seed", arg, "integer");
 		a->seed = arg;
 		break;
 	case OPT_REPS:
 		if (parse_int(arg, &a->reps) || a->reps < 1)
-			return opt_usage_error("compare", "option '--reps': invalid count '%s' (1 or more)",
+			return opt_usage_error(a->cmd, "option '--reps': invalid count '%s' (1 or more)",
 					       arg);
 		break;
 	case OPT_WARMUP:
 		if (parse_int(arg, &a->warmup) || a->warmup < 0)
-			return opt_usage_error("compare", "option '--warmup': invalid count '%s' (0 or more)",
+			return opt_usage_error(a->cmd, "option '--warmup': invalid count '%s' (0 or more)",
 					       arg);
 		break;
 	case OPT_CACHE_STATE:
 		if (cache_state_parse(arg, &a->cache_state))
-			return opt_usage_error("compare", "option '--cache-state': '%s' is not warm, "
+			return opt_usage_error(a->cmd, "option '--cache-state': '%s' is not warm, "
 					       "cold or as-is", arg);
 		break;
 	case OPT_NO_PEAK_RESET:
@@ -203,7 +244,7 @@ static int parse_one(struct args *a, int opt, const char *arg)
 		break;
 	case OPT_INTERVAL:
 		if (parse_duration(arg, &a->interval_ns) || a->interval_ns < 1000000LL)
-			return opt_usage_error("compare", "option '--interval': invalid duration '%s' "
+			return opt_usage_error(a->cmd, "option '--interval': invalid duration '%s' "
 					       "(1ms or more)", arg);
 		break;
 	case OPT_BY_COMMIT:
@@ -215,12 +256,12 @@ static int parse_one(struct args *a, int opt, const char *arg)
 		enum compare_part part = opt == OPT_PLAN ? COMPARE_PLAN
 					 : opt == OPT_TASK ? COMPARE_TASK : COMPARE_MERGE;
 		if (a->part != COMPARE_ALL && a->part != part)
-			return opt_usage_error("compare", "--plan, --task and --merge exclude each other");
+			return opt_usage_error(a->cmd, "--plan, --task and --merge exclude each other");
 		a->part = part;
 		int64_t k;
 		if (opt == OPT_TASK) {
 			if (parse_i64(arg, &k) || k < 0)
-				return opt_bad_value("compare", "task", arg, "task number (0 or more)");
+				return opt_bad_value(a->cmd, "task", arg, "task number (0 or more)");
 			a->task = (size_t)k;
 		}
 		break;
@@ -231,13 +272,35 @@ static int parse_one(struct args *a, int opt, const char *arg)
 	case 'v':
 		sb_verbosity = 2;
 		break;
+	case OPT_OUTPUT:
+	case 'o':
+		a->output = arg;
+		break;
+	case OPT_FORCE:
+		a->force = true;
+		break;
 	case 'h':
-		printf(compare_usage, opt_guard_help);
+		printf(a->learning ? learn_usage : compare_usage, opt_guard_help);
 		return SB_EXIT_OK;
 	default:
 		return SB_EXIT_USAGE;
 	}
 	return -1;
+}
+
+/* Non-NULL when option `opt` belongs to the other command (compare's schedule
+ * options in learn, learn's output in compare). */
+static const char *only_for(bool learning, int opt)
+{
+	switch (opt) {
+	case OPT_REPS: case OPT_WARMUP: case OPT_PLAN: case OPT_TASK: case OPT_MERGE:
+	case OPT_BY_COMMIT: case OPT_CACHE_STATE: case OPT_NO_PEAK_RESET:
+		return learning ? "compare" : NULL;
+	case OPT_OUTPUT: case OPT_FORCE: case 'o':
+		return learning ? NULL : "learn";
+	default:
+		return NULL;
+	}
 }
 
 /* Returns -1 to go on, else the exit status. */
@@ -259,6 +322,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "warmup", required_argument, NULL, OPT_WARMUP },
 		{ "cache-state", required_argument, NULL, OPT_CACHE_STATE },
 		{ "no-peak-reset", no_argument, NULL, OPT_NO_PEAK_RESET },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -268,19 +333,26 @@ static int parse_args(int argc, char **argv, struct args *a)
 	int opt;
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "qvh", longopts, NULL)) != -1) {
-		int gr = opt_guard("compare", &a->g, opt, optarg);
+	const char *shorts = a->learning ? "qvho:" : "qvh";
+	while ((opt = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+		int gr = opt_guard(a->cmd, &a->g, opt, optarg);
 		if (gr < 0)
 			return SB_EXIT_USAGE;
 		if (gr > 0)
 			continue;
 		if (opt == '?' || opt == ':')
-			return opt_refused("compare", opt, "qvh", optopt, argv[optind - 1]);
+			return opt_refused(a->cmd, opt, shorts, optopt, argv[optind - 1]);
+		const char *only = only_for(a->learning, opt);
+		if (only)
+			return opt_usage_error(a->cmd, "option '%s' is not one of '%s' (see --help)",
+					       argv[optind - 1], a->cmd);
 		int rc = parse_one(a, opt, optarg);
 		if (rc >= 0)
 			return rc;
 	}
 	a->first_variant = optind;
+	if (a->learning && argc - optind > 1)
+		return opt_usage_error("learn", "one VARIANT at most (got %d)", argc - optind);
 	return -1;
 }
 
@@ -338,7 +410,7 @@ static int find_pipeline(const struct args *a, struct found *f)
 
 /* The variants named (each once), else eager and staged, else all. Returns
  * -1 to go on, else the exit status. */
-static int pick_variants(int argc, char **argv, int first, struct found *f)
+static int pick_variants(const char *cmd, int argc, char **argv, int first, struct found *f)
 {
 	const struct pipeline *p = &f->p;
 	f->variants = xcalloc((size_t)(argc - first) + p->nvariants + 1, sizeof(*f->variants));
@@ -348,12 +420,12 @@ static int pick_variants(int argc, char **argv, int first, struct found *f)
 		for (size_t j = 0; v && j < f->nvariants; j++)
 			dup |= f->variants[j] == v;
 		if (dup)
-			return opt_usage_error("compare", "variant '%s' given twice", argv[i]);
+			return opt_usage_error(cmd, "variant '%s' given twice", argv[i]);
 		if (!v) {
 			struct strbuf have = STRBUF_INIT;
 			for (size_t j = 0; j < p->nvariants; j++)
 				strbuf_addf(&have, "%s%s", j ? ", " : "", p->variants[j].name);
-			opt_usage_error("compare", "unknown variant '%s': %s has %s", argv[i], p->path,
+			opt_usage_error(cmd, "unknown variant '%s': %s has %s", argv[i], p->path,
 					have.buf ? have.buf : "none");
 			strbuf_release(&have);
 			return SB_EXIT_USAGE;
@@ -387,7 +459,7 @@ static int directories(const struct args *a, struct found *f)
 		struct strbuf why = STRBUF_INIT;
 		int r = compare_set_option(&f->p, a->sets[i], &f->sets, &why);
 		if (r < 0)
-			opt_usage_error("compare", "%s", strbuf_str(&why));
+			opt_usage_error(a->cmd, "%s", strbuf_str(&why));
 		strbuf_release(&why);
 		if (r < 0)
 			return SB_EXIT_USAGE;
@@ -395,7 +467,7 @@ static int directories(const struct args *a, struct found *f)
 	if (a->part == COMPARE_PLAN)
 		return -1; /* nothing is written */
 	if ((a->part == COMPARE_TASK || a->part == COMPARE_MERGE) && !a->out)
-		return opt_usage_error("compare", "%s needs --out DIR, the directory every task shares",
+		return opt_usage_error(a->cmd, "%s needs --out DIR, the directory every task shares",
 				       a->part == COMPARE_TASK ? "--task" : "--merge");
 	const char *cd = getenv("STAGEBENCH_COMMIT_DIR");
 	f->commit_dir = xstrdup(cd && *cd ? cd : f->p.dir);
@@ -412,7 +484,9 @@ static int directories(const struct args *a, struct found *f)
 		if (a->by_commit && !commit)
 			warning("--by-commit: '%s' is not in a git checkout; no commit in the directory "
 				"name", f->commit_dir);
-		char *base = compare_default_out(date, f->p.name, commit, dirty > 0);
+		char *name = xasprintf("%s%s", f->p.name, a->learning ? "-learn" : "");
+		char *base = compare_default_out(date, name, commit, dirty > 0);
+		free(name);
 		char *fresh = compare_fresh_dir(base);
 		f->out = compare_absolute(fresh);
 		free(base);
@@ -428,14 +502,18 @@ static int directories(const struct args *a, struct found *f)
 int cmd_compare(int argc, char **argv)
 {
 	struct args a = { .g = GUARD_OPTS_INIT, .seed = "7", .reps = 2,
-			  .interval_ns = 100LL * 1000000LL };
+			  .interval_ns = 100LL * 1000000LL, .cmd = "compare" };
 	struct found f;
 	memset(&f, 0, sizeof(f));
 	int rc = parse_args(argc, argv, &a);
 	if (rc < 0)
 		rc = find_pipeline(&a, &f);
 	if (rc < 0)
-		rc = pick_variants(argc, argv, a.first_variant, &f);
+		rc = pick_variants("compare", argc, argv, a.first_variant, &f);
+	if (rc < 0 && a.part == COMPARE_TASK && !f.p.adapter)
+		rc = opt_usage_error("compare", "%s names no adapter, so a staging plan would be "
+				     "learned by every task: learn it once ('stagebench learn') and "
+				     "name it as the pipeline file's \"adapter\"", f.p.path);
 	if (rc < 0)
 		rc = directories(&a, &f);
 	if (rc < 0) {
@@ -454,6 +532,47 @@ int cmd_compare(int argc, char **argv)
 			.no_peak_reset = a.no_peak_reset,
 		};
 		rc = compare_execute(&o);
+		if (finish_stdout() < 0 && rc == SB_EXIT_OK)
+			rc = SB_EXIT_FAILURE;
+	}
+	found_release(&f);
+	args_release(&a);
+	return rc;
+}
+
+/* stagebench learn: the compare engine's prepare and learning run only. */
+int cmd_learn(int argc, char **argv)
+{
+	struct args a = { .g = GUARD_OPTS_INIT, .seed = "7", .reps = 1,
+			  .interval_ns = 100LL * 1000000LL, .cmd = "learn", .learning = true,
+			  .output = "plan.py" };
+	struct found f;
+	memset(&f, 0, sizeof(f));
+	int rc = parse_args(argc, argv, &a);
+	if (rc < 0)
+		rc = find_pipeline(&a, &f);
+	if (rc < 0)
+		rc = pick_variants("learn", argc, argv, a.first_variant, &f);
+	if (rc < 0 && a.first_variant < argc && pipeline_variant_staged(&f.p, f.variants[0]))
+		rc = opt_usage_error("learn", "variant '%s' is staged (STAGEBENCH_STAGED): a plan "
+				     "is learned from an eager run", f.variants[0]->name);
+	if (rc < 0 && !a.force && access(a.output, F_OK) == 0)
+		rc = opt_usage_error("learn", "'%s' exists (it may hold your edits): give "
+				     "-o FILE or --force", a.output);
+	if (rc < 0)
+		rc = directories(&a, &f);
+	if (rc < 0) {
+		char *output = compare_absolute(a.output);
+		struct compare_opts o = {
+			.setup = { .p = &f.p, .out = f.out, .probe_dir = f.probe_dir,
+				   .python = compare_python(), .cache = f.cache, .seed = a.seed,
+				   .sets = &f.sets, .old_pythonpath = getenv("PYTHONPATH") },
+			.variants = f.variants, .nvariants = f.nvariants, .reps = 1,
+			.interval_ns = a.interval_ns, .guard = &a.g, .commit_dir = f.commit_dir,
+			.part = COMPARE_LEARN, .learn_to = output, .learn_force = a.force,
+		};
+		rc = compare_execute(&o);
+		free(output);
 		if (finish_stdout() < 0 && rc == SB_EXIT_OK)
 			rc = SB_EXIT_FAILURE;
 	}

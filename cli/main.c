@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "record a memory trace of a command" },
 	{ "guard", cmd_guard, "run a command only while the machine has room for it" },
 	{ "compare", cmd_compare, "run pipeline variants alternately, guarded and recorded" },
+	{ "learn", cmd_learn, "learn a staging plan from one eager run" },
 	{ "analyze", cmd_analyze, "per-run, per-stage memory figures from traces" },
 	{ "table", cmd_table, "the per-stage peak table, by mode" },
 	{ "latents", cmd_latents, "compare latent copies across runs" },

@@ -156,7 +156,9 @@ static int plan_command(const struct compare_setup *s, const struct pipeline_var
 	if (s->old_pythonpath && *s->old_pythonpath)
 		strbuf_addf(&pp, ":%s", s->old_pythonpath);
 	kv_set(&env, "PYTHONPATH", pp.buf);
-	if (p->adapter) {
+	if (s->adapter) {
+		kv_set(&env, "STAGEBENCH_ADAPTER", s->adapter);
+	} else if (p->adapter) {
 		char *x = expand_in(p, "adapter", p->adapter, &vars);
 		if (!x)
 			goto out;
@@ -408,6 +410,8 @@ struct done_run {
 /* What every run of one compare shares while it goes on. */
 struct session {
 	const struct compare_opts *o;
+	struct compare_setup setup; /* o->setup, with the learned plan as adapter */
+	char *plan_path;         /* OUT/plan.py once learned */
 	struct record_opts ro;   /* the record engine's options for every run */
 	size_t total;            /* runs planned */
 	struct run_list runs;    /* runs.json */
@@ -545,7 +549,7 @@ static int run_k(struct session *s, size_t k)
 	compare_schedule(o->nvariants, k, &vi, &rep);
 	const struct pipeline_variant *v = o->variants[vi];
 	struct compare_run cr = COMPARE_RUN_INIT;
-	if (compare_plan_run(&o->setup, v, rep, &cr) < 0)
+	if (compare_plan_run(&s->setup, v, rep, &cr) < 0)
 		return -1;
 	char repbuf[16];
 	snprintf(repbuf, sizeof(repbuf), "%d", rep);
@@ -591,7 +595,7 @@ static int run_prepare(struct session *s)
 	struct record_result res = RECORD_RESULT_INIT;
 	if (!o->setup.p->prepare || !o->setup.p->prepare[0])
 		return 0;
-	if (compare_plan_prepare(&o->setup, &cr) < 0)
+	if (compare_plan_prepare(&s->setup, &cr) < 0)
 		return -1;
 	if (sb_verbosity >= 1)
 		note("prepare: %s ... (not recorded; output in %s)", cr.argv[0], cr.log_path);
@@ -614,13 +618,116 @@ static int run_prepare(struct session *s)
 }
 
 static bool take_signal(struct session *s, const struct record_signals *sigs);
+static bool file_exists(const char *path);
+
+/* The variant the plan is learned from: the first given that does not set
+ * STAGEBENCH_STAGED, else the pipeline's first such, else the first given. */
+static const struct pipeline_variant *learn_variant(const struct compare_opts *o)
+{
+	const struct pipeline *p = o->setup.p;
+	for (size_t i = 0; i < o->nvariants; i++)
+		if (!pipeline_variant_staged(p, o->variants[i]))
+			return o->variants[i];
+	for (size_t i = 0; i < p->nvariants; i++)
+		if (!pipeline_variant_staged(p, &p->variants[i]))
+			return &p->variants[i];
+	return o->variants[0];
+}
+
+/* One eager run with STAGEBENCH_LEARN=OUT/plan.py (in OUT/learn/); then every
+ * run takes the plan as its adapter. Returns 0, or -1 after error(). */
+static int run_learn(struct session *s)
+{
+	const struct compare_opts *o = s->o;
+	const struct pipeline_variant *v = learn_variant(o);
+	struct compare_setup setup = s->setup;
+	struct compare_run cr = COMPARE_RUN_INIT;
+	struct record_result res = RECORD_RESULT_INIT;
+	struct trace_label label = { (char *)"learn", (char *)"true" };
+	char *dir = xasprintf("%s/learn", o->setup.out);
+	char *plan = xasprintf("%s/plan.py", o->setup.out);
+	int rc = -1;
+	setup.out = dir;
+	if (compare_plan_run(&setup, v, 0, &cr) < 0)
+		goto out;
+	size_t n = 0;
+	while (cr.env[n])
+		n++;
+	cr.env = xrealloc(cr.env, (n + 2) * sizeof(*cr.env));
+	cr.env[n] = xasprintf("STAGEBENCH_LEARN=%s", plan);
+	cr.env[n + 1] = NULL;
+	unlink(plan);
+	if (sb_verbosity >= 1)
+		note("learn: no adapter in %s: learning a staging plan from one %s run "
+		     "(in %s)", o->setup.p->path, v->name, dir);
+	s->ro.mode = v->name;
+	s->ro.status_label = "learning the plan";
+	rc = run_one(&s->ro, &cr, &o->cache_state, &label, 1, &res);
+	s->ro.status_label = NULL;
+	if (rc)
+		goto out;
+	if (res.stopped_by == STOPPED_SIGNAL) {
+		s->interrupted = res.exit_code;
+		rc = -1;
+	} else if (!res.started || res.stopped_by || res.exit_code || !file_exists(plan)) {
+		struct strbuf words = STRBUF_INIT;
+		outcome_words(&res, &words);
+		rc = error("learn: the %s run that learns the plan %s%s: nothing else runs (its "
+			   "output is in %s, its stderr in %s)", v->name,
+			   file_exists(plan) ? "" : "wrote no plan: ", words.buf, cr.log_path,
+			   cr.err_path);
+		strbuf_release(&words);
+	} else {
+		if (sb_verbosity >= 1)
+			note("learn: plan in %s (used as the adapter of every run; keep it with "
+			     "'stagebench learn')", plan);
+		s->plan_path = plan;
+		plan = NULL;
+		s->setup.adapter = s->plan_path;
+	}
+out:
+	record_result_release(&res);
+	compare_run_release(&cr);
+	free(dir);
+	free(plan);
+	return rc;
+}
+
+/* A pipeline without an adapter: learn the plan first (not when the pipeline
+ * names one). */
+static int needs_plan(struct session *s)
+{
+	if (s->setup.p->adapter || s->setup.adapter || s->interrupted)
+		return 0;
+	return run_learn(s);
+}
+
+/* stagebench learn: prepare, the learning run, the plan copied to o->learn_to. */
+static int learn_only(struct session *s)
+{
+	const struct compare_opts *o = s->o;
+	if (run_prepare(s) < 0 || run_learn(s) < 0)
+		return s->interrupted ? s->interrupted : SB_EXIT_FAILURE;
+	if (s->interrupted)
+		return s->interrupted;
+	char *data = NULL;
+	size_t len = 0;
+	int rc = SB_EXIT_OK;
+	if (read_file(s->plan_path, &data, &len) < 0 || write_file(o->learn_to, data, len) < 0)
+		rc = SB_EXIT_FAILURE;
+	else if (sb_verbosity >= 1)
+		note("learn: wrote %s; name it as the pipeline file's \"adapter\" to keep it",
+		     o->learn_to);
+	free(data);
+	return rc;
+}
 
 /* o->warmup rounds of every variant, recorded in OUT/warmup/ and left out
  * of runs.json, the tables and the checks. Returns -1 when the recorder failed. */
 static int run_warmups(struct session *s)
 {
 	const struct compare_opts *o = s->o;
-	struct compare_setup setup = o->setup;
+	struct compare_setup setup = s->setup;
 	char *dir = xasprintf("%s/warmup", o->setup.out);
 	int rc = 0;
 	setup.out = dir;
@@ -976,6 +1083,7 @@ static void session_release(struct session *s)
 	free(s->done);
 	runs_release(&s->runs);
 	free(s->runs_path);
+	free(s->plan_path);
 	strbuf_release(&s->missing);
 }
 
@@ -1131,6 +1239,7 @@ int compare_execute(const struct compare_opts *o)
 	s.total = o->nvariants * (size_t)o->reps;
 	s.done = xcalloc(s.total ? s.total : 1, sizeof(*s.done));
 	s.runs_path = xasprintf("%s/runs.json", o->setup.out);
+	s.setup = o->setup;
 	if (o->part == COMPARE_PLAN || o->part == COMPARE_TASK) {
 		int r = o->part == COMPARE_PLAN ? print_plan(o, s.total) : run_task(&s);
 		session_release(&s);
@@ -1152,7 +1261,14 @@ int compare_execute(const struct compare_opts *o)
 		return SB_EXIT_FAILURE;
 	}
 	s.ro.signals = &sigs;
-	if (o->part == COMPARE_ALL && (run_prepare(&s) < 0 || run_warmups(&s) < 0)) {
+	if (o->part == COMPARE_LEARN) {
+		int r = learn_only(&s);
+		record_signals_restore(&sigs);
+		session_release(&s);
+		return r;
+	}
+	if (o->part == COMPARE_ALL && (run_prepare(&s) < 0 || needs_plan(&s) < 0 ||
+				       run_warmups(&s) < 0)) {
 		int rc = s.interrupted ? s.interrupted : SB_EXIT_FAILURE;
 		record_signals_restore(&sigs);
 		session_release(&s);

@@ -42,6 +42,8 @@ struct compare_setup {
 	const char *seed;            /* {seed}, as text */
 	const struct kv_list *sets;  /* --set overrides of "defaults"; NULL for none */
 	const char *old_pythonpath;  /* the caller's PYTHONPATH, appended; NULL/"" none */
+	const char *adapter;         /* replaces the pipeline's "adapter" (a learned plan,
+				      * absolute); NULL: the pipeline's */
 };
 
 /* One planned run: variant V, repetition N (1-based). */
@@ -178,7 +180,7 @@ bool compare_error_line(const char *text, size_t len, struct strbuf *out);
  *                  was killed by the engine); a run without a trace is missing;
  *                  both are named, and the exit status is 1.
  */
-enum compare_part { COMPARE_ALL = 0, COMPARE_PLAN, COMPARE_TASK, COMPARE_MERGE };
+enum compare_part { COMPARE_ALL = 0, COMPARE_PLAN, COMPARE_TASK, COMPARE_MERGE, COMPARE_LEARN };
 
 /* Everything one compare needs; all borrowed. */
 struct compare_opts {
@@ -196,7 +198,19 @@ struct compare_opts {
 				       * OUT/warmup/, left out of runs.json, tables and checks */
 	enum cache_state cache_state; /* of the pipeline's "files" before each run */
 	bool no_peak_reset;           /* record_opts.no_peak_reset for every run */
+	const char *learn_to;         /* COMPARE_LEARN: where the learned plan goes */
+	bool learn_force;             /* COMPARE_LEARN: replace learn_to when it exists */
 };
+
+/*
+ * A pipeline file without an "adapter" is staged by a plan learned from one
+ * eager run: COMPARE_ALL learns it after "prepare" into OUT/plan.py (the run
+ * in OUT/learn/, STAGEBENCH_LEARN set, probe/stagebench_probe/learn.py) and every
+ * run then uses it as its adapter; COMPARE_LEARN (stagebench learn) runs
+ * prepare and the learning run only and writes the plan to o->learn_to.
+ * The learning run is the first of o->variants that does not set
+ * STAGEBENCH_STAGED (the pipeline's first such variant when all do).
+ */
 
 /*
  * Run the pipeline's "prepare" command once (a guarded record_run() without

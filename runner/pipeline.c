@@ -288,3 +288,11 @@ char *expand_placeholders(const char *tmpl, const struct kv_list *vars)
 	}
 	return strbuf_detach(&sb);
 }
+
+bool pipeline_variant_staged(const struct pipeline *p, const struct pipeline_variant *v)
+{
+	const char *x = kv_get(&v->env, "STAGEBENCH_STAGED");
+	if (!x)
+		x = kv_get(&p->env, "STAGEBENCH_STAGED");
+	return x && *x && strcmp(x, "0") != 0;
+}

@@ -29,6 +29,7 @@
 #ifndef SB_PIPELINE_H
 #define SB_PIPELINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../common/kv.h"
@@ -60,6 +61,10 @@ struct pipeline {
 int pipeline_read(const char *path, struct pipeline *p);
 const struct pipeline_variant *pipeline_variant(const struct pipeline *p, const char *name);
 void pipeline_release(struct pipeline *p);
+
+/* True when the variant's run is staged: STAGEBENCH_STAGED set, and not to "" or "0",
+ * by the variant's "env" (else by the pipeline's). */
+bool pipeline_variant_staged(const struct pipeline *p, const struct pipeline_variant *v);
 
 /* Expand "{key}" placeholders from `vars`; an unknown key is an error
  * (returns NULL after error() naming the key); "{{" and "}}" are literal braces. */

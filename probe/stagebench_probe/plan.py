@@ -32,6 +32,7 @@ from .defer import Interceptor, _build_on, resolve
 from .rng import RngState, preserved_rng
 
 FINGERPRINTS = 16
+LOADERS = ("torch:load", "safetensors.torch:load_file")
 _CALL = "__call__"
 
 
@@ -566,6 +567,15 @@ def install_plan(probe, models, stages):
         else:
             icp = PlanFactory(plan, by)
             probe.when_imported(module, functools.partial(_install_soft, plan, icp),
+                                main=False, optional=True)
+    if probe.staged:
+        # a checkpoint read while the script sets itself up is read again when the
+        # model that receives it (load_state_dict) is built, not kept for it
+        from .core import _resolving_load_state_dict
+        probe.when_imported("torch", _resolving_load_state_dict, main=False, optional=True)
+        for target in LOADERS:
+            icp = Interceptor(probe, target, "load", during=("setup",))
+            probe.when_imported(icp.module_name, functools.partial(_install_soft, plan, icp),
                                 main=False, optional=True)
     for s in plan.stages:
         if s.get("enter"):
