@@ -1249,7 +1249,7 @@ int compare_execute(const struct compare_opts *o)
 		session_release(&s);
 		return SB_EXIT_FAILURE;
 	}
-	if (sb_verbosity >= 1)
+	if (sb_verbosity >= 1 && o->part != COMPARE_LEARN)
 		note("compare: %s, variants %zu x %d runs, seed %s, into %s", o->setup.p->path,
 		     o->nvariants, o->reps, o->setup.seed, o->setup.out);
 	/* Our signal pipe for the whole schedule: a signal between two runs waits

@@ -195,7 +195,8 @@ def _render(learner, models, stages, skipped):
                                        .replace("\n", "\n" + " " * (len(repr(m["name"])) + 6))))
     out.append("}\n\nSTAGES = [\n")
     for s in stages:
-        out.append("    %s,\n" % pprint.pformat(s, width=92, sort_dicts=False))
+        out.append("    %s,\n" % pprint.pformat(s, width=92, sort_dicts=False)
+                   .replace("\n", "\n    "))
     out.append("]\n\n\ndef install(probe):\n    install_plan(probe, MODELS, STAGES)\n")
     return "".join(out)
 
@@ -214,6 +215,16 @@ class PlanModel(LazyModel):
     def __call__(self, *args, **kwargs):
         self._sb_plan.use(self._sb_name)
         return LazyModel.__call__(self, *args, **kwargs)
+
+    def _sb_module(self):
+        # any use that builds it once the stages have begun (a method other than those
+        # the learning run saw called, .dtype ...) starts its stage first
+        plan = self._sb_plan
+        if plan.probe.stage not in (None, "setup"):
+            e = self._sb_probe._entries.get(self._sb_name)
+            if e is not None and e.module is None:
+                plan.use(self._sb_name)
+        return LazyModel._sb_module(self)
 
     def __getattr__(self, attr):
         if attr in self._sb_plan.models[self._sb_name].get("uses", ()):
