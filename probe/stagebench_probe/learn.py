@@ -38,7 +38,7 @@ class Birth:
         self.part = None  # the attribute of a diffusers pipeline it is
         self.why_not = None  # why it cannot be staged
         self.result = False  # the factory returned it
-        self.cls = "%s:%s" % (type(module).__module__, type(module).__qualname__)
+        self.cls = class_id(type(module))
         self.nbytes = None
         self.names = []  # names seen for it: attributes, variables
         self.methods = []  # entry methods, in order of first use
@@ -122,8 +122,7 @@ class Learner:
         `callee` is the frame just inside the first user frame (None: the user called
         the class)."""
         if callee is None:
-            cls = type(module)
-            return {"by": "%s:%s" % (cls.__module__, cls.__qualname__), "kind": "class"}, None
+            return {"by": class_id(type(module)), "kind": "class"}, None
         chain = []
         for g in fr.outward(caller):
             chain.append(g)
@@ -141,7 +140,7 @@ class Learner:
             cls = g.f_locals.get("cls")
             if isinstance(cls, type) and "." in qn:
                 factory["kind"] = "classmethod"
-                factory["on"] = "%s:%s" % (cls.__module__, cls.__qualname__)
+                factory["on"] = class_id(cls)
             return factory, g
         return None, None
 
@@ -307,6 +306,15 @@ class Learner:
         os.replace(tmp, self.path)
         for line in summary:
             self.note(line)
+
+
+def class_id(cls):
+    """'module:Qual.Name' of a class; a class of the main script by the script's stem."""
+    mod = cls.__module__
+    if mod == "__main__":
+        main = sys.modules.get("__main__")
+        mod = fr.module_of_globals(getattr(main, "__dict__", {}))
+    return "%s:%s" % (mod, cls.__qualname__)
 
 
 def _is_diffusers_pipeline(obj):

@@ -1,0 +1,232 @@
+"""test_learn.py -- a staging plan learned from one eager run (STAGEBENCH_LEARN), then
+installed as the adapter of eager and staged runs: the models by call site (classes of the
+script, a library's function, torch.load + load_state_dict), the stages by use, identical
+outputs, the releases, a model used where the learning run never saw it, and a plan used
+on a script that changed."""
+import ast
+import os
+import textwrap
+
+import pytest
+
+from conftest import run_probed
+
+ZOO = """
+from torch import nn
+def big_net(width, depth=2):
+    return nn.Sequential(*[nn.Linear(width, width) for _ in range(depth)])
+def other_net(width):
+    return nn.Linear(width, width)
+"""
+
+APP = """
+import os
+import sys
+import torch
+from torch import nn
+import zoo
+
+
+class Encoder(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, width))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class Decoder(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.proj = nn.Linear(width, 8)
+
+    def forward(self, x):
+        return self.proj(x)
+
+    def decode(self, x):
+        return self.forward(x).tanh()
+
+
+def build(weights):
+    encoder = Encoder(256)
+    encoder.load_state_dict(torch.load(weights))
+    encoder.eval()
+    denoiser = zoo.%(maker)s
+    decoder = Decoder(256)
+    return encoder, denoiser, decoder
+
+
+def encode(encoder, x):
+    return encoder(x)
+
+
+def denoise(denoiser, h):
+    for _ in range(3):
+        h = denoiser(h)
+    return h
+
+
+def main():
+    torch.manual_seed(7)
+    encoder, denoiser, decoder = build(sys.argv[1])
+    x = torch.randn(4, 256)
+    with torch.no_grad():
+        h = encode(encoder, x)
+        h = denoise(denoiser, h)
+        y = decoder.decode(h)
+        if os.environ.get("AGAIN"):
+            y = y + encode(encoder, x)[:, :8]
+    print("sum %%.6f" %% float(y.sum()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def _zoo(tmp_path):
+    """A third-party library: zoo.py in a site-packages directory."""
+    d = tmp_path / "site-packages"
+    d.mkdir(exist_ok=True)
+    return d / "zoo.py"
+
+
+def _write(tmp_path, pad=0, maker="big_net(256, depth=4)"):
+    if not _zoo(tmp_path).exists():
+        _zoo(tmp_path).write_text(ZOO)
+    (tmp_path / "app.py").write_text("\n" * pad + APP % {"maker": maker})
+    weights = tmp_path / "enc.pt"
+    if not weights.exists():
+        import torch
+        from torch import nn
+        torch.manual_seed(1)
+        body = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 256))
+        torch.save({"body." + k: v for k, v in body.state_dict().items()}, str(weights))
+    return [os.environ.get("SB_PYTHON", "/usr/bin/python3"), str(tmp_path / "app.py"),
+            str(weights)]
+
+
+def _run(tmp_path, argv, env):
+    rc, events, out, err = run_probed(argv, env, cwd=str(tmp_path),
+                                      extra_path=[str(tmp_path / "site-packages")])
+    return rc, events, out, err
+
+
+def _learn(tmp_path, argv):
+    plan = tmp_path / "plan.py"
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_LEARN": str(plan)})
+    assert rc == 0, err
+    return plan, events, out
+
+
+def _tables(plan):
+    tree = ast.parse(plan.read_text())
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and node.targets[0].id in ("MODELS", "STAGES"):
+            found[node.targets[0].id] = ast.literal_eval(node.value)
+    return found["MODELS"], found["STAGES"]
+
+
+def _seq(events):
+    return [(e["kind"], e.get("name") or e.get("stage")) for e in events
+            if e["kind"] in ("stage", "load", "release", "reload")]
+
+
+def _latents(events):
+    return {(e["name"], e["stage"]): e["sha256"] for e in events if e["kind"] == "latent"}
+
+
+def test_learned_plan(tmp_path):
+    argv = _write(tmp_path)
+    plan, events, out = _learn(tmp_path, argv)
+    models, stages = _tables(plan)
+    assert list(models) == ["encoder", "denoiser", "decoder"]
+    assert models["encoder"]["by"] == "app:Encoder"
+    assert models["denoiser"]["by"] == "zoo:big_net"
+    assert models["decoder"]["uses"] == ["decode"]
+    assert models["encoder"]["at"].startswith("app.py:")
+    assert [(s["name"], s["models"], s["enter"]) for s in stages] == [
+        ("encode", ["encoder"], "app:encode"),
+        ("denoise", ["denoiser"], "app:denoise"),
+        ("decoder.decode", ["decoder"], None)]
+    assert any(e["kind"] == "mark" and "3 model(s), 3 stage(s)" in e["note"] for e in events)
+
+
+def test_eager_and_staged_from_the_plan(tmp_path):
+    argv = _write(tmp_path)
+    plan, _, learned_out = _learn(tmp_path, argv)
+    common = {"STAGEBENCH_ADAPTER": str(plan), "STAGEBENCH_RNG_REPLAY": "1"}
+    rc, eager, eout, err = _run(tmp_path, argv, dict(common))
+    assert rc == 0, err
+    rc, staged, sout, err = _run(tmp_path, argv, dict(common, STAGEBENCH_STAGED="1"))
+    assert rc == 0, err
+    assert eout == sout == learned_out
+    assert _seq(eager) == [("stage", "setup"), ("load", "encoder"), ("load", "denoiser"),
+                           ("load", "decoder"), ("stage", "encode"), ("stage", "denoise"),
+                           ("stage", "decoder.decode")]
+    assert _seq(staged) == [("stage", "setup"), ("stage", "encode"), ("load", "encoder"),
+                            ("stage", "denoise"), ("release", "encoder"), ("load", "denoiser"),
+                            ("stage", "decoder.decode"), ("release", "denoiser"),
+                            ("load", "decoder")]
+    assert _latents(eager) == _latents(staged)
+    assert ("denoiser#3", "denoise") in _latents(eager)
+    assert ("decoder.decode", "decoder.decode") in _latents(eager)
+
+
+def test_model_used_where_the_plan_never_saw_it(tmp_path):
+    argv = _write(tmp_path)
+    plan, _, _ = _learn(tmp_path, argv)
+    common = {"STAGEBENCH_ADAPTER": str(plan), "STAGEBENCH_RNG_REPLAY": "1", "AGAIN": "1"}
+    rc, eager, eout, err = _run(tmp_path, argv, dict(common))
+    assert rc == 0, err
+    rc, staged, sout, err = _run(tmp_path, argv, dict(common, STAGEBENCH_STAGED="1"))
+    assert rc == 0, err
+    assert eout == sout
+    assert ("reload", "encoder") in _seq(staged)
+    assert "encoder used in stage 'decoder.decode'" in err
+
+
+def test_plan_on_a_changed_script(tmp_path):
+    argv = _write(tmp_path)
+    plan, _, _ = _learn(tmp_path, argv)
+    env = {"STAGEBENCH_ADAPTER": str(plan), "STAGEBENCH_STAGED": "1"}
+    # the same calls two lines further down: found again, and said
+    _write(tmp_path, pad=2)
+    rc, events, out, err = _run(tmp_path, argv, env)
+    assert rc == 0, err
+    notes = [e["note"] for e in events if e["kind"] == "mark"]
+    assert any("zoo:big_net is called at app.py:" in n for n in notes), notes
+    assert ("load", "denoiser") in _seq(events)
+    # another function makes the denoiser now: the plan says it no longer finds it
+    _write(tmp_path, maker="other_net(256)")
+    rc, events, out, err = _run(tmp_path, argv, env)
+    assert rc == 0, err
+    assert "model 'denoiser' (made at app.py:" in err and "learn it again" in err
+    assert ("load", "encoder") in _seq(events)
+
+
+def test_call_from_inside_a_library_is_not_the_planned_one(tmp_path):
+    """zoo.big_net called by another library function, not by the script: left alone."""
+    argv = _write(tmp_path)
+    plan, _, _ = _learn(tmp_path, argv)
+    _zoo(tmp_path).write_text(ZOO + "\ndef wrapped(width):\n    return big_net(width)\n")
+    _write(tmp_path, maker="wrapped(256)")
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_ADAPTER": str(plan),
+                                                 "STAGEBENCH_STAGED": "1"})
+    assert rc == 0, err
+    assert ("load", "denoiser") not in _seq(events)
+    assert "model 'denoiser'" in err
+
+
+@pytest.mark.parametrize("staged", ["", "1"])
+def test_no_plan_is_learned_without_the_variable(tmp_path, staged):
+    argv = _write(tmp_path)
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_STAGED": staged})
+    assert not (tmp_path / "plan.py").exists()
+    if staged:
+        assert rc == 3 and "no adapter was given" in err
+    else:
+        assert rc == 0, err
