@@ -306,6 +306,7 @@ class Learner:
         os.replace(tmp, self.path)
         for line in summary:
             self.note(line)
+            sys.stderr.write("stagebench_probe: learn: %s\n" % line)
 
 
 def class_id(cls):

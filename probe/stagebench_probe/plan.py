@@ -57,9 +57,15 @@ def _model_name(b, taken):
     return name
 
 
-def _stageable(b):
+def _stageable(b, births):
     if b.why_not:
         return b.why_not
+    made_apart = [x for x in births if x is not b and x.mid in b.sub_ids
+                  and (b.call is None or x.call is not b.call)]
+    if made_apart:
+        x = made_apart[0]
+        return ("%d of its parts (%s, made at %s:%d) are made by the script before it: "
+                "staging it would not free them" % (len(made_apart), x.cls, *x.site[:2]))
     if b.factory is None:
         return ("made by a call stagebench cannot intercept (a local function or a lambda "
                 "between the script and the model)")
@@ -129,7 +135,7 @@ def write(learner):
     calls = {}
     models, skipped = {}, []
     for b in sorted(used, key=lambda b: b.index):
-        why = _stageable(b)
+        why = _stageable(b, learner.births)
         if why:
             skipped.append((b, why))
             continue
@@ -540,6 +546,8 @@ class ClassFactory:
                 klass(*resolve(args), **resolve(kwargs))
             finally:
                 self.building = False
+            from .release import flush_allocators
+            flush_allocators()
 
         def builder():
             factory.building = True
