@@ -7,27 +7,27 @@ DIR gets what `PixArtSigmaPipeline.from_pretrained(DIR)` reads: model_index.json
 tokenizer/, text_encoder/, transformer/, vae/. The components are PixArt-Sigma's classes:
 
 - text_encoder: a T5EncoderModel (T5 v1.1 shape: gated-gelu feed-forward, no biases);
-- tokenizer: transformers' T5Tokenizer around a Unigram model trained here on a few
-  sentences with the `tokenizers` library (the usual tiny T5 tokenizer is a hub download,
-  and sentencepiece is not needed): <pad> = 0, </s> = 1, <unk> = 2, as T5's;
+- tokenizer: transformers' T5Tokenizer (backed by the `tokenizers` library: no
+  sentencepiece) around a Unigram vocabulary made here of the words and characters of a few
+  sentences (the usual tiny T5 tokenizer is a hub download): <pad> = 0, </s> = 1, <unk> = 2,
+  as T5's;
 - transformer: a PixArtTransformer2DModel (ada_norm_single, learned sigma: 8 output
   channels for 4 latent ones) of sample_size 32, so that the pipeline's default resolution
   binning (its 256-pixel bins) applies to a 256 x 256 image;
 - vae: an AutoencoderKL of 4 blocks (the image is 8 times the latents, as PixArt's);
-- scheduler: DPMSolverMultistepScheduler, the one PixArt-Sigma ships.
+- scheduler: DPMSolverMultistepScheduler, as in PixArt's published models.
 
 --size tiny: the sizes of diffusers' own PixArt tests (a 2-layer T5 of width 32, a 2-layer
 transformer of width 24, a VAE of base width 8): under a megabyte of weights each.
---size small: a 4-layer T5 of width 1024 (about 52 M parameters), a 3-layer transformer of
-width 1024 (about 60 M) and a VAE of base width 64 (about 21 M): about 100, 120 and 40 MB in
-bfloat16 (twice that in float32, as written), so that staging shows in the memory figures.
+--size small: a 4-layer T5 of width 1024 (51 M parameters), a 3-layer transformer of width
+1024 (61 M) and a VAE of base width 64 (15 M): 103, 121 and 31 MB in bfloat16 (twice that in
+float32, as written), so that staging shows in the memory figures.
 The weights come from a fixed seed, so two directories written by the same library versions
 are identical. Nothing is downloaded.
 
 Written atomically: into DIR.tmp-PID, then renamed, so an interrupted run leaves no half
 directory; an existing complete DIR (model_index.json present) is left as it is.
 """
-import json
 import os
 import shutil
 import sys
@@ -47,18 +47,20 @@ SHAPES = {
 
 
 def tokenizer():
-    """A Unigram tokenizer trained on CORPUS, as transformers' T5Tokenizer."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    """A Unigram tokenizer over CORPUS's words and characters, as transformers' T5Tokenizer.
+
+    The vocabulary is written out, not trained: the `tokenizers` Unigram trainer breaks ties
+    differently from run to run, and two prepared models must tokenize a prompt alike. T5's
+    layout: <pad> = 0, </s> = 1, <unk> = 2, then the pieces ("\u2581" marks a word's start);
+    a whole word scores above its characters, so known words are one token each."""
     import transformers
-    tok = Tokenizer(models.Unigram())
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
-    trainer = trainers.UnigramTrainer(vocab_size=200, special_tokens=["<pad>", "</s>", "<unk>"],
-                                      unk_token="<unk>", show_progress=False)
-    tok.train_from_iterator(CORPUS, trainer)
-    vocab = [tuple(piece) for piece in json.loads(tok.to_str())["model"]["vocab"]]
-    if [p for p, _ in vocab[:3]] != ["<pad>", "</s>", "<unk>"]:
-        raise RuntimeError("make_tiny.py: the trained vocabulary does not start with "
-                           "<pad>, </s>, <unk>: %r" % (vocab[:3],))
+    words = sorted({w for line in CORPUS for w in line.split()})
+    chars = sorted({c for line in CORPUS for c in line if not c.isspace()})
+    vocab = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -2.0)]
+    vocab += [("\u2581" + w, -3.0) for w in words]
+    vocab += [(c, -5.0) for c in chars] + [("\u2581" + c, -5.5) for c in chars]
+    pieces = dict(reversed(vocab))  # one entry per piece: the first (a word's score) wins
+    vocab = [(p, pieces.pop(p)) for p, _ in vocab if p in pieces]
     return transformers.T5Tokenizer(vocab=vocab, extra_ids=0, model_max_length=512)
 
 

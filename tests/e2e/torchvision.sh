@@ -37,6 +37,27 @@ check "without replay the first latent differs, and latents.md says why" \
 	sh -c "grep -q '^- staged-no-replay-1: image_0 (stage prepare), differs' '$A/latents.md' &&
 	grep -q 'It differs before staged-no-replay-1 built any model: the pipeline draws random numbers after building its models' '$A/latents.md'"
 
+# The same script with no adapter (no-adapter.json): a plan learned from one eager run gives
+# the per-stage peaks the hand-written adapter gives, within 15 %, and identical latents.
+N=$tmp/n
+# shellcheck disable=SC2086
+"$SB" compare --pipeline "$root/pipelines/torchvision/no-adapter.json" $SMALL --reps 1 \
+	--interval 10ms --out "$N" --cache "${XDG_CACHE_HOME:-$HOME/.cache}/stagebench/torchvision" \
+	>"$tmp/n.out" 2>"$tmp/n.err"
+rc=$?
+check "no adapter: exit 0 (got $rc: $(tail -n 3 "$tmp/n.err"))" [ "$rc" -eq 0 ]
+check "no adapter: latents identical" grep -qE '^([0-9]+) pairs in [0-9]+ latents: \1 identical' "$N/latents.md"
+"$SB" table --format csv "$N"/staged-1.trace.jsonl.zst >"$tmp/n.csv"
+for s in detect classify segment; do
+	a=$(peak "$s" staged "$tmp/a.csv")
+	n=$(peak "$s" staged "$tmp/n.csv")
+	check "no adapter: $s: staged peak ($n bytes) within 15 % of the adapter's ($a bytes)" \
+		awk -v a="$a" -v n="$n" 'BEGIN { d = n - a; if (d < 0) d = -d; exit !(a > 0 && n > 0 && d <= 0.15 * a) }'
+done
+ev=$(events "$N/staged-1.trace.jsonl.zst")
+check "no adapter: each model built in its stage, released after ($ev)" [ "$ev" = \
+	"load detector detect,release detector classify,load classifier classify,release classifier segment,load segmenter segment," ]
+
 # An adapter whose target never runs: the staged run fails (exit 3) naming what never happened.
 mkdir -p "$tmp/bad"
 sed 's/when_imported("app"/when_imported("not_app"/' "$root/pipelines/torchvision/adapter.py" >"$tmp/bad/adapter.py"
