@@ -86,7 +86,7 @@ _stagebench() {
 	-o | --output | --out | --latents | --cache | --baseline)
 		if [[ $cmd == latents && $prev == --baseline ]]; then
 			mapfile -t COMPREPLY < <(compgen -W "$(_stagebench_variants "$(_stagebench_pipeline_file)")" -- "$cur")
-		elif [[ $cmd == record || $cmd == guard ]]; then
+		elif [[ $cmd == record || $cmd == guard || ($cmd == learn && ($prev == -o || $prev == --output)) ]]; then
 			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		else
 			mapfile -t COMPREPLY < <(compgen -d -- "$cur")
@@ -111,7 +111,7 @@ _stagebench() {
 		return
 	fi
 	case $cmd in
-	compare)
+	compare | learn)
 		mapfile -t COMPREPLY < <(compgen -W "$(_stagebench_variants "$(_stagebench_pipeline_file)")" -- "$cur") ;;
 	check | latents)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;

@@ -4,7 +4,8 @@
 # writes: `compare eager staged --set size=tiny --seed 7` exits 0, every latent pair (before and
 # after the VAE decode) identical bit for bit, the text encoder released before denoise and the
 # transformer loaded only for denoise; the offload variant and the QwenImagePipeline class too;
-# at size small, staged's encode and denoise peaks well below eager's.
+# at size small, staged's encode and denoise peaks well below eager's; the same pipeline with no
+# adapter (a plan learned from one eager run) within 10 % of the adapter's peaks.
 # Nothing is downloaded (HF_HUB_OFFLINE=1).
 set -u
 . "$(dirname "$0")/common.inc"
@@ -85,4 +86,26 @@ for s in encode denoise; do
 	check "size small, $s: staged ($st bytes) at least 100 MB below eager ($e bytes)" lt "$stp" "$e"
 done
 check "size small: latents identical" grep -q '^2 pairs in 2 latents: 2 identical' "$E/latents.md"
+
+# The same pipeline with no adapter (no-adapter.json): diffusers' pipeline recognised, its
+# components staged by a plan learned from one eager run, the stages named by what runs; at size
+# small each stage's staged peak within 10 % of the hand-written adapter's, latents identical.
+N=$tmp/n
+"$SB" compare --pipeline "$root/pipelines/qwen-image/no-adapter.json" --set size=small \
+	--set dtype=bfloat16 --seed 7 --cache "$C" --reps 1 --interval 20ms --out "$N" \
+	>"$tmp/n.out" 2>"$tmp/n.err"
+rc=$?
+check "no adapter: compare exits 0 (got $rc: $(grep -v 'it/s' "$tmp/n.err" | tail -n 5))" [ "$rc" -eq 0 ]
+check "no adapter: latents identical" grep -qE '^([0-9]+) pairs in [0-9]+ latents: \1 identical' \
+	"$N/latents.md"
+ev=$(events "$N/staged-1.trace.jsonl.zst")
+check "no adapter: each component built in its stage, released after ($ev)" [ "$ev" = \
+	"load text_encoder encode_prompt,release text_encoder transformer,load transformer transformer,release transformer vae.decode,load vae vae.decode," ]
+"$SB" table --format csv "$N"/staged-1.trace.jsonl.zst >"$tmp/n.csv"
+for pair in setup:setup encode:encode_prompt denoise:transformer decode:vae.decode; do
+	a=$(peak "${pair%%:*}" staged "$tmp/e.csv")
+	n=$(peak "${pair#*:}" staged "$tmp/n.csv")
+	check "no adapter: ${pair#*:}: staged peak ($n bytes) within 10 % of the adapter's ${pair%%:*} ($a bytes)" \
+		awk -v a="$a" -v n="$n" 'BEGIN { d = n - a; if (d < 0) d = -d; exit !(a > 0 && n > 0 && d <= 0.1 * a) }'
+done
 exit $fail
