@@ -476,7 +476,8 @@ class Probe:
         if self.staged:
             if not self._entries and self.adapter is None:
                 out.append("no adapter was given (STAGEBENCH_ADAPTER), so no model was "
-                           "deferred")
+                           "deferred ('stagebench learn' writes a plan to use as one; "
+                           "compare learns one itself)")
             elif not self._entries:
                 names = [i.target for i in self.interceptors if i.kind == "model"]
                 out.append("no model was deferred%s" % (

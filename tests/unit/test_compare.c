@@ -144,7 +144,7 @@ Test(compare, plan_expands_the_command_and_variant_args, .init = make_tmp, .fini
 	read_pipeline(&p);
 	struct kv_list sets = { 0 };
 	cr_assert_eq(compare_set_option(&p, "size=tiny", &sets, NULL), 0);
-	struct compare_setup s = { &p, "/o", "/sb/probe", "/usr/bin/python3", "/c", "11", &sets, NULL };
+	struct compare_setup s = { &p, "/o", "/sb/probe", "/usr/bin/python3", "/c", "11", &sets, NULL, NULL };
 	struct compare_run r = COMPARE_RUN_INIT;
 	cr_assert_eq(compare_plan_run(&s, pipeline_variant(&p, "staged"), 2, &r), 0);
 
@@ -175,7 +175,7 @@ Test(compare, plan_environment_has_probe_first_and_variant_env_last, .init = mak
 {
 	struct pipeline p;
 	read_pipeline(&p);
-	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", NULL, "/mine:/theirs" };
+	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", NULL, "/mine:/theirs", NULL };
 	struct compare_run r = COMPARE_RUN_INIT;
 	cr_assert_eq(compare_plan_run(&s, pipeline_variant(&p, "staged"), 1, &r), 0);
 
@@ -204,12 +204,33 @@ Test(compare, plan_environment_has_probe_first_and_variant_env_last, .init = mak
 	pipeline_release(&p);
 }
 
+Test(compare, a_learned_plan_replaces_the_adapter_and_staged_variants_are_known,
+     .init = make_tmp, .fini = drop_tmp)
+{
+	struct pipeline p;
+	read_pipeline(&p);
+	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", NULL, NULL, NULL };
+	s.adapter = "/o/plan.py";
+	struct compare_run r = COMPARE_RUN_INIT;
+	cr_assert_eq(compare_plan_run(&s, pipeline_variant(&p, "eager"), 1, &r), 0);
+	cr_expect_str_eq(env_get(r.env, "STAGEBENCH_ADAPTER"), "/o/plan.py");
+	compare_run_release(&r);
+	cr_expect(pipeline_variant_staged(&p, pipeline_variant(&p, "staged")));
+	cr_expect_not(pipeline_variant_staged(&p, pipeline_variant(&p, "eager")));
+	/* the pipeline's env counts too; "0" and "" are off */
+	kv_set(&p.env, "STAGEBENCH_STAGED", "1");
+	cr_expect(pipeline_variant_staged(&p, pipeline_variant(&p, "eager")));
+	kv_set(&p.env, "STAGEBENCH_STAGED", "0");
+	cr_expect_not(pipeline_variant_staged(&p, pipeline_variant(&p, "eager")));
+	pipeline_release(&p);
+}
+
 Test(compare, plan_with_an_unknown_placeholder_fails_naming_the_file, .init = make_tmp,
      .fini = drop_tmp)
 {
 	struct pipeline p;
 	read_pipeline(&p);
-	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", NULL, NULL };
+	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", NULL, NULL, NULL };
 	struct compare_run r = COMPARE_RUN_INIT;
 	cr_expect_eq(compare_plan_run(&s, pipeline_variant(&p, "broken"), 1, &r), -1);
 	cr_expect_null(r.argv, "a failed plan leaves nothing behind");
@@ -225,7 +246,7 @@ Test(compare, vars_hold_builtins_defaults_and_overrides, .init = make_tmp, .fini
 	struct kv_list sets = { 0 }, vars = { 0 };
 	cr_assert_eq(compare_set_option(&p, "steps=9", &sets, NULL), 0);
 	cr_assert_eq(compare_set_option(&p, "steps=10", &sets, NULL), 0); /* the last one wins */
-	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", &sets, NULL };
+	struct compare_setup s = { &p, "/o", "/sb/probe", "py", "/c", "7", &sets, NULL, NULL };
 	compare_vars(&s, "eager", 1, &vars);
 	cr_expect_str_eq(kv_get(&vars, "python"), "py");
 	cr_expect_str_eq(kv_get(&vars, "pipeline_dir"), p.dir);
