@@ -5,7 +5,8 @@
 # after the VAE decode) identical bit for bit, the text encoder released before denoise and the
 # transformer loaded only for denoise; the offload variant and the QwenImagePipeline class too;
 # at size small, staged's encode and denoise peaks well below eager's; the same pipeline with no
-# adapter (a plan learned from one eager run) within 10 % of the adapter's peaks.
+# adapter (a plan learned from one eager run) within 10 % of the adapter's peaks; a second
+# diffusers pipeline (pipelines/pixart-sigma) with no adapter at all, latents identical.
 # Nothing is downloaded (HF_HUB_OFFLINE=1).
 set -u
 . "$(dirname "$0")/common.inc"
@@ -108,4 +109,17 @@ for pair in setup:setup encode:encode_prompt denoise:transformer decode:vae.deco
 	check "no adapter: ${pair#*:}: staged peak ($n bytes) within 10 % of the adapter's ${pair%%:*} ($a bytes)" \
 		awk -v a="$a" -v n="$n" 'BEGIN { d = n - a; if (d < 0) d = -d; exit !(a > 0 && n > 0 && d <= 0.1 * a) }'
 done
+
+# A second diffusers pipeline, PixArtSigmaPipeline (T5 encoder, PixArt transformer, KL VAE), whose
+# pipeline file has no adapter at all: staged from its learned plan, latents identical.
+X=$tmp/x
+"$SB" compare --pipeline "$root/pipelines/pixart-sigma/pipeline.json" --set size=tiny --seed 7 \
+	--cache "$tmp/pixart" --reps 1 --interval 20ms --out "$X" >"$tmp/x.out" 2>"$tmp/x.err"
+rc=$?
+check "pixart-sigma: compare exits 0 (got $rc: $(grep -v 'it/s' "$tmp/x.err" | tail -n 5))" [ "$rc" -eq 0 ]
+check "pixart-sigma: latents identical" grep -qE '^([0-9]+) pairs in [0-9]+ latents: \1 identical' \
+	"$X/latents.md"
+ev=$(events "$X/staged-1.trace.jsonl.zst")
+check "pixart-sigma: each component built in its stage, released after ($ev)" [ "$ev" = \
+	"load text_encoder encode_prompt,release text_encoder transformer,load transformer transformer,release transformer vae.decode,load vae vae.decode," ]
 exit $fail
