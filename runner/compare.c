@@ -201,16 +201,21 @@ int compare_plan_prepare(const struct compare_setup *s, struct compare_run *r)
 		return -1;
 	/* not a measured run: without the adapter, whose hooks would never fire there
 	 * (the probe fails a run whose adapter never engaged) */
-	size_t k = 0;
+	compare_run_drop_env(r, "STAGEBENCH_ADAPTER");
+	return 0;
+}
+
+void compare_run_drop_env(struct compare_run *r, const char *key)
+{
+	size_t k = 0, n = strlen(key);
 	for (size_t i = 0; r->env && r->env[i]; i++) {
-		if (str_starts_with(r->env[i], "STAGEBENCH_ADAPTER="))
+		if (!strncmp(r->env[i], key, n) && r->env[i][n] == '=')
 			free(r->env[i]);
 		else
 			r->env[k++] = r->env[i];
 	}
 	if (r->env)
 		r->env[k] = NULL;
-	return 0;
 }
 
 void compare_plan_adapter(const char *probe_dir, const char *adapter, bool staged,
@@ -650,6 +655,7 @@ static int run_learn(struct session *s)
 	setup.out = dir;
 	if (compare_plan_run(&setup, v, 0, &cr) < 0)
 		goto out;
+	compare_run_drop_env(&cr, "STAGEBENCH_ADAPTER"); /* learned from the script alone */
 	size_t n = 0;
 	while (cr.env[n])
 		n++;

@@ -95,7 +95,10 @@ int compare_plan_run(const struct compare_setup *s, const struct pipeline_varian
  * no STAGEBENCH_ADAPTER: it is not a measured run, and the probe fails a run
  * whose adapter's hooks never fire. */
 int compare_plan_prepare(const struct compare_setup *s, struct compare_run *out);
-void compare_run_release(struct compare_run *r); /* NULL ok */
+void compare_run_release(struct compare_run *r);
+
+/* Remove KEY=... from r->env. */
+void compare_run_drop_env(struct compare_run *r, const char *key); /* NULL ok */
 
 /*
  * The probe's environment for a command recorded without a pipeline file
