@@ -59,6 +59,12 @@ class Component(LazyModel):
         object.__setattr__(self, "_sb_config", None)
         object.__setattr__(self, "_sb_config_fn", config_fn)
 
+    @property
+    def __class__(self):
+        # not a torch.nn.Module for diffusers (its device, dtype and offload checks would
+        # load every component they look at)
+        return type(self)
+
     def __getattr__(self, attr):
         if attr == "config":
             if self._sb_config is None:

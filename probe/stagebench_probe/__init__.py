@@ -93,7 +93,7 @@ _failed = []  # an uncaught exception ended the pipeline
 
 def _excepthook(orig):
     def hook(*exc):
-        _failed.append(exc[0])
+        _failed.append(exc)
         return orig(*exc)
     return hook
 
@@ -103,13 +103,22 @@ def _at_exit(probe):
         return  # a forked child (os.fork, multiprocessing): its parent checks the run
     if probe.stage is not None:
         probe.gpu(probe.stage)
+    if _failed:
+        # the pipeline's own failure first; hooks it never reached are not news then
+        etype, evalue = _failed[0][0], _failed[0][1]
+        text = "the pipeline failed in stage %s: %s: %s" % (
+            probe.stage or "-", getattr(etype, "__name__", etype), evalue)
+        probe.mark("probe: " + text)
+        sys.stderr.write("stagebench_probe: %s\n" % text)
+        if probe.stage is not None and (probe._entries or not probe.staged):
+            return  # staged loading (or the adapter's stages) engaged before it failed
     problems = probe.problems()
     if not problems:
         return
     what = "staged loading never engaged" if probe.staged else "the adapter's hooks never fired"
     text = "%s (mode %s): %s" % (what, probe.mode or "-", "; ".join(problems))
     probe.mark("probe: failed: " + text)
-    sys.stderr.write("stagebench_probe: %s\n" % text)
+    sys.stderr.write("stagebench_probe: %s%s\n" % ("before that, " if _failed else "", text))
     if _failed:
         return  # the pipeline failed on its own: its exit status stands
     sys.stderr.write("stagebench_probe: the run is a failure (exit 3): it would be measured "

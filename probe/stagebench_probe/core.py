@@ -17,9 +17,17 @@ from .release import flush_allocators, module_nbytes, release
 from .rng import preserved_rng
 
 
+# Hook registrations on a stand-in: recorded (replayed on every build, so a model rebuilt after
+# its release has them again) and made at once on a resident model; they return a handle.
+HOOKS = frozenset(("register_forward_hook", "register_forward_pre_hook",
+                   "register_full_backward_hook", "register_full_backward_pre_hook",
+                   "register_backward_hook"))
+
+
 class _Entry:
-    def __init__(self, name, builder, stages, backbone=None):
+    def __init__(self, name, builder, stages, backbone=None, cls=None):
         self.name = name
+        self.cls = cls  # the model's class when known before it is built
         self.builder = builder
         self.stages = set(stages)
         self.backbone = backbone  # name of the shared backbone, or None
@@ -30,10 +38,36 @@ class _Entry:
         self.recorded = None  # setup calls replayed on every build (deferred models)
 
 
+class _HookHandle:
+    """What a hook registration on a stand-in returns: remove() takes it off the
+    recorded calls and off the model it is on now."""
+
+    def __init__(self, entry, record):
+        self.entry = entry
+        self.record = record
+
+    def remove(self):
+        if self.record in self.entry.recorded:
+            self.entry.recorded.remove(self.record)
+        live = self.record[3]
+        if live is not None:
+            live.remove()
+            self.record[3] = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
 class LazyModel:
     """Stands in for a registered model: the first attribute access or call
     builds it (through the registry); after a release the next one rebuilds it.
-    Methods that return the model itself (.to(), .eval()) return the proxy."""
+    Methods that return the model itself (.to(), .eval()) return the proxy.
+    It is an instance of the model's class for isinstance() once that class is
+    known (given at registration, or after the first build); copy, deepcopy,
+    pickle and torch.save build the model and act on it, as in eager."""
 
     __slots__ = ("_sb_probe", "_sb_name")
 
@@ -44,12 +78,33 @@ class LazyModel:
     def _sb_module(self):
         return self._sb_probe.get(self._sb_name)
 
+    @property
+    def __class__(self):
+        e = self._sb_probe._entries.get(self._sb_name)
+        if e is not None and e.module is not None:
+            return type(e.module)
+        if e is not None and e.cls is not None:
+            return e.cls
+        return type(self)
+
+    def __copy__(self):
+        import copy
+        return copy.copy(self._sb_module())
+
+    def __deepcopy__(self, memo):
+        import copy
+        return copy.deepcopy(self._sb_module(), memo)
+
+    def __reduce_ex__(self, protocol):
+        return self._sb_module().__reduce_ex__(protocol)
+
     def __call__(self, *args, **kwargs):
         return self._sb_module()(*args, **kwargs)
 
     def __getattr__(self, attr):
         entry = self._sb_probe._entries.get(self._sb_name)
-        if entry is not None and entry.recorded is not None and attr in RECORDED:
+        if entry is not None and entry.recorded is not None and (attr in RECORDED
+                                                                 or attr in HOOKS):
             return self._sb_recorder(entry, attr)
         module = self._sb_module()
         value = getattr(module, attr)
@@ -70,6 +125,15 @@ class LazyModel:
         """A setup call on a deferred model: recorded and replayed on every
         build; made now too when the model is resident."""
         proxy = self
+        if attr in HOOKS:
+            def hook(*args, **kwargs):
+                record = [attr, args, kwargs, None]
+                entry.recorded.append(record)
+                if entry.module is not None:
+                    record[3] = getattr(entry.module, attr)(*args, **kwargs)
+                return _HookHandle(entry, record)
+            hook.__name__ = attr
+            return hook
 
         def method(*args, **kwargs):
             entry.recorded.append((attr, args, kwargs))
@@ -143,7 +207,7 @@ class Probe:
             self.emit("gpu", **fields)
 
     # -- registry -------------------------------------------------------------
-    def register(self, name, builder, stages, record=False):
+    def register(self, name, builder, stages, record=False, cls=None):
         """Register a model built by builder() and used in `stages`. Nothing is
         built now. Returns a LazyModel proxy. record=True: setup calls on the
         proxy (.eval(), .to(), .load_state_dict(), see defer.RECORDED) are
@@ -151,7 +215,7 @@ class Probe:
         with self._lock:
             if name in self._entries:
                 raise ValueError("model '%s' is registered twice" % name)
-            e = self._entries[name] = _Entry(name, builder, _stage_list(stages))
+            e = self._entries[name] = _Entry(name, builder, _stage_list(stages), cls=cls)
             if record:
                 e.recorded = []
         return LazyModel(self, name)
@@ -290,7 +354,11 @@ class Probe:
             with preserved_rng(self.rng_restore):
                 t0 = time.perf_counter()
                 module = e.builder(base) if e.backbone else e.builder()
-                for attr, args, kwargs in e.recorded or ():
+                for rec in e.recorded or ():
+                    attr, args, kwargs = rec[0], rec[1], rec[2]
+                    if attr in HOOKS:
+                        rec[3] = getattr(module, attr)(*args, **kwargs)
+                        continue
                     out = getattr(module, attr)(*resolve(args), **resolve(kwargs))
                     if attr != "load_state_dict" and _is_module(out):
                         module = out
@@ -304,6 +372,7 @@ class Probe:
                 fields["outside"] = True
             self.emit("reload" if e.builds else "load", **fields)
             e.module = module
+            e.cls = type(module)
             e.builds += 1
             return module
 

@@ -268,11 +268,13 @@ class Interceptor:
         probe = self.probe
         replay = probe.rng_replay if self.replay_rng is None else self.replay_rng
         state0 = None
+        cls = None
         if replay:
             # Eager's random init happens here: run it (one model at a time),
             # drop the model, and build the real one later from the same state.
             state0 = RngState()
             module = fn(*resolve(args), **resolve(kwargs))
+            cls = type(module)
             del module
             from .release import flush_allocators
             flush_allocators()
@@ -287,7 +289,7 @@ class Interceptor:
 
         name = self._name(fn, args, kwargs)
         stages = self.stages(name) if callable(self.stages) else self.stages
-        return probe.register(name, builder, stages or (), record=True)
+        return probe.register(name, builder, stages or (), record=True, cls=cls)
 
 
 def _same(a, b):

@@ -432,7 +432,8 @@ class PlanFactory(Interceptor):
                 state0.restore()
                 return plan.attach(name, _build_on(None, fn, resolve(args), resolve(kwargs)))
         stage = plan.stage_of.get(name)
-        probe.register(name, builder, [stage] if stage else (), record=True)
+        probe.register(name, builder, [stage] if stage else (), record=True,
+                       cls=_known_class(plan.models[name].get("class")))
         return PlanModel(probe, name, plan)
 
     def _pipeline(self, fn, args, kwargs, parts):
@@ -559,8 +560,17 @@ class ClassFactory:
             finally:
                 factory.building = False
         stage = plan.stage_of.get(name)
-        probe.register(name, builder, [stage] if stage else (), record=True)
+        probe.register(name, builder, [stage] if stage else (), record=True, cls=klass)
         return PlanModel(probe, name, plan)
+
+
+def _known_class(spec):
+    """The class a plan names, when its module is imported already (else None: a stand-in
+    is an instance of it once it is built)."""
+    if not spec:
+        return None
+    cls = fr.resolve(spec)
+    return cls if isinstance(cls, type) else None
 
 
 def _plain_new(orig_new, klass, args, kwargs):
