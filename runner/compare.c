@@ -433,13 +433,17 @@ static int run_one(const struct record_opts *base, const struct compare_run *cr,
 	struct cache_report cache;
 	if (state && cache_state_apply(*state, cr->files, &cache))
 		return -1;
-	int log = open(cr->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A symlink where a file of this run goes is replaced, never written through. */
+	if (unlink_symlink(cr->log_path) || unlink_symlink(cr->err_path) ||
+	    (state && unlink_symlink(cr->trace_path)))
+		return -1;
+	int log = open_output(cr->log_path, 0);
 	if (log < 0)
-		return error("cannot create '%s': %s", cr->log_path, strerror(errno));
-	int err = open(cr->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+		return -1;
+	int err = open_output(cr->err_path, O_APPEND);
 	if (err < 0) {
 		close(log);
-		return error("cannot create '%s': %s", cr->err_path, strerror(errno));
+		return -1;
 	}
 	struct record_opts o = *base;
 	char *extra = state ? cache_state_json(*state, &cache) : NULL;
@@ -884,9 +888,12 @@ static int report_latents(const char *out, const char *baseline, const struct do
 	return rc;
 }
 
-static void report_charts(const char *out, const struct done_run *d, size_t n, size_t nread,
-			  const struct run_list *runs)
+/* The charts; a missing gnuplot is a warning. Returns -1 when gnuplot could not
+ * draw them (a full disk: no chart is kept), else 0. */
+static int report_charts(const char *out, const struct done_run *d, size_t n, size_t nread,
+			 const struct run_list *runs)
 {
+	int rc = 0;
 	struct trace *traces = xcalloc(nread, sizeof(*traces));
 	const struct run_entry **ents = xcalloc(nread, sizeof(*ents));
 	size_t k = 0;
@@ -901,12 +908,15 @@ static void report_charts(const char *out, const struct done_run *d, size_t n, s
 	po.quiet_paths = true;
 	if (!k)
 		warning("no run has a footprint sample: no charts");
+	else if (!plot_have_gnuplot(NULL))
+		warning(PLOT_GNUPLOT_MISSING);
 	else if (plot_runs(&po, traces, ents, k) < 0)
-		warning("the charts were not drawn (see above); the tables are in '%s'", out);
+		rc = error("the charts were not drawn (see above); the tables are in '%s'", out);
 	else if (sb_verbosity >= 1)
 		note("charts: %s/memory.png, %s/stages.png", out, out);
 	free(traces);
 	free(ents);
+	return rc;
 }
 
 /* Read the traces, print and write the table, the latents, the summary and
@@ -945,8 +955,8 @@ static int report(const struct session *s, bool charts, size_t *findings)
 	printf("## Runs\n\n%s", strbuf_str(&rmd));
 	strbuf_release(&rmd);
 	fflush(stdout);
-	if (charts)
-		report_charts(out, d, n, nread, &s->runs);
+	if (charts && report_charts(out, d, n, nread, &s->runs) < 0)
+		rc = -1;
 	return rc;
 }
 
