@@ -58,6 +58,29 @@ def _ident(fd):
     return (st.st_dev, st.st_ino)
 
 
+_fork_reset = None  # objects whose _lock a forked child gets fresh (a WeakSet)
+
+
+def fresh_lock_after_fork(obj, factory):
+    """Give obj a new lock (factory()) in obj._lock, and a new one again in every
+    child forked later: a thread of the parent that held the lock at the fork does
+    not exist in the child, which would wait for it forever."""
+    global _fork_reset
+    import weakref
+    if _fork_reset is None:
+        _fork_reset = weakref.WeakSet()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_reset_locks)
+    obj._lock = factory()
+    obj._lock_factory = factory
+    _fork_reset.add(obj)
+
+
+def _reset_locks():
+    for obj in list(_fork_reset):
+        obj._lock = obj._lock_factory()
+
+
 def _clean(value):
     # json.dumps would write NaN/Infinity, which is not JSON.
     if isinstance(value, float) and not math.isfinite(value):
@@ -82,7 +105,7 @@ class Emitter:
         self.ident = None if fd is None else _ident(fd)  # the pipe it must still be
         self.lost = None  # why the pipe went away under the pipeline (it closed or reused it)
         self.pid = os.getpid()  # a forked child's copy writes nothing (see `on`)
-        self._lock = threading.Lock()
+        fresh_lock_after_fork(self, threading.Lock)
 
     @classmethod
     def from_env(cls, environ=None):
