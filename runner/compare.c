@@ -15,6 +15,7 @@
 
 #include "../analyze/analysis.h"
 #include "../analyze/latents.h"
+#include "../analyze/render.h"
 #include "../analyze/table.h"
 #include "../common/jsonw.h"
 #include "../common/parse.h"
@@ -716,10 +717,14 @@ static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 		strbuf_addf(o, "| %s | %s", d[i].id, analysis_outcome_str(a, buf, sizeof(buf)));
 		if (a->outcome != RUN_COMPLETED) {
 			const struct stage_stats *st = a->nstages ? &a->stages[a->ran_to] : NULL;
-			if (st)
-				strbuf_addf(o, " in %s", st->name);
-			if (a->reason)
-				strbuf_addf(o, ": %s", a->reason);
+			if (st) {
+				strbuf_addstr(o, " in ");
+				render_md_text(o, st->name); /* the trace's: '|', line breaks */
+			}
+			if (a->reason) {
+				strbuf_addstr(o, ": ");
+				render_md_text(o, a->reason);
+			}
 		}
 		if (a->has_footprint) {
 			format_gb(a->peak_footprint, fp);
@@ -786,15 +791,20 @@ static void report_failed(const struct done_run *d, size_t n)
 			continue;
 		const struct analysis *a = &d[i].a;
 		strbuf_addf(&sb, "- %s run %d failed", d[i].mode, d[i].rep);
-		if (d[i].read && a->nstages)
-			strbuf_addf(&sb, " in %s", a->stages[a->ran_to].name);
+		/* names and the error line are file contents: one line, controls escaped */
+		if (d[i].read && a->nstages) {
+			strbuf_addstr(&sb, " in ");
+			render_term_text(&sb, a->stages[a->ran_to].name);
+		}
 		char *text = NULL;
 		size_t len = 0;
 		struct strbuf line = STRBUF_INIT;
 		if (!access(d[i].err_path, R_OK) &&
 		    !read_file_tail(d[i].err_path, 65536, &text, &len) &&
-		    compare_error_line(text, len, &line))
-			strbuf_addf(&sb, ": %s", line.buf);
+		    compare_error_line(text, len, &line)) {
+			strbuf_addstr(&sb, ": ");
+			render_term_text(&sb, line.buf);
+		}
 		strbuf_release(&line);
 		free(text);
 		if (d[i].read && a->outcome == RUN_SIGNAL)
@@ -1047,6 +1057,17 @@ static bool file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* A warning that quotes a runs.d entry's `why` (file contents): control
+ * characters shown as "\n", "\xNN", so that no line break in it starts a line
+ * of its own (a workflow command, in a CI log). */
+static void warn_why(const char *id, const char *why)
+{
+	struct strbuf sb = STRBUF_INIT;
+	render_term_text(&sb, why);
+	warning("%s: %s", id, sb.buf);
+	strbuf_release(&sb);
+}
+
 /* Run k's entry from runs.d, or a "lost" one when only its trace is there.
  * Returns 1 when taken, 0 when the run is missing, -1 on a malformed entry. */
 static int gather_one(struct session *s, size_t k)
@@ -1072,7 +1093,7 @@ static int gather_one(struct session *s, size_t k)
 			one.n = 0;
 			bool guard = e->stopped_by == STOPPED_GUARD;
 			if (!guard && ((e->has_exit && e->exit) || e->signal)) {
-				warning("%s: %s", id, e->why ? e->why : "its command failed");
+				warn_why(id, e->why ? e->why : "its command failed");
 				s->failed++;
 				failed = !e->stopped_by;
 			}

@@ -68,4 +68,23 @@ if command -v gnuplot >/dev/null 2>&1; then
 	fi
 fi
 
+# 3. what quotes a file's contents never starts a line of its own: a stage name from a trace
+# and a runs.d entry's `why` with a line break in them; in a CI log, "::error ...::" at the
+# start of a line is a workflow command that GitHub Actions obeys.
+printf '%s\n' "{\"name\": \"out\", \"command\": [\"$E\", \"stage=work\", \"stage=x\\n::error::stage\"," \
+	'"exit=3"], "variants": {"p": {}}}' >"$tmp/inj.json"
+O=$tmp/inj
+"$SB" compare p --pipeline "$tmp/inj.json" --task 0 --reps 1 --out "$O" >/dev/null 2>"$tmp/inj-task.err"
+sed 's/"exit": 3,/"exit": 3, "why": "died\\n::error::why",/' "$O/runs.d/p-1.json" >"$tmp/p-1.json" &&
+	mv "$tmp/p-1.json" "$O/runs.d/p-1.json"
+check "runs.d entry edited ($(cat "$O/runs.d/p-1.json"))" grep -q '::error::why' "$O/runs.d/p-1.json"
+"$SB" compare p --pipeline "$tmp/inj.json" --merge --reps 1 --out "$O" >"$tmp/inj.out" 2>"$tmp/inj.err"
+rc=$?
+check "merge of a failed run: exit 1 (got $rc: $(tail -n 3 "$tmp/inj.err"))" [ "$rc" -eq 1 ]
+check "stderr: no line starts a workflow command ($(grep '^::' "$tmp/inj.err"))" \
+	sh -c "! grep -q '^::' '$tmp/inj.err'"
+check "stderr: the why is quoted, escaped" grep -qF 'p-1: died\n::error::why' "$tmp/inj.err"
+check "stdout: no line starts a workflow command ($(grep '^::' "$tmp/inj.out"))" \
+	sh -c "! grep -q '^::' '$tmp/inj.out'"
+
 exit $fail
