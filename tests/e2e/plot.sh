@@ -139,7 +139,7 @@ check "unreadable trace is named" grep -q 'no-such.trace.jsonl' "$tmp/missing.er
 
 # A chart gnuplot could not write whole (a full disk) is an error: exit 3 with the reason,
 # no partial file left. A stand-in gnuplot cuts its output at 20 KB (any host); as root, a
-# tmpfs with 24 KB free does it for real.
+# tmpfs with 8 KB free does it for real.
 mkdir "$tmp/cutbin"
 {
 	printf '%s\n' '#!/bin/sh'
@@ -158,9 +158,9 @@ check "a chart cut short is named, with the reason ($(cat "$tmp/cut.err"))" \
 	grep -q "memory.png.*cut short" "$tmp/cut.err"
 check "no partial chart is left ($(ls -A "$tmp/cut" | tr '\n' ' '))" [ -z "$(ls -A "$tmp/cut")" ]
 if [ "$(id -u)" = 0 ] && mkdir "$tmp/full" && mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2>/dev/null; then
-	# fill it, then give 24 KB back
+	# fill it, then give 8 KB back (less than any chart)
 	dd if=/dev/zero of="$tmp/full/fill" bs=4k 2>/dev/null
-	truncate -s -24K "$tmp/full/fill"
+	truncate -s -8K "$tmp/full/fill"
 	"$SB" plot -o "$tmp/full/out" "$MOSS" >"$tmp/full.out" 2>"$tmp/full.err"
 	rc=$?
 	left=$(find "$tmp/full/out" -type f | tr '\n' ' ')
