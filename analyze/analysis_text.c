@@ -35,22 +35,23 @@ static void stage_rows_text(struct strbuf *o, const struct analysis *a)
 			if (k >= sizeof(kp))
 				k = sizeof(kp) - 1;
 		}
-		strbuf_addf(o, "  %-16s %14s %8zu %7.1f s %10s  %s\n", s->name, b1, s->nsamples,
-			    s->seconds, b3, *kp ? kp : "-");
+		char t1[UNITS_BUF];
+		strbuf_addf(o, "  %-16s %14s %8zu %7s s %10s  %s\n", s->name, b1, s->nsamples,
+			    units_secs_num(s->seconds, 1, t1), b3, *kp ? kp : "-");
 	}
 }
 
 static void releases_text(struct strbuf *o, const struct analysis *a)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], t1[UNITS_BUF], t2[UNITS_BUF];
 	for (size_t i = 0; i < a->nwindows; i++) {
 		const struct stage_window *w = &a->windows[i];
 		if (!w->nreleases)
 			continue;
 		format_gb(w->release_bytes, b1);
-		strbuf_addf(o, "  entering %s at %.3f s released %zu model%s (%s) by %.3f s: footprint ",
-			    a->stages[w->stage].name, w->stage_t, w->nreleases, w->nreleases == 1 ? "" : "s", b1,
-			    w->releases_done_t);
+		strbuf_addf(o, "  entering %s at %s s released %zu model%s (%s) by %s s: footprint ",
+			    a->stages[w->stage].name, units_secs_num(w->stage_t, 3, t1), w->nreleases,
+			    w->nreleases == 1 ? "" : "s", b1, units_secs_num(w->releases_done_t, 3, t2));
 		if (w->has_before) {
 			format_gb(w->footprint_before, b2);
 			strbuf_addf(o, "%s just before", b2);
@@ -76,7 +77,8 @@ static void render_text(struct strbuf *o, const struct analysis *a)
 		    a->reason ? " (" : "", a->reason ? a->reason : "", a->reason ? ")" : "");
 	if (a->has_footprint) {
 		format_gb(a->peak_footprint, b1);
-		strbuf_addf(o, "  %-18s %s at %.1f s\n", "peak footprint", b1, a->peak_t);
+		strbuf_addf(o, "  %-18s %s at %s s\n", "peak footprint", b1,
+			    units_secs_num(a->peak_t, 1, t1));
 	} else {
 		strbuf_addf(o, "  %-18s no sample\n", "peak footprint");
 	}
@@ -101,8 +103,9 @@ static void render_text(struct strbuf *o, const struct analysis *a)
 	for (size_t i = 0; i < a->nloads; i++) {
 		const struct load_info *l = &a->loads[i];
 		if (l->outside)
-			strbuf_addf(o, "  %-18s %s %s for %s at %.3f s, in %s\n", "", l->reload ? "reload" : "load",
-				    l->name ? l->name : "(unnamed)", l->stage, l->t, l->stage_in_force);
+			strbuf_addf(o, "  %-18s %s %s for %s at %s s, in %s\n", "", l->reload ? "reload" : "load",
+				    l->name ? l->name : "(unnamed)", l->stage, units_secs_num(l->t, 3, t1),
+				    l->stage_in_force);
 	}
 	format_gb(a->release_bytes, b1);
 	strbuf_addf(o, "  %-18s %zu, %s\n", "releases", a->nreleases, b1);

@@ -51,8 +51,12 @@ void check_format_github(const struct check *c, struct strbuf *out)
 	}
 	strbuf_release(&line);
 	size_t nr = check_count(c, CK_REGRESSION), ni = check_count(c, CK_IMPROVEMENT);
-	strbuf_addf(out, "check: %zu regression%s, %zu improvement%s (baseline %s: %zu runs; "
-			 "candidate %s: %zu runs)\n", nr, nr == 1 ? "" : "s", ni, ni == 1 ? "" : "s",
-		    c->side[0].label ? c->side[0].label : "-", c->side[0].n,
-		    c->side[1].label ? c->side[1].label : "-", c->side[1].n);
+	/* The labels (directory names) escaped too: a line break in one would start
+	 * a line of its own, a workflow command Actions obeys. */
+	strbuf_addf(out, "check: %zu regression%s, %zu improvement%s (baseline ", nr,
+		    nr == 1 ? "" : "s", ni, ni == 1 ? "" : "s");
+	gh_data(out, c->side[0].label ? c->side[0].label : "-");
+	strbuf_addf(out, ": %zu runs; candidate ", c->side[0].n);
+	gh_data(out, c->side[1].label ? c->side[1].label : "-");
+	strbuf_addf(out, ": %zu runs)\n", c->side[1].n);
 }

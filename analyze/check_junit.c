@@ -1,16 +1,50 @@
 /* check_junit.c -- a check as JUnit XML: a test case per judgement (see check.h) */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 #include "render.h"
 
+/* The length of the UTF-8 sequence at s (1 for a byte that starts none), and
+ * in *ok whether XML 1.0 allows its character (a Char: well-formed, not U+FFFE,
+ * U+FFFF or a surrogate). */
+static size_t xml_char_len(const unsigned char *s, bool *ok)
+{
+	static const unsigned min[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+	unsigned cp;
+	size_t n;
+	*ok = s[0] >= 0x20;
+	if (s[0] < 0x80)
+		return 1;
+	*ok = false;
+	if (s[0] >= 0xc0 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1fu;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0fu;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf7)
+		n = 4, cp = s[0] & 0x07u;
+	else
+		return 1;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return i; /* cut short: its bytes so far stand for one '?' */
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	*ok = cp >= min[n] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) &&
+	      cp != 0xfffe && cp != 0xffff;
+	return n;
+}
+
 /* XML attribute and text: the five entities, control characters as "&#xNN;"
- * where XML 1.0 allows them (tab, LF, CR), others as '?'. */
+ * where XML 1.0 allows them (tab, LF, CR); every other character XML 1.0
+ * forbids (the other controls, U+FFFE, U+FFFF, surrogates, bytes that are not
+ * UTF-8) as '?', so that the report stays well-formed. */
 static void xml_text(struct strbuf *out, const char *s)
 {
-	for (; s && *s; s++) {
+	while (s && *s) {
 		unsigned char ch = (unsigned char)*s;
+		size_t n = 1;
 		switch (ch) {
 		case '&': strbuf_addstr(out, "&amp;"); break;
 		case '<': strbuf_addstr(out, "&lt;"); break;
@@ -18,8 +52,16 @@ static void xml_text(struct strbuf *out, const char *s)
 		case '"': strbuf_addstr(out, "&quot;"); break;
 		case '\'': strbuf_addstr(out, "&apos;"); break;
 		case '\t': case '\n': case '\r': strbuf_addf(out, "&#x%X;", ch); break;
-		default: strbuf_addch(out, ch < 0x20 ? '?' : (char)ch);
+		default: {
+			bool ok;
+			n = xml_char_len((const unsigned char *)s, &ok);
+			if (ok)
+				strbuf_add(out, s, n);
+			else
+				strbuf_addch(out, '?');
 		}
+		}
+		s += n;
 	}
 }
 

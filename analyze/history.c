@@ -75,7 +75,9 @@ static void commit_of(const struct loaded *l, struct history_commit *c)
 
 struct series_ix {
 	struct strindex ix;
-	char **keys;         /* "mode\x01stage", parallel to h->series */
+	char **keys;         /* "LEN:MODESTAGE", LEN the mode's length: one key per
+			      * (mode, stage) pair, whatever bytes the names hold;
+			      * parallel to h->series */
 };
 
 static const char *series_key(const void *ctx, size_t i)
@@ -86,7 +88,7 @@ static const char *series_key(const void *ctx, size_t i)
 static size_t series_of(struct history *h, struct series_ix *sx, const char *mode, const char *stage,
 			bool add)
 {
-	char *key = xasprintf("%s\x01%s", mode, stage);
+	char *key = xasprintf("%zu:%s%s", strlen(mode), mode, stage);
 	size_t i = strindex_find(&sx->ix, series_key, sx->keys, key);
 	if (i != STRINDEX_NONE || !add) {
 		free(key);

@@ -1,4 +1,5 @@
 /* main.c -- the stagebench entry point: a table of subcommands */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,12 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* A write to a closed pipe (stdout or stderr read by a `head`, a dead `tee`,
+	 * a CI log reader gone) is an error we report and survive, never a death
+	 * that would leave a guarded command running: SIGPIPE is ignored, writes
+	 * fail with EPIPE. record_run() handles it while a command runs (a
+	 * `kill -PIPE` stops the tree), and spawned commands get its default back. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return SB_EXIT_USAGE;

@@ -74,10 +74,29 @@ void units_add_gb_label(struct strbuf *sb, double gb, bool unit)
 		units_add_size(sb, gb * GB, UNITS_COARSE, false);
 }
 
+const char *units_secs_num(double s, int digits, char out[UNITS_BUF])
+{
+	if (fabs(s) < 1e9) {
+		snprintf(out, UNITS_BUF, "%.*f", digits, s);
+	} else if (!isfinite(s)) {
+		snprintf(out, UNITS_BUF, "%s", isnan(s) ? "nan" : s < 0 ? "-inf" : "inf");
+	} else {
+		int e = (int)floor(log10(fabs(s)));
+		double m = s / pow(10, e);
+		if (fabs(m) >= 9.95) { /* would round to "10.0" */
+			m /= 10;
+			e++;
+		}
+		snprintf(out, UNITS_BUF, "%.1fe%d", m, e);
+	}
+	return out;
+}
+
 const char *units_seconds(double s, enum units_style style, bool sign, char out[UNITS_BUF])
 {
+	char num[UNITS_BUF];
 	int digits = style == UNITS_FINE && fabs(s) < 10 ? 2 : 1;
-	snprintf(out, UNITS_BUF, "%s%.*f s", sign && s > 0 ? "+" : "", digits, s);
+	snprintf(out, UNITS_BUF, "%s%s s", sign && s > 0 ? "+" : "", units_secs_num(s, digits, num));
 	return out;
 }
 

@@ -44,6 +44,10 @@ void units_add_size_range(struct strbuf *sb, double lo, double hi, enum units_st
  * unit false, "18.6" without " GB" from 1 GB up (where the axis says GB). */
 void units_add_gb_label(struct strbuf *sb, double gb, bool unit);
 
+/* A number of seconds with DIGITS decimals, no unit: "12.6"; from 1e9 s on (31
+ * years: only a damaged trace says so) in a bounded form, "1.0e300", never
+ * every digit. */
+const char *units_secs_num(double s, int digits, char out[UNITS_BUF]);
 /* One duration in seconds. */
 const char *units_seconds(double s, enum units_style style, bool sign, char out[UNITS_BUF]);
 void units_add_seconds(struct strbuf *sb, double s, enum units_style style, bool sign);

@@ -277,7 +277,8 @@ int write_all(int fd, const void *data, size_t len)
 int write_file(const char *path, const void *data, size_t len)
 {
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	unlink(tmp); /* a stale one, or a link: O_EXCL never opens what is there */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		error("cannot create '%s': %s", tmp, strerror(errno));
 		free(tmp);
@@ -297,6 +298,27 @@ int write_file(const char *path, const void *data, size_t len)
 		return -1;
 	}
 	free(tmp);
+	return 0;
+}
+
+int open_output(const char *path, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
+	if (fd >= 0)
+		return fd;
+	struct stat st;
+	if (errno == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
+		return error("cannot create '%s': it is a symbolic link (not written through)", path);
+	return error("cannot create '%s': %s", path, strerror(errno));
+}
+
+int unlink_symlink(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) || !S_ISLNK(st.st_mode))
+		return 0;
+	if (unlink(path) && errno != ENOENT)
+		return error("cannot remove the symbolic link '%s': %s", path, strerror(errno));
 	return 0;
 }
 

@@ -95,6 +95,13 @@ int read_file_tail(const char *path, size_t max, char **data, size_t *len);
  * one); -1 after error() (none when quiet) for anything else. */
 int open_regular_file(const char *path, bool quiet);
 int write_file(const char *path, const void *data, size_t len); /* atomic: tmp + rename */
+/* Create (or truncate) an output file for writing, O_NOFOLLOW: a symlink at
+ * PATH is never written through ("cannot create 'P': it is a symbolic link").
+ * FLAGS adds to O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC. The fd, or -1 after error(). */
+int open_output(const char *path, int flags);
+/* Remove PATH when it is a symbolic link (a file of ours that a link took the
+ * place of: it is replaced, not followed). 0, or -1 after error(). */
+int unlink_symlink(const char *path);
 /* All of DATA to FD, again after EINTR and short writes; -1 with errno set on failure. */
 int write_all(int fd, const void *data, size_t len);
 int mkdir_p(const char *path);

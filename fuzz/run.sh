@@ -37,9 +37,14 @@ seed probe_line "$root"/fuzz/seeds/probe_line/*
 seed npy "$root"/fuzz/seeds/npy/*
 seed pipeline "$root"/demo/pipeline.json $(find "$root/pipelines" -name '*.json' 2>/dev/null || true)
 seed runs $(find "$root/tests/fixtures" "$root/fuzz/seeds/runs" -name '*.json' -path '*runs*')
+seed runs_d $(find "$root/tests/fixtures" "$root/fuzz/seeds/runs" -name '*.json' -path '*runs*')
+mkdir -p "$dir/corpus/history"
+for f in $traces; do # the first byte says where the input is cut in two traces: here, whole in c1
+	printf '\377' | cat - "$f" >"$dir/corpus/history/seed-$(echo "$f" | tr '/' '_')"
+done
 
 total=0
-for h in ${FUZZ_ONLY:-trace trace_zstd summary probe_line npy pipeline runs}; do
+for h in ${FUZZ_ONLY:-trace trace_zstd summary probe_line npy pipeline runs runs_d history}; do
 	bin=$dir/fuzz_$h
 	log=$dir/fuzz_$h.log
 	# stderr of the code under test (its error messages) is closed; libFuzzer

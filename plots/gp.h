@@ -72,9 +72,15 @@ int gp_legend_rows(const char *const *texts, size_t n, double *x_px, int *row);
 /* OUT_DIR/NAME.EXT for a chart, the directory created; NULL after error()
  * (no gnuplot on PATH, an unwritable directory). */
 char *gp_out_path(const struct plot_opts *o, const char *name);
-/* Run the script through gnuplot and print the path written (unless quiet).
- * Returns 0, or -1 after error(). */
-int gp_draw(const struct plot_opts *o, const char *path, const struct strbuf *script);
+/* A fresh empty file next to `path` (DIR/.NAME.EXT.XXXXXX, made with O_EXCL)
+ * for gnuplot to draw into; caller frees. NULL after error(). */
+char *gp_tmp_path(const char *path);
+/* Run the script (its output set to `tmp`) through gnuplot; check the chart is
+ * whole (a full disk leaves it cut short) and give it its name by rename(), so
+ * that a symlink at `path` is replaced, never written through; print the path
+ * (unless quiet). Returns 0, or -1 after error(), `tmp` removed. */
+int gp_draw(const struct plot_opts *o, const char *path, const char *tmp,
+	    const struct strbuf *script);
 
 /* "# generated ...", reset, the terminal, the quoted output path, encoding. */
 void gp_header(struct strbuf *sb, enum plot_format fmt, int w, int h, const char *out_path);

@@ -245,12 +245,15 @@ void plot_history_script(struct strbuf *sb, const struct plot_history *h,
 int plot_history(const struct plot_opts *o, const struct plot_history *h, const char *name)
 {
 	char *path = gp_out_path(o, name);
-	if (!path)
-		return -1;
-	struct strbuf sb = STRBUF_INIT;
-	plot_history_script(&sb, h, o, path);
-	int rc = gp_draw(o, path, &sb);
-	strbuf_release(&sb);
+	char *tmp = path ? gp_tmp_path(path) : NULL;
+	int rc = -1;
+	if (tmp) {
+		struct strbuf sb = STRBUF_INIT;
+		plot_history_script(&sb, h, o, tmp);
+		rc = gp_draw(o, path, tmp, &sb);
+		strbuf_release(&sb);
+	}
+	free(tmp);
 	free(path);
 	return rc;
 }

@@ -1,7 +1,11 @@
 /* plot.c -- plot_runs(): memory charts of runs, drawn by gnuplot */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/parse.h"
 #include "../traces/runs.h"
@@ -27,13 +31,75 @@ char *gp_out_path(const struct plot_opts *o, const char *name)
 	return xasprintf("%s/%s.%s", dir, name, o->format == PLOT_SVG ? "svg" : "png");
 }
 
-int gp_draw(const struct plot_opts *o, const char *path, const struct strbuf *script)
+char *gp_tmp_path(const char *path)
 {
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+	char *tmp = xasprintf("%.*s.%s.XXXXXX", (int)dlen, path, path + dlen);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		error("cannot create a file next to '%s': %s", path, strerror(errno));
+		free(tmp);
+		return NULL;
+	}
+	mode_t mask = umask(022);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0 || close(fd) < 0) {
+		error("cannot set up '%s': %s", tmp, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return NULL;
+	}
+	return tmp;
+}
+
+/* Whether the chart gnuplot wrote to `tmp` is whole: a PNG ends with its IEND
+ * chunk, an SVG with </svg>. gnuplot exits 0 when its writes fail (a full
+ * disk): the file is then empty or cut short. 0, or -1 with the reason in *why. */
+static int chart_whole(const char *tmp, enum plot_format fmt, struct strbuf *why)
+{
+	static const unsigned char iend[12] = { 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82 };
+	unsigned char tail[64];
+	struct stat st;
+	int fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		strbuf_addf(why, "gnuplot's output is unreadable: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	size_t n = st.st_size < (off_t)sizeof(tail) ? (size_t)st.st_size : sizeof(tail);
+	ssize_t r = pread(fd, tail, n, st.st_size - (off_t)n);
+	close(fd);
+	if (r == (ssize_t)n) {
+		if (fmt != PLOT_SVG && n >= sizeof(iend) && !memcmp(tail + n - sizeof(iend), iend, sizeof(iend)))
+			return 0;
+		while (fmt == PLOT_SVG && n && memchr(" \t\r\n", tail[n - 1], 4))
+			n--;
+		if (fmt == PLOT_SVG && n >= 6 && !memcmp(tail + n - 6, "</svg>", 6))
+			return 0;
+	}
+	strbuf_addf(why, "gnuplot's output is cut short (%lld bytes, no %s end): is the disk full?",
+		    (long long)st.st_size, fmt == PLOT_SVG ? "SVG" : "PNG");
+	return -1;
+}
+
+int gp_draw(const struct plot_opts *o, const char *path, const char *tmp,
+	    const struct strbuf *script)
+{
+	struct strbuf why = STRBUF_INIT;
 	int rc = plot_run_gnuplot(o->gnuplot, script->buf, script->len);
 	if (rc)
 		error("cannot draw '%s'", path);
+	else if (chart_whole(tmp, o->format, &why))
+		rc = error("cannot draw '%s': %s", path, why.buf);
+	else if (rename(tmp, path) < 0)
+		rc = error("cannot write '%s': %s", path, strerror(errno));
 	else if (!o->quiet_paths)
 		printf("%s\n", path);
+	if (rc)
+		unlink(tmp);
+	strbuf_release(&why);
 	return rc;
 }
 
@@ -41,12 +107,15 @@ static int draw(const struct plot_opts *o, const struct plot_chart *chart,
 		const struct plot_model *m)
 {
 	char *path = gp_out_path(o, chart->name);
-	if (!path)
-		return -1;
-	struct strbuf sb = STRBUF_INIT;
-	chart->script(&sb, m, o, path);
-	int rc = gp_draw(o, path, &sb);
-	strbuf_release(&sb);
+	char *tmp = path ? gp_tmp_path(path) : NULL;
+	int rc = -1;
+	if (tmp) {
+		struct strbuf sb = STRBUF_INIT;
+		chart->script(&sb, m, o, tmp);
+		rc = gp_draw(o, path, tmp, &sb);
+		strbuf_release(&sb);
+	}
+	free(tmp);
 	free(path);
 	return rc;
 }

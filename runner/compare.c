@@ -15,6 +15,7 @@
 
 #include "../analyze/analysis.h"
 #include "../analyze/latents.h"
+#include "../analyze/render.h"
 #include "../analyze/table.h"
 #include "../common/jsonw.h"
 #include "../common/parse.h"
@@ -442,13 +443,17 @@ static int run_one(const struct record_opts *base, const struct compare_run *cr,
 	struct cache_report cache;
 	if (state && cache_state_apply(*state, cr->files, &cache))
 		return -1;
-	int log = open(cr->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A symlink where a file of this run goes is replaced, never written through. */
+	if (unlink_symlink(cr->log_path) || unlink_symlink(cr->err_path) ||
+	    (state && unlink_symlink(cr->trace_path)))
+		return -1;
+	int log = open_output(cr->log_path, 0);
 	if (log < 0)
-		return error("cannot create '%s': %s", cr->log_path, strerror(errno));
-	int err = open(cr->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+		return -1;
+	int err = open_output(cr->err_path, O_APPEND);
 	if (err < 0) {
 		close(log);
-		return error("cannot create '%s': %s", cr->err_path, strerror(errno));
+		return -1;
 	}
 	struct record_opts o = *base;
 	char *extra = state ? cache_state_json(*state, &cache) : NULL;
@@ -825,10 +830,14 @@ static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 		strbuf_addf(o, "| %s | %s", d[i].id, analysis_outcome_str(a, buf, sizeof(buf)));
 		if (a->outcome != RUN_COMPLETED) {
 			const struct stage_stats *st = a->nstages ? &a->stages[a->ran_to] : NULL;
-			if (st)
-				strbuf_addf(o, " in %s", st->name);
-			if (a->reason)
-				strbuf_addf(o, ": %s", a->reason);
+			if (st) {
+				strbuf_addstr(o, " in ");
+				render_md_text(o, st->name); /* the trace's: '|', line breaks */
+			}
+			if (a->reason) {
+				strbuf_addstr(o, ": ");
+				render_md_text(o, a->reason);
+			}
 		}
 		if (a->has_footprint) {
 			format_gb(a->peak_footprint, fp);
@@ -895,15 +904,20 @@ static void report_failed(const struct done_run *d, size_t n)
 			continue;
 		const struct analysis *a = &d[i].a;
 		strbuf_addf(&sb, "- %s run %d failed", d[i].mode, d[i].rep);
-		if (d[i].read && a->nstages)
-			strbuf_addf(&sb, " in %s", a->stages[a->ran_to].name);
+		/* names and the error line are file contents: one line, controls escaped */
+		if (d[i].read && a->nstages) {
+			strbuf_addstr(&sb, " in ");
+			render_term_text(&sb, a->stages[a->ran_to].name);
+		}
 		char *text = NULL;
 		size_t len = 0;
 		struct strbuf line = STRBUF_INIT;
 		if (!access(d[i].err_path, R_OK) &&
 		    !read_file_tail(d[i].err_path, 65536, &text, &len) &&
-		    compare_error_line(text, len, &line))
-			strbuf_addf(&sb, ": %s", line.buf);
+		    compare_error_line(text, len, &line)) {
+			strbuf_addstr(&sb, ": ");
+			render_term_text(&sb, line.buf);
+		}
 		strbuf_release(&line);
 		free(text);
 		if (d[i].read && a->outcome == RUN_SIGNAL)
@@ -997,9 +1011,12 @@ static int report_latents(const char *out, const char *baseline, const struct do
 	return rc;
 }
 
-static void report_charts(const char *out, const struct done_run *d, size_t n, size_t nread,
-			  const struct run_list *runs)
+/* The charts; a missing gnuplot is a warning. Returns -1 when gnuplot could not
+ * draw them (a full disk: no chart is kept), else 0. */
+static int report_charts(const char *out, const struct done_run *d, size_t n, size_t nread,
+			 const struct run_list *runs)
 {
+	int rc = 0;
 	struct trace *traces = xcalloc(nread, sizeof(*traces));
 	const struct run_entry **ents = xcalloc(nread, sizeof(*ents));
 	size_t k = 0;
@@ -1014,12 +1031,15 @@ static void report_charts(const char *out, const struct done_run *d, size_t n, s
 	po.quiet_paths = true;
 	if (!k)
 		warning("no run has a footprint sample: no charts");
+	else if (!plot_have_gnuplot(NULL))
+		warning(PLOT_GNUPLOT_MISSING);
 	else if (plot_runs(&po, traces, ents, k) < 0)
-		warning("the charts were not drawn (see above); the tables are in '%s'", out);
+		rc = error("the charts were not drawn (see above); the tables are in '%s'", out);
 	else if (sb_verbosity >= 1)
 		note("charts: %s/memory.png, %s/stages.png", out, out);
 	free(traces);
 	free(ents);
+	return rc;
 }
 
 /* Read the traces, print and write the table, the latents, the summary and
@@ -1058,8 +1078,8 @@ static int report(const struct session *s, bool charts, size_t *findings)
 	printf("## Runs\n\n%s", strbuf_str(&rmd));
 	strbuf_release(&rmd);
 	fflush(stdout);
-	if (charts)
-		report_charts(out, d, n, nread, &s->runs);
+	if (charts && report_charts(out, d, n, nread, &s->runs) < 0)
+		rc = -1;
 	return rc;
 }
 
@@ -1151,6 +1171,17 @@ static bool file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* A warning that quotes a runs.d entry's `why` (file contents): control
+ * characters shown as "\n", "\xNN", so that no line break in it starts a line
+ * of its own (a workflow command, in a CI log). */
+static void warn_why(const char *id, const char *why)
+{
+	struct strbuf sb = STRBUF_INIT;
+	render_term_text(&sb, why);
+	warning("%s: %s", id, sb.buf);
+	strbuf_release(&sb);
+}
+
 /* Run k's entry from runs.d, or a "lost" one when only its trace is there.
  * Returns 1 when taken, 0 when the run is missing, -1 on a malformed entry. */
 static int gather_one(struct session *s, size_t k)
@@ -1176,7 +1207,7 @@ static int gather_one(struct session *s, size_t k)
 			one.n = 0;
 			bool guard = e->stopped_by == STOPPED_GUARD;
 			if (!guard && ((e->has_exit && e->exit) || e->signal)) {
-				warning("%s: %s", id, e->why ? e->why : "its command failed");
+				warn_why(id, e->why ? e->why : "its command failed");
 				s->failed++;
 				failed = !e->stopped_by;
 			}

@@ -49,15 +49,21 @@
 /* ---- signals: a self-pipe, installed for one run (or by the caller) ------- */
 
 static volatile sig_atomic_t sig_pipe_fd = -1;
-static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+/* SIGPIPE: a `kill -PIPE` from another process stops the run like SIGINT/TERM/HUP;
+ * the one the kernel sends for our own write to a closed pipe (stdout, stderr, a
+ * log reader gone) is dropped, that write fails with EPIPE and the run goes on. */
+static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD };
 #define NHANDLED (sizeof(handled_signals) / sizeof(handled_signals[0]))
 _Static_assert(NHANDLED == sizeof(((struct record_signals *)0)->old) / sizeof(struct sigaction),
 	       "record_signals.old holds one saved action per handled signal");
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *ctx)
 {
 	int saved = errno;
 	unsigned char c = (unsigned char)sig;
+	/* The kernel's SIGPIPE for our own write comes as SI_USER from our own pid. */
+	if (sig == SIGPIPE && si && si->si_code == SI_USER && si->si_pid == getpid())
+		return;
 	if (sig_pipe_fd >= 0) {
 		ssize_t r = write(sig_pipe_fd, &c, 1);
 		(void)r;
@@ -77,9 +83,9 @@ int record_signals_install(struct record_signals *ss)
 	for (size_t i = 0; i < NHANDLED; i++) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_signal;
+		sa.sa_sigaction = on_signal;
 		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_RESTART | (handled_signals[i] == SIGCHLD ? SA_NOCLDSTOP : 0);
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | (handled_signals[i] == SIGCHLD ? SA_NOCLDSTOP : 0);
 		sigaction(handled_signals[i], &sa, &ss->old[i]);
 	}
 	ss->installed = true;

@@ -92,8 +92,8 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 void record_result_release(struct record_result *res); /* NULL ok */
 
 /*
- * SIGINT, SIGTERM, SIGHUP and SIGCHLD into a self-pipe (non-blocking, close-
- * on-exec), the previous handlers saved. record_run() installs one for its
+ * SIGINT, SIGTERM, SIGHUP, SIGPIPE (sent by another process) and SIGCHLD into
+ * a self-pipe (non-blocking, close-on-exec), the previous handlers saved. record_run() installs one for its
  * own duration; a caller that runs one record_run() after another (compare)
  * installs one for its whole duration and hands it over in
  * record_opts.signals, so that no signal is lost between runs: one that came
@@ -103,15 +103,15 @@ void record_result_release(struct record_result *res); /* NULL ok */
  */
 struct record_signals {
 	int pipe[2];
-	struct sigaction old[4];
+	struct sigaction old[5];
 	bool installed;
 };
 /* Fills *ss: 0, or -1 after error(). */
 int record_signals_install(struct record_signals *ss);
 /* Puts the previous handlers back, then closes the pipe; returns the last
- * SIGINT/SIGTERM/SIGHUP that was still waiting in it (0 for none). */
+ * SIGINT/SIGTERM/SIGHUP/SIGPIPE that was still waiting in it (0 for none). */
 int record_signals_restore(struct record_signals *ss);
-/* The last SIGINT/SIGTERM/SIGHUP waiting in the pipe (SIGCHLD dropped), 0 for none. */
+/* The last SIGINT/SIGTERM/SIGHUP/SIGPIPE waiting in the pipe (SIGCHLD dropped), 0 for none. */
 int record_signals_take(const struct record_signals *ss);
 
 /* "stagebench-20261006-103612.trace.jsonl.zst" for the local time now; caller frees. */

@@ -64,7 +64,8 @@ static void child_exec(const struct spawn *sp, const char *path, char **env, int
 		struct sigaction sa;
 		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa))
 			continue;
-		if (sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
+		/* SIGPIPE too: stagebench ignores it (cli/main.c), the command must not */
+		if (sig == SIGPIPE || (sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL)) {
 			sa.sa_handler = SIG_DFL;
 			sa.sa_flags = 0;
 			sigaction(sig, &sa, NULL);

@@ -17,7 +17,8 @@
 #        stage, e.g. a syntax error); check could not read the runs; or, with
 #        --strict, check left something not judged (fewer than 2 runs with a value in a stage,
 #        so its noise is unknown; without --strict that is noted on the verdict line)
-#   255  stop bisecting: a usage error (of this script, compare or check), or an interrupt
+#   255  stop bisecting: a usage error (of this script, compare or check: thresholds are checked
+#        before any compare), or an interrupt
 # One line on stderr says which and why. OUT is a fresh temporary directory, removed after,
 # unless --keep DIR: then DIR/COMMIT (the short commit) is kept. STAGEBENCH (or --stagebench)
 # names the binary; default: stagebench beside this script's directory, else on PATH.
@@ -30,8 +31,17 @@ usage() {
 	echo "       [--allow-latent-change] [--strict] [--stagebench PATH] -- COMPARE ARGUMENTS..." >&2
 	exit 255
 }
-# check's own thresholds, kept as positional words in $checkopts (newline-free by construction)
+# check's own thresholds, kept as positional words in $checkopts: each value one word (a
+# percentage, a size or a duration), else a usage error before anything runs
 checkopts=""
+threshold() { # threshold OPTION VALUE
+	case $2 in
+	'' | *[!a-zA-Z0-9%.]*)
+		echo "bisect-run: option '$1': invalid threshold '$2' (one word: 5%, 512M, 2s)" >&2
+		exit 255 ;;
+	esac
+	checkopts="$checkopts $1=$2"
+}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--baseline) [ $# -ge 2 ] || usage; baseline=$2; shift ;;
@@ -39,8 +49,9 @@ while [ $# -gt 0 ]; do
 	--keep) [ $# -ge 2 ] || usage; keep=$2; shift ;;
 	--stagebench) [ $# -ge 2 ] || usage; sb=$2; shift ;;
 	--strict) strict=1 ;;
-	--max-growth | --max-time-growth) [ $# -ge 2 ] || usage; checkopts="$checkopts $1=$2"; shift ;;
-	--max-growth=* | --max-time-growth=* | --allow-latent-change) checkopts="$checkopts $1" ;;
+	--max-growth | --max-time-growth) [ $# -ge 2 ] || usage; threshold "$1" "$2"; shift ;;
+	--max-growth=* | --max-time-growth=*) threshold "${1%%=*}" "${1#*=}" ;;
+	--allow-latent-change) checkopts="$checkopts $1" ;;
 	--) shift; break ;;
 	-h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) usage ;;
@@ -50,9 +61,17 @@ done
 [ -n "$baseline" ] || usage
 [ -d "$baseline" ] || { echo "bisect-run: baseline '$baseline' is not a directory" >&2; exit 255; }
 baseline=$(cd "$baseline" && pwd)
-case $checkopts in *[!a-zA-Z0-9%.=\ -]*) echo "bisect-run: odd threshold: $checkopts" >&2; exit 255 ;; esac
 if [ -z "$sb" ]; then
 	if [ -x "$here/../stagebench" ]; then sb=$here/../stagebench; else sb=stagebench; fi
+fi
+# check reads the thresholds now, on the baseline against itself: one it refuses (exit 2)
+# stops the bisection before any compare
+# shellcheck disable=SC2086 # checkopts: words without spaces or globs (threshold above)
+said=$("$sb" check --format json $checkopts --baseline "$baseline" "$baseline" 2>&1 >/dev/null)
+if [ $? = 2 ]; then
+	printf '%s\n' "$said" | sed 's/^/bisect-run: /' >&2
+	echo "bisect-run: check refuses the thresholds: stop" >&2
+	exit 255
 fi
 commit=$(git rev-parse --short HEAD 2>/dev/null) || { echo "bisect-run: not in a git checkout" >&2; exit 255; }
 verdict() { # verdict STATUS WORD WHY
@@ -90,7 +109,7 @@ sys.exit(0 if runs and all(r["ran_to"] == "setup" and r["outcome"] != "completed
 *) if [ $rc -gt 128 ]; then verdict 255 stop "compare interrupted (exit $rc)"; fi
    verdict 125 skip "compare could not run the pipeline (exit $rc)" ;;
 esac
-# shellcheck disable=SC2086 # checkopts: words without spaces or globs (checked above)
+# shellcheck disable=SC2086 # checkopts: words without spaces or globs (threshold above)
 "$sb" check --format json $checkopts --baseline "$baseline" "$out" >"$out.check.json"
 rc=$?
 case $rc in

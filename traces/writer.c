@@ -40,11 +40,9 @@ struct trace_writer {
 
 struct trace_writer *trace_writer_open(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		error("cannot create trace '%s': %s", path, strerror(errno));
+	int fd = open_output(path, 0);
+	if (fd < 0)
 		return NULL;
-	}
 	struct trace_writer *w = xcalloc(1, sizeof(*w));
 	w->path = xstrdup(path);
 	w->fd = fd;

@@ -103,6 +103,10 @@ def _at_exit(probe):
         return  # a forked child (os.fork, multiprocessing): its parent checks the run
     if probe.stage is not None:
         probe.gpu(probe.stage)
+    if probe.events.lost and not _failed:
+        sys.stderr.write("stagebench_probe: the run is a failure (exit 3): %s\n"
+                         % probe.events.lost)
+        exit_now(3)
     if _failed:
         # the pipeline's own failure first; hooks it never reached are not news then
         etype, evalue = _failed[0][0], _failed[0][1]

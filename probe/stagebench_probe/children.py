@@ -10,14 +10,7 @@ through os.system or os.posix_spawn get it anyway.
 import functools
 import os
 
-
-def _ident(fd):
-    """(device, inode) of the open descriptor, or None when it is closed."""
-    try:
-        st = os.fstat(fd)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
+from .events import _ident
 
 
 def hand_on_pipe(fd):

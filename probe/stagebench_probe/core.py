@@ -10,7 +10,7 @@ import time
 
 from . import devmem
 from .defer import RECORDED, Interceptor, resolve
-from .events import Emitter
+from .events import Emitter, fresh_lock_after_fork
 from .latents import digest, safe_name, to_numpy
 from .mainhook import is_path, watch_main
 from .release import flush_allocators, module_nbytes, release
@@ -172,7 +172,7 @@ class Probe:
         self.stage = None
         self._entries = {}
         self._latent_files = set()
-        self._lock = threading.RLock()
+        fresh_lock_after_fork(self, threading.RLock)
         self.hooks = {}  # label -> times the hook fired (None: optional)
         self._on_enter = {}  # stage -> [fn(probe)]
         self.interceptors = []

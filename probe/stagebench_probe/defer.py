@@ -287,9 +287,10 @@ class Interceptor:
                 state0.restore()
                 return _build_on(device, fn, resolve(args), resolve(kwargs))
 
-        name = self._name(fn, args, kwargs)
-        stages = self.stages(name) if callable(self.stages) else self.stages
-        return probe.register(name, builder, stages or (), record=True, cls=cls)
+        with probe._lock:  # the name stays free until it is registered (threads)
+            name = self._name(fn, args, kwargs)
+            stages = self.stages(name) if callable(self.stages) else self.stages
+            return probe.register(name, builder, stages or (), record=True, cls=cls)
 
 
 def _same(a, b):

@@ -30,6 +30,57 @@ def pipe_fd(text):
     return fd
 
 
+# The probe writes through a copy of the pipe at or above this number, where a
+# pipeline that closes the descriptors it inherited (3, 4, ...) and opens its own
+# files will not put one of them by accident.
+HIGH_FD = 1000
+
+
+def dup_high(fd):
+    """A close-on-exec copy of fd at HIGH_FD or above (below it when the limit on
+    open files is lower)."""
+    import fcntl
+    import resource
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    low = HIGH_FD if soft == resource.RLIM_INFINITY or soft > HIGH_FD + 64 else max(3, soft // 2)
+    try:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
+    except OSError:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+
+
+def _ident(fd):
+    """(device, inode) of the open descriptor, or None when it is closed."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+_fork_reset = None  # objects whose _lock a forked child gets fresh (a WeakSet)
+
+
+def fresh_lock_after_fork(obj, factory):
+    """Give obj a new lock (factory()) in obj._lock, and a new one again in every
+    child forked later: a thread of the parent that held the lock at the fork does
+    not exist in the child, which would wait for it forever."""
+    global _fork_reset
+    import weakref
+    if _fork_reset is None:
+        _fork_reset = weakref.WeakSet()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_reset_locks)
+    obj._lock = factory()
+    obj._lock_factory = factory
+    _fork_reset.add(obj)
+
+
+def _reset_locks():
+    for obj in list(_fork_reset):
+        obj._lock = obj._lock_factory()
+
+
 def _clean(value):
     # json.dumps would write NaN/Infinity, which is not JSON.
     if isinstance(value, float) and not math.isfinite(value):
@@ -51,14 +102,17 @@ class Emitter:
 
     def __init__(self, fd=None):
         self.fd = fd
+        self.ident = None if fd is None else _ident(fd)  # the pipe it must still be
+        self.lost = None  # why the pipe went away under the pipeline (it closed or reused it)
         self.pid = os.getpid()  # a forked child's copy writes nothing (see `on`)
-        self._lock = threading.Lock()
+        fresh_lock_after_fork(self, threading.Lock)
 
     @classmethod
     def from_env(cls, environ=None):
         """The emitter of STAGEBENCH_FD: a pipe open for writing, written through a
-        close-on-exec duplicate of it (the pipeline may close or hand on the
-        number itself; the variable and the descriptor stay as they are)."""
+        close-on-exec duplicate of it at a high number (the pipeline may close or
+        hand on the number itself; the variable and the descriptor stay as they
+        are), checked to be the same pipe before each write."""
         environ = os.environ if environ is None else environ
         text = environ.get("STAGEBENCH_FD")
         if text is None or text == "":
@@ -71,7 +125,7 @@ class Emitter:
                 sys.stderr.write("stagebench_probe: STAGEBENCH_FD=%r is not a pipe open "
                                  "for writing; events are off\n" % text)
             return cls(None)
-        return cls(os.dup(fd))
+        return cls(dup_high(fd))
 
     @property
     def on(self):
@@ -91,6 +145,9 @@ class Emitter:
         with self._lock:
             if self.fd is None:
                 return None
+            if self.ident is not None and _ident(self.fd) != self.ident:
+                self._gone()
+                return None
             try:
                 n = os.write(self.fd, line)
                 # A blocking pipe takes the whole line; finish a short write anyway
@@ -104,3 +161,12 @@ class Emitter:
                 self.fd = None
                 return None
         return event
+
+    def _gone(self):
+        """The pipeline closed the probe's copy of the pipe (or put a file of its own
+        there): say so loudly; the run fails at exit (events are missing)."""
+        self.lost = ("the events pipe (fd %d) was closed or replaced by the pipeline "
+                     "(it closed descriptors it did not open?): every later event is "
+                     "missing from the trace" % self.fd)
+        sys.stderr.write("stagebench_probe: %s\n" % self.lost)
+        self.fd = None

@@ -31,6 +31,17 @@ good=$(git rev-parse HEAD)
 "$SB" compare $compare_args --out "$tmp/base" >"$tmp/base.log" 2>&1 ||
 	{ bad "baseline compare failed: $(tail -n 5 "$tmp/base.log")"; exit 1; }
 
+# thresholds are checked before any compare: a value with a space in it (not split into more
+# options for check) or one check refuses stops the bisection with a usage error (255)
+for th in "5% --format md" "5qq"; do
+	"$root/scripts/bisect-run.sh" --baseline "$tmp/base" --keep "$tmp/keep" --max-growth "$th" \
+		-- $compare_args >"$tmp/th.log" 2>&1
+	rc=$?
+	[ $rc = 255 ] || bad "--max-growth '$th': exit $rc, wanted 255 ($(tail -n 3 "$tmp/th.log"))"
+	grep -q "bisect-run: .*threshold" "$tmp/th.log" || bad "--max-growth '$th': not named: $(tail -n 3 "$tmp/th.log")"
+	[ ! -e "$tmp/keep/$(git rev-parse --short HEAD)" ] || bad "--max-growth '$th': compare ran"
+done
+
 echo "notes" >NOTES && commit "notes"
 edit pipeline.py '"import (\n" + s' && commit "pipeline: a broken import"
 broken=$(git rev-parse HEAD)

@@ -157,4 +157,30 @@ while [ $n -lt "$trials" ]; do
 		ok "$what: exit $rc, results written"
 	fi
 done
+
+# `kill -PIPE` of `compare --task` stops the task's run like SIGTERM: exit 141, the command
+# gone, the run's trace closed with an end record (stopped_by signal).
+O=$T/task
+"$SB" compare p --pipeline "$T/sig.json" --task 0 --reps 1 --grace 300ms --out "$O" \
+	>"$T/task.out" 2>"$T/task.err" &
+pid=$!
+if wait_for test -s "$O/p-1/ready"; then
+	kill -PIPE "$pid"
+	wait "$pid"
+	rc=$?
+	c=$(cat "$O/p-1/ready")
+	problems=
+	[ "$rc" = 141 ] || problems="$problems exit $rc (want 141);"
+	gone "$c" || { problems="$problems run pid $c still alive;"; kill -9 "$c"; }
+	zstdcat "$O"/p-1.trace.jsonl.zst 2>/dev/null | tail -n 1 | grep -q '"stopped_by": *"signal"' ||
+		problems="$problems no end record stopped_by signal;"
+	if [ -n "$problems" ]; then
+		bad "compare --task, SIGPIPE:$problems $(tail -n 3 "$T/task.err" | tr '\n' ' ')"
+	else
+		ok "compare --task, SIGPIPE: exit 141, command stopped, end record"
+	fi
+else
+	bad "compare --task: the run never started: $(tail -n 3 "$T/task.err")"
+	kill -9 "$pid"
+fi
 exit $fail

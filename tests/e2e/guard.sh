@@ -100,6 +100,38 @@ sh -c "\"$SB\" guard -q --busy 'marker-7d1f-$$' --start-timeout 500ms -- true # 
 rc=$?
 [ "$rc" = 0 ] && ok "own ancestors never count as busy" || bad "own ancestors: rc=$rc"
 
+# 7. SIGPIPE: a closed log pipe (its reader gone before the guard writes) does not make the
+# guard fail open: the cap breach still stops the command; a `kill -PIPE` of the guard stops
+# the tree like SIGINT/TERM/HUP (exit 141, an end record in the trace).
+$PY -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+rc = subprocess.call(sys.argv[1:], stdout=w, stderr=w)
+print(rc)' "$SB" guard --max-footprint 100M --grace 1s -- \
+	"$E" ready="$T/pipe.pid" alloc=300M sleep=20s >"$T/pipe.rc"
+rc=$(cat "$T/pipe.rc")
+c=$(cat "$T/pipe.pid" 2>/dev/null)
+if [ "$rc" = 3 ] && [ -n "$c" ] && ! kill -0 "$c" 2>/dev/null; then
+	ok "closed stderr pipe: the cap still stops the command"
+else
+	bad "closed stderr pipe: rc=$rc child alive=$(kill -0 "$c" 2>/dev/null && echo yes)"
+	[ -n "$c" ] && kill -KILL "$c" 2>/dev/null
+fi
+"$SB" guard -q --grace 1s -o "$T/pipe.zst" -- "$E" ready="$T/kpipe.pid" sleep=20s &
+g=$!
+wait_for test -s "$T/kpipe.pid"
+kill -PIPE "$g"
+wait "$g"
+rc=$?
+c=$(cat "$T/kpipe.pid")
+if [ "$rc" = 141 ] && ! kill -0 "$c" 2>/dev/null && trace_has "$T/pipe.zst" '"type": ?"end".*"stopped_by": ?"signal"'; then
+	ok "guard's SIGPIPE: command stopped, exit 141, end record"
+else
+	bad "guard's SIGPIPE: rc=$rc child alive=$(kill -0 "$c" 2>/dev/null && echo yes)"
+	kill -KILL "$c" 2>/dev/null
+fi
+
 # The bystander saw all of it and lives.
 if kill -0 "$bystander" 2>/dev/null; then ok "bystander survived"; else bad "bystander was killed"; fi
 

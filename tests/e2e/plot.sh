@@ -136,4 +136,50 @@ check "--help on stdout" [ $? -eq 0 ]
 check "unreadable trace exits 3" [ $? -eq 3 ]
 check "unreadable trace is named" grep -q 'no-such.trace.jsonl' "$tmp/missing.err"
 
+
+# A chart gnuplot could not write whole (a full disk) is an error: exit 3 with the reason,
+# no partial file left. A stand-in gnuplot cuts its output at 20 KB (any host); as root, a
+# tmpfs with 8 KB free does it for real.
+mkdir "$tmp/cutbin"
+{
+	printf '%s\n' '#!/bin/sh'
+	printf '%s\n' "gp='$tmp/cut.gp'"
+	printf '%s\n' 'cat >"$gp"'
+	printf '%s\n' "'$(command -v gnuplot)' \"\$gp\" || exit"
+	printf '%s\n' 'out=$(sed -n '\''s/^set output "\(.*\)"$/\1/p'\'' "$gp" | head -n 1)'
+	printf '%s\n' '[ -n "$out" ] && truncate -s 20K "$out"'
+	printf '%s\n' 'exit 0'
+} >"$tmp/cutbin/gnuplot"
+chmod +x "$tmp/cutbin/gnuplot"
+PATH=$tmp/cutbin:$PATH "$SB" plot -o "$tmp/cut" "$MOSS" >"$tmp/cut.out" 2>"$tmp/cut.err"
+rc=$?
+check "a chart cut short exits 3 (exit $rc)" [ $rc -eq 3 ]
+check "a chart cut short is named, with the reason ($(cat "$tmp/cut.err"))" \
+	grep -q "memory.png.*cut short" "$tmp/cut.err"
+check "no partial chart is left ($(ls -A "$tmp/cut" | tr '\n' ' '))" [ -z "$(ls -A "$tmp/cut")" ]
+if [ "$(id -u)" = 0 ] && mkdir "$tmp/full" && mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2>/dev/null; then
+	# fill it, then give 8 KB back (less than any chart)
+	dd if=/dev/zero of="$tmp/full/fill" bs=4k 2>/dev/null
+	truncate -s -8K "$tmp/full/fill"
+	"$SB" plot -o "$tmp/full/out" "$MOSS" >"$tmp/full.out" 2>"$tmp/full.err"
+	rc=$?
+	left=$(find "$tmp/full/out" -type f | tr '\n' ' ')
+	umount "$tmp/full"
+	check "plot on a full disk exits 3 (exit $rc: $(cat "$tmp/full.err"))" [ $rc -eq 3 ]
+	check "plot on a full disk leaves no partial chart ($left)" [ -z "$left" ]
+else
+	echo "skip plot: a full tmpfs (needs root and mount)"
+fi
+
+# A symlink in -o is replaced, never written through.
+mkdir "$tmp/link"
+echo precious >"$tmp/precious"
+ln -s "$tmp/precious" "$tmp/link/memory.png"
+"$SB" plot -o "$tmp/link" "$MOSS" >/dev/null 2>"$tmp/link.err"
+rc=$?
+check "plot over a symlink exits 0 (exit $rc: $(cat "$tmp/link.err"))" [ $rc -eq 0 ]
+check "the symlink's target is untouched" [ "$(cat "$tmp/precious")" = precious ]
+check "the chart replaced the symlink" [ ! -L "$tmp/link/memory.png" ]
+check "the chart is there" [ -s "$tmp/link/memory.png" ]
+
 exit $fail

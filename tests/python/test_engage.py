@@ -233,3 +233,45 @@ def test_a_typo_in_a_defer_target_is_named_with_the_adapter(tmp_path, target, sa
     assert "Traceback" not in err
     if not target.startswith("nozoo"):
         assert "built" not in out  # stopped before the pipeline went on
+
+
+THREADS = """
+import sys, threading, time
+from stagebench_probe import Probe
+probe = Probe(staged=True)
+
+def stages(name):
+    time.sleep(0.01)  # widens the window between naming a model and registering it
+    return ["use"]
+
+probe.defer("zoo:big_net", stages=stages)
+import zoo
+barrier = threading.Barrier(16)
+errors, models = [], []
+
+def build():
+    barrier.wait()
+    try:
+        models.append(zoo.big_net(8))
+    except Exception as e:
+        errors.append(repr(e))
+
+threads = [threading.Thread(target=build) for _ in range(16)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(set(m._sb_name for m in models)), errors)
+"""
+
+
+def test_sixteen_threads_deferring_builds_at_once_get_sixteen_names(tmp_path):
+    (tmp_path / "zoo.py").write_text(ZOO)
+    (tmp_path / "threads.py").write_text(THREADS)
+    from conftest import PROBE
+    import subprocess
+    p = subprocess.run([sys.executable, "threads.py"], cwd=str(tmp_path), capture_output=True,
+                       text=True, timeout=120,
+                       env={"PYTHONPATH": "%s:%s" % (PROBE, tmp_path), "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "16 []", p.stderr

@@ -399,3 +399,50 @@ def test_integer_and_bool_outputs_are_fingerprinted_as_float64(pipe_probe, tmp_p
     arr = np.load(tmp_path / "run.latents" / "masks.npy")
     assert arr.dtype == np.float64 and arr.tolist() == [[0.0, 3.0], [7.0, 1.0]]
     assert ev[0]["sha256"] == hashlib.sha256(arr.tobytes()).hexdigest()
+
+
+FORK_WHILE_EMITTING = textwrap.dedent("""
+    import os, sys, threading, time
+    from stagebench_probe import Probe
+    from stagebench_probe.events import Emitter
+    probe = Probe(emitter=Emitter(os.open(os.devnull, os.O_WRONLY)))
+    stop = False
+    def busy():
+        k = 0
+        while not stop:
+            k += 1
+            probe.enter("s%d" % (k % 2))
+            probe.mark("busy %d" % k)
+    t = threading.Thread(target=busy)
+    t.start()
+    kids = []
+    for i in range(30):
+        pid = os.fork()
+        if pid == 0:
+            probe.enter("child")
+            probe.mark("child")
+            probe.events.emit("mark", note="child")
+            os._exit(0)
+        kids.append(pid)
+    stop = True
+    t.join()
+    # a child that is not done after 30 s is stuck on a lock held at the fork
+    deadline = time.monotonic() + 30
+    hung = 0
+    for pid in kids:
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                hung += 1
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.01)
+    print("hung", hung)
+""")
+
+
+def test_a_child_forked_while_a_thread_emits_does_not_deadlock():
+    p = subprocess.run([sys.executable, "-c", FORK_WHILE_EMITTING], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=PROBE))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "hung 0", p.stderr

@@ -188,3 +188,43 @@ def test_forked_and_multiprocessing_children_leave_a_staged_run_as_it_is(tmp_pat
     # the parent's one entry into "work"; the children's entries write nothing
     assert [e["stage"] for e in ev if e["kind"] == "stage"] == ["work"]
     assert [e["name"] for e in ev if e["kind"] == "load"] == []
+
+
+# -- the pipe is the probe's own: a pipeline that closes or reuses fd 3 ---------------------
+
+CLOSES_LOW = textwrap.dedent("""
+    import os, stagebench_probe
+    p = stagebench_probe.get_probe()
+    p.enter("first")
+    os.closerange(3, 10)  # the inherited descriptors it knows of
+    with open("a.txt", "w") as a, open("own.txt", "w") as f:  # fd 3, 4: no event lands here
+        p.enter("second")
+        f.write("mine\\n")
+    p.enter("third")
+""")
+
+CLOSES_ALL = textwrap.dedent("""
+    import os, stagebench_probe
+    p = stagebench_probe.get_probe()
+    p.enter("first")
+    os.closerange(3, 65536)  # every inherited descriptor, the probe's own copy too
+    f = open("own.txt", "w")
+    p.enter("second")
+    f.write("mine\\n")
+    f.close()
+""")
+
+
+def test_a_pipeline_that_closes_its_low_descriptors_leaves_the_events_whole(tmp_path):
+    rc, out, err = record(tmp_path, ["--", sys.executable, "-c", CLOSES_LOW])
+    assert rc == 0, err
+    assert (tmp_path / "own.txt").read_text() == "mine\n"
+    assert [e["stage"] for e in trace_events(tmp_path)
+            if e["kind"] == "stage"] == ["first", "second", "third"]
+
+
+def test_a_pipeline_that_closes_every_descriptor_fails_loudly(tmp_path):
+    rc, out, err = record(tmp_path, ["--", sys.executable, "-c", CLOSES_ALL])
+    assert (tmp_path / "own.txt").read_text() == "mine\n"
+    assert "the events pipe" in err and "closed or replaced" in err, err
+    assert rc == 3, err

@@ -1040,7 +1040,7 @@ Test(traces, writer_reports_a_failed_write)
 	cr_assert_eq(rc_close, -1);
 	cr_assert_null(none);
 	cr_assert_not_null(strstr(msg, "cannot write trace '/dev/full'"), "%s", msg);
-	cr_assert_not_null(strstr(msg, "cannot create trace '/nonexistent-dir/x.jsonl.zst'"), "%s",
+	cr_assert_not_null(strstr(msg, "cannot create '/nonexistent-dir/x.jsonl.zst'"), "%s",
 			   msg);
 	free(msg);
 }

@@ -63,3 +63,15 @@ Test(units, ranges)
 	cr_assert_str_eq(sb.buf, "-8.00 s");
 	strbuf_release(&sb);
 }
+
+/* A damaged trace's huge time prints bounded, with its unit, never 300 digits. */
+Test(units, huge_seconds_bounded)
+{
+	char b[UNITS_BUF];
+	cr_assert_str_eq(units_seconds(1e300, UNITS_COARSE, false, b), "1.0e300 s");
+	cr_assert_str_eq(units_seconds(-2.5e12, UNITS_FINE, true, b), "-2.5e12 s");
+	cr_assert_str_eq(units_seconds(9.96e15, UNITS_COARSE, false, b), "1.0e16 s");
+	cr_assert_str_eq(units_seconds(1.7e308, UNITS_COARSE, true, b), "+1.7e308 s");
+	cr_assert_str_eq(units_secs_num(999999999.0, 1, b), "999999999.0");
+	cr_assert_str_eq(units_secs_num(12.625, 3, b), "12.625");
+}
