@@ -160,6 +160,8 @@ struct run {
 	/* gpu */
 	bool gpu_known;
 	uint64_t gpu_bytes;
+	bool devmem_known;      /* the probe's last device reading (devmem lines) */
+	uint64_t devmem, devmem_total;
 	/* status line */
 	bool status_shown;
 	struct trace_sample last_sample;
@@ -434,6 +436,7 @@ static void probe_line(struct run *r, const char *line, size_t len)
 	if (!len)
 		return;
 	struct trace_event ev;
+	struct trace_sample dev;
 	const char *msg = NULL;
 	memset(&ev, 0, sizeof(ev));
 	if (trace_parse_probe_line(line, len, (double)r->t0_ns / 1e9, &ev, &msg)) {
@@ -441,6 +444,15 @@ static void probe_line(struct run *r, const char *line, size_t len)
 			warning("ignoring a malformed line from the command's probe pipe: %s: '%.*s'",
 				msg ? msg : "unreadable", (int)(len > 80 ? 80 : len), line);
 		r->probe_warned = true;
+		trace_event_release(&ev);
+		return;
+	}
+	if (!trace_devmem_sample(&ev, &dev, &r->devmem_total)) {
+		/* device memory on the interval: a sample of its own, the guard's reading */
+		if (r->w && trace_writer_sample(r->w, &dev))
+			trace_failed(r);
+		r->devmem_known = true;
+		r->devmem = dev.devmem;
 		trace_event_release(&ev);
 		return;
 	}
@@ -664,6 +676,9 @@ static void guard_poll(struct run *r, int64_t now)
 				r->res->peak_footprint = s.footprint;
 		}
 	}
+	rd.has_devmem = r->devmem_known;
+	rd.devmem = r->devmem;
+	rd.devmem_total = r->devmem_total;
 	struct strbuf reason = STRBUF_INIT;
 	if (guard_check(r->g, &r->gs, &rd, &reason)) {
 		status_clear(r);
@@ -1088,10 +1103,12 @@ static void build_env(struct run *r)
 	for (const char **e = o->env_set; e && *e; e++)
 		nenv++;
 	r->env_own = nenv;
-	r->env = xcalloc(nenv + 5, sizeof(*r->env));
+	r->env = xcalloc(nenv + 6, sizeof(*r->env));
 	for (const char **e = o->env_set; e && *e; e++)
 		r->env[k++] = *e;
 	r->env[k++] = xasprintf("STAGEBENCH_FD=%d", SPAWN_PROBE_FD);
+	/* the probe reads device memory on the same interval */
+	r->env[k++] = xasprintf("STAGEBENCH_INTERVAL=%.6g", (double)o->interval_ns / 1e9);
 	if (o->mode)
 		r->env[k++] = xasprintf("STAGEBENCH_MODE=%s", o->mode);
 	if (o->latents_dir)
