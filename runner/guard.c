@@ -209,10 +209,12 @@ static bool over_max_device(const struct guard_opts *g, const struct guard_readi
 		return false;
 	format_gb(r->devmem, a);
 	format_gb(cap, b);
-	if (g->max_device_pct > 0)
-		add_reason(reason, "device memory %s over the cap %s (%.0f%% of %.1f GB), available %.0f%%",
-			   a, b, g->max_device_pct, (double)r->devmem_total / 1e9, r->avail_pct);
-	else
+	if (g->max_device_pct > 0) {
+		char c[32];
+		format_gb(r->devmem_total, c);
+		add_reason(reason, "device memory %s over the cap %s (%g%% of %s), available %.0f%%",
+			   a, b, g->max_device_pct, c, r->avail_pct);
+	} else
 		add_reason(reason, "device memory %s over the cap %s, available %.0f%%", a, b,
 			   r->avail_pct);
 	return true;

@@ -1,7 +1,8 @@
 """mps_bump.py -- a stand-in MPS pipeline for the device sampler: torch.mps's driver
 memory is 50 MB, except for BUMP seconds in the middle of a DENOISE-second `denoise`
 stage, where it is 500 MB. Run under `stagebench record` (the probe is activated by
-probe/site); argv: DENOISE BUMP (seconds, default 3 1)."""
+probe/site); argv: DENOISE BUMP (seconds, default 3 1) [hold: the bump never ends].
+Metal's recommended maximum (the device's size) is 1 GiB."""
 import sys
 import time
 import types
@@ -9,7 +10,8 @@ import types
 MB = 1 << 20
 level = [50 * MB]
 mps = types.SimpleNamespace(driver_allocated_memory=lambda: level[0],
-                            current_allocated_memory=lambda: level[0] // 2)
+                            current_allocated_memory=lambda: level[0] // 2,
+                            recommended_max_memory=lambda: 1 << 30)
 cuda = types.SimpleNamespace(is_available=lambda: False, is_initialized=lambda: False)
 backends = types.SimpleNamespace(mps=types.SimpleNamespace(is_available=lambda: True))
 sys.modules["torch"] = types.SimpleNamespace(mps=mps, cuda=cuda, backends=backends)
@@ -17,6 +19,7 @@ sys.modules["torch"] = types.SimpleNamespace(mps=mps, cuda=cuda, backends=backen
 import stagebench_probe  # noqa: E402
 
 denoise, bump = (float(a) for a in (sys.argv[1:3] if len(sys.argv) > 2 else (3, 1)))
+hold = sys.argv[3:4] == ["hold"]
 probe = stagebench_probe.get_probe()
 probe.enter("encode")
 time.sleep(0.3)
@@ -24,6 +27,8 @@ probe.enter("denoise")
 time.sleep((denoise - bump) / 2)
 level[0] = 500 * MB
 time.sleep(bump)
+while hold:  # until the guard stops it
+    time.sleep(1)
 level[0] = 50 * MB
 time.sleep((denoise - bump) / 2)
 probe.enter("decode")
