@@ -1,7 +1,10 @@
 """mps_bump.py -- a stand-in MPS pipeline for the device sampler: torch.mps's driver
 memory is 50 MB, except for BUMP seconds in the middle of a DENOISE-second `denoise`
 stage, where it is 500 MB. Run under `stagebench record` (the probe is activated by
-probe/site); argv: DENOISE BUMP (seconds, default 3 1) [hold: the bump never ends].
+probe/site); argv: DENOISE BUMP (seconds, default 3 1) [hold | real]
+  hold: the bump never ends (until the guard stops the run);
+  real: the process holds the bytes the stand-in reports (as macOS counts Metal buffers
+        in the footprint), beside 300 MB of its own (the pipeline's CPU side): README's chart.
 Metal's recommended maximum (the device's size) is 1 GiB."""
 import sys
 import time
@@ -9,6 +12,16 @@ import types
 
 MB = 1 << 20
 level = [50 * MB]
+held = []
+mode = sys.argv[3] if len(sys.argv) > 3 else ""
+
+
+def set_level(nbytes):
+    level[0] = nbytes
+    if mode == "real":
+        held[:] = [b"\x01" * nbytes]  # every page written: resident
+
+
 mps = types.SimpleNamespace(driver_allocated_memory=lambda: level[0],
                             current_allocated_memory=lambda: level[0] // 2,
                             recommended_max_memory=lambda: 1 << 30)
@@ -19,17 +32,18 @@ sys.modules["torch"] = types.SimpleNamespace(mps=mps, cuda=cuda, backends=backen
 import stagebench_probe  # noqa: E402
 
 denoise, bump = (float(a) for a in (sys.argv[1:3] if len(sys.argv) > 2 else (3, 1)))
-hold = sys.argv[3:4] == ["hold"]
+cpu_side = b"\x01" * (300 * MB) if mode == "real" else b""
+set_level(50 * MB)
 probe = stagebench_probe.get_probe()
 probe.enter("encode")
 time.sleep(0.3)
 probe.enter("denoise")
 time.sleep((denoise - bump) / 2)
-level[0] = 500 * MB
+set_level(500 * MB)
 time.sleep(bump)
-while hold:  # until the guard stops it
+while mode == "hold":  # until the guard stops it
     time.sleep(1)
-level[0] = 50 * MB
+set_level(50 * MB)
 time.sleep((denoise - bump) / 2)
 probe.enter("decode")
 time.sleep(0.3)
