@@ -629,3 +629,28 @@ Test(analysis, no_device_readings_no_device_figures)
 	analysis_release(&a);
 	done(&tr);
 }
+
+Test(analysis, nvml_gpu_memory_is_shown_beside_the_probes_device_memory)
+{
+	struct trace tr;
+	struct analysis a = ANALYSIS_INIT;
+	staged_run(&tr);
+	for (size_t i = 0; i < tr.nsamples; i++) {
+		tr.samples[i].fields |= SF_GPU;
+		tr.samples[i].gpu = (uint64_t)(i + 1) * 10 * MiB;
+	}
+	devmem_sample(&tr, 26.5, 2 * GiB);
+	gpu_event(&tr, 30, "b", "mps", "mps_driver", 512 * MiB, 0);
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert(a.has_gpu && a.has_device);
+	cr_assert_eq(a.gpu_peak, 31 * 10 * MiB);
+	cr_assert_eq(a.stages[1].gpu_peak, 20 * 10 * MiB, "stage a: samples 10..19");
+	struct strbuf o = STRBUF_INIT;
+	analysis_render_text(&o, &a);
+	cr_assert_not_null(strstr(o.buf, "MPS driver peak 2.0 GB"), "%s", o.buf);
+	cr_assert_not_null(strstr(o.buf, "GPU memory         310 MB (NVML, from outside)"), "%s", o.buf);
+	cr_assert_not_null(strstr(o.buf, "swap rise     MPS peak  GPU (NVML)  kernel peak"), "%s", o.buf);
+	strbuf_release(&o);
+	analysis_release(&a);
+	done(&tr);
+}
