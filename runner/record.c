@@ -162,6 +162,7 @@ struct run {
 	uint64_t gpu_bytes;
 	bool devmem_known;      /* the probe's last device reading (devmem lines) */
 	uint64_t devmem, devmem_total;
+	bool devmem_pct_warned; /* --max-device PCT% without the device's size: said once */
 	/* status line */
 	bool status_shown;
 	struct trace_sample last_sample;
@@ -453,6 +454,12 @@ static void probe_line(struct run *r, const char *line, size_t len)
 			trace_failed(r);
 		r->devmem_known = true;
 		r->devmem = dev.devmem;
+		if (r->g->has_max_device && r->g->max_device_pct > 0 && !r->devmem_total &&
+		    !r->devmem_pct_warned) {
+			r->devmem_pct_warned = true;
+			warning("--max-device %g%%: the probe reports no device size (torch.mps without "
+				"recommended_max_memory); device memory is not checked", r->g->max_device_pct);
+		}
 		trace_event_release(&ev);
 		return;
 	}

@@ -74,3 +74,14 @@ def test_max_device_takes_a_size_or_a_percentage(tmp_path):
     for bad in ("0", "0%", "101%", "x%", "%"):
         p = run(tmp_path, ["guard", "--max-device", bad, "--", "true"])
         assert p.returncode == 2 and "--max-device" in p.stderr, (bad, p.stderr)
+
+
+def test_a_percentage_cap_without_the_devices_size_is_said_and_not_checked(tmp_path):
+    # torch.mps without recommended_max_memory (torch < 2.5): no size, no percentage
+    script = tmp_path / "nosize.py"
+    script.write_text(open(BUMP).read().replace("recommended_max_memory=lambda: 1 << 30", ""))
+    p = run(tmp_path, ["record", "--max-device", "1%", "--poll", "50ms", "--interval", "50ms",
+                       "-o", str(tmp_path / "n.trace.jsonl"), "--",
+                       sys.executable, str(script), "0.4", "0.2"])
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("--max-device 1%: the probe reports no device size") == 1, p.stderr
