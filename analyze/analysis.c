@@ -130,6 +130,32 @@ static void build_windows(const struct trace *tr, struct analysis *a)
 	a->ran_to = cur->stage;
 }
 
+/* Device memory over the run: the probe's devmem, NVML's gpu. */
+static void scan_device(struct analysis *a, const struct trace_sample *s)
+{
+	if ((s->fields & SF_DEVMEM) && (!a->device_sampled || s->devmem > a->device_peak)) {
+		a->device_peak = s->devmem;
+		a->device_peak_t = s->t;
+		a->device_sampled = a->has_device = true;
+	}
+	if ((s->fields & SF_GPU) && (!a->has_gpu || s->gpu > a->gpu_peak)) {
+		a->gpu_peak = s->gpu;
+		a->has_gpu = true;
+	}
+}
+
+static void window_device(struct stage_window *w, const struct trace_sample *s)
+{
+	if ((s->fields & SF_DEVMEM) && (!w->has_devmem || s->devmem > w->devmem_top)) {
+		w->devmem_top = s->devmem;
+		w->has_devmem = true;
+	}
+	if ((s->fields & SF_GPU) && (!w->has_gpu || s->gpu > w->gpu_top)) {
+		w->gpu_top = s->gpu;
+		w->has_gpu = true;
+	}
+}
+
 /* One pass over the samples: overall figures and each window's peak. */
 static void scan_samples(const struct trace *tr, struct analysis *a)
 {
@@ -158,11 +184,13 @@ static void scan_samples(const struct trace *tr, struct analysis *a)
 				a->lowest_level = s->level;
 			a->has_level = true;
 		}
+		scan_device(a, s);
 		while (wi + 1 < a->nwindows && s->t >= a->windows[wi].end_t)
 			wi++;
 		struct stage_window *w = &a->windows[wi];
 		if (!window_holds(w->start_t, w->end_t, w->last, s->t))
 			continue;
+		window_device(w, s);
 		if (s->fields & SF_SWAP_USED) {
 			if (!w->has_swap)
 				w->swap_first = w->swap_top = s->swap_used;
@@ -230,6 +258,14 @@ static void stage_rows(const struct trace *tr, struct analysis *a)
 				s->peak_footprint = w->peak_footprint;
 			s->nsamples += w->nsamples;
 		}
+		if (w->has_devmem && (!s->has_device || w->devmem_top > s->device_peak)) {
+			s->device_peak = w->devmem_top;
+			s->has_device = true;
+		}
+		if (w->has_gpu && (!s->has_gpu || w->gpu_top > s->gpu_peak)) {
+			s->gpu_peak = w->gpu_top;
+			s->has_gpu = true;
+		}
 		if (w->has_swap) {
 			uint64_t rise = w->swap_top - w->swap_first;
 			if (!s->has_swap_rise || rise > s->swap_rise)
@@ -241,6 +277,79 @@ static void stage_rows(const struct trace *tr, struct analysis *a)
 		else
 			s->ended_here = true;
 	}
+}
+
+#define DEVICES_MAX 16
+
+/* One stage's `gpu` events: per device the largest of bytes and max_bytes,
+ * summed over the devices; *exact when a max_bytes (a peak counter) was seen. */
+static bool stage_device_events(const struct trace *tr, const char *stage, uint64_t *sum,
+				bool *exact)
+{
+	const char *dev[DEVICES_MAX];
+	uint64_t top[DEVICES_MAX];
+	size_t nd = 0;
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct trace_event *ev = &tr->events[i];
+		if (ev->kind != EV_GPU || !ev->stage || !ev->has_bytes || strcmp(ev->stage, stage))
+			continue;
+		const char *d = ev->device ? ev->device : "";
+		uint64_t b = ev->has_max_bytes && ev->max_bytes > ev->bytes ? ev->max_bytes : ev->bytes;
+		*exact |= ev->has_max_bytes;
+		size_t k = 0;
+		while (k < nd && strcmp(dev[k], d))
+			k++;
+		if (k == nd && nd == DEVICES_MAX)
+			continue;
+		if (k == nd) {
+			dev[nd] = d;
+			top[nd++] = b;
+		} else if (b > top[k]) {
+			top[k] = b;
+		}
+	}
+	*sum = 0;
+	for (size_t k = 0; k < nd; k++)
+		*sum += top[k];
+	return nd > 0;
+}
+
+/* The probe's device memory per stage: its devmem samples (stage_rows) and
+ * its boundaries' gpu events; what the figures count (the first gpu event's
+ * metric). */
+static void device_peaks(const struct trace *tr, struct analysis *a)
+{
+	a->device_metric = "device";
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct trace_event *ev = &tr->events[i];
+		if (ev->kind == EV_GPU && ev->metric &&
+		    (!strcmp(ev->metric, "mps_driver") || !strcmp(ev->metric, "cuda_reserved"))) {
+			a->device_metric = !strcmp(ev->metric, "mps_driver") ? "mps_driver" : "cuda_reserved";
+			break;
+		}
+	}
+	for (size_t si = 0; si < a->nstages; si++) {
+		struct stage_stats *s = &a->stages[si];
+		uint64_t b;
+		if (!stage_device_events(tr, s->name, &b, &s->device_exact))
+			continue;
+		if (!s->has_device || b > s->device_peak)
+			s->device_peak = b;
+		s->has_device = a->has_device = true;
+		if (b > a->device_peak || (!a->device_sampled && !a->device_peak)) {
+			a->device_peak = b;
+			a->device_peak_t = NAN;
+		}
+	}
+}
+
+const char *analysis_device_label(const struct analysis *a)
+{
+	if (a->device_metric && !strcmp(a->device_metric, "mps_driver"))
+		return "MPS driver";
+	if (a->device_metric && !strcmp(a->device_metric, "cuda_reserved"))
+		return "CUDA reserved";
+	return "device";
 }
 
 /* Sampled max of a metric over every window of stage si ([start, end] inclusive:
@@ -404,6 +513,8 @@ int analysis_run(const struct trace *tr, const struct run_entry *entry, struct a
 	release_effects(tr, a);
 	stage_rows(tr, a);
 	kernel_peaks(tr, a);
+	device_peaks(tr, a);
+	a->interval = tr->start.interval;
 	loads(tr, a);
 	a->wall_s = tr->has_end && tr->end.has_wall ? tr->end.wall : last_record_t(tr);
 	return 0;

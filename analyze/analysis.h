@@ -97,6 +97,10 @@ struct stage_window {
 	uint64_t lowest_after;       /* lowest footprint in [releases_done_t, +2 s] */
 	bool has_swap;               /* a sample in the window had swap_used */
 	uint64_t swap_first, swap_top; /* its first and highest swap_used */
+	bool has_devmem;             /* a sample in the window had devmem (the probe's device reading) */
+	uint64_t devmem_top;
+	bool has_gpu;                /* ... had gpu (NVML, from outside) */
+	uint64_t gpu_top;
 };
 
 /* One row per distinct stage name, in order of first appearance. */
@@ -111,6 +115,16 @@ struct stage_stats {
 	bool has_swap_rise;
 	uint64_t swap_rise;      /* largest rise of system swap within one of its windows */
 	struct kernel_peak kpeak[KPEAK_NMETRICS];
+	/* Device memory (the probe's: MPS driver or CUDA reserved, summed over
+	 * CUDA devices): the largest devmem sample in its windows, or figure of
+	 * its `gpu` events (bytes, and max_bytes where the device counts a peak:
+	 * CUDA's max_memory_reserved, reset when the window starts), summed over
+	 * devices. exact: a max_bytes counted (CUDA); else sampled (MPS). */
+	bool has_device;
+	uint64_t device_peak;
+	bool device_exact;
+	bool has_gpu;            /* NVML's gpu samples in its windows */
+	uint64_t gpu_peak;
 };
 
 /* A load or reload event. */
@@ -163,6 +177,14 @@ struct analysis {
 	bool has_level;
 	double lowest_level;    /* percent of memory available, lowest sample */
 	double wall_s;          /* end.wall when known, else the last record's t */
+	bool has_device;        /* the probe read device memory (devmem samples or gpu events) */
+	const char *device_metric; /* "mps_driver", "cuda_reserved" (static), or "device" */
+	uint64_t device_peak;   /* over the run */
+	double device_peak_t;
+	bool device_sampled;    /* devmem samples exist (read on the interval) */
+	double interval;        /* start.interval, 0 when absent */
+	bool has_gpu;           /* NVML: samples' gpu key */
+	uint64_t gpu_peak;
 
 	struct load_info *loads;
 	size_t nloads, loads_alloc;
@@ -199,6 +221,9 @@ const char *analysis_outcome_str(const struct analysis *a, char *buf, size_t len
 
 /* True when the kernel peak of this stage warns of a missed spike. */
 bool stage_missed_spike(const struct stage_stats *s);
+
+/* "MPS driver", "CUDA reserved", "device": what device_peak counts, in words. */
+const char *analysis_device_label(const struct analysis *a);
 
 /* What `stagebench analyze` prints for one run (analysis_text.c,
  * analysis_json.c; render.h has the whole-output renderers): a text block (no

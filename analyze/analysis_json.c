@@ -49,6 +49,15 @@ static void json_stages(struct jsonw *w, const struct analysis *a)
 		jw_key(w, "ended_here"); jw_bool(w, s->ended_here);
 		jw_key(w, "swap_rise_bytes");
 		if (s->has_swap_rise) jw_u64(w, s->swap_rise); else jw_null(w);
+		if (a->has_device) {
+			jw_key(w, "device_peak_bytes");
+			if (s->has_device) jw_u64(w, s->device_peak); else jw_null(w);
+			jw_key(w, "device_exact"); jw_bool(w, s->device_exact);
+		}
+		if (a->has_gpu) {
+			jw_key(w, "gpu_peak_bytes");
+			if (s->has_gpu) jw_u64(w, s->gpu_peak); else jw_null(w);
+		}
 		jw_key(w, "kernel_peaks");
 		jw_array_begin(w);
 		for (int m = 0; m < KPEAK_NMETRICS; m++) {
@@ -100,6 +109,20 @@ void analysis_render_json(struct jsonw *w, const struct analysis *a)
 		jw_object_end(w);
 	} else {
 		jw_null(w);
+	}
+	if (a->has_device) {
+		jw_key(w, "device");
+		jw_object_begin(w);
+		jw_key(w, "metric"); jw_string(w, a->device_metric);
+		jw_key(w, "label"); jw_string(w, analysis_device_label(a));
+		jw_key(w, "peak_bytes"); jw_u64(w, a->device_peak);
+		jw_key(w, "peak_t");
+		if (a->device_sampled) jw_double(w, a->device_peak_t); else jw_null(w);
+		jw_key(w, "sampled"); jw_bool(w, a->device_sampled);
+		jw_object_end(w);
+	}
+	if (a->has_gpu) {
+		jw_key(w, "gpu_peak_bytes"); jw_u64(w, a->gpu_peak);
 	}
 	jw_key(w, "lowest_available_pct");
 	if (a->has_level) jw_double(w, a->lowest_level); else jw_null(w);

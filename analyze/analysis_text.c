@@ -1,4 +1,5 @@
 /* analysis_text.c -- what `stagebench analyze` prints for runs: a text block per run */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,11 +8,64 @@
 #include "analysis.h"
 #include "render.h"
 
+/* The device columns, only in a run that has them: the probe's device
+ * memory (MPS driver, CUDA reserved), NVML's GPU memory. */
+static void device_head(struct strbuf *o, const struct analysis *a)
+{
+	char h[32];
+	if (a->has_device) {
+		snprintf(h, sizeof(h), "%s peak", !strcmp(analysis_device_label(a), "MPS driver") ? "MPS" :
+			 !strcmp(analysis_device_label(a), "CUDA reserved") ? "CUDA" : "device");
+		strbuf_addf(o, " %12s", h);
+	}
+	if (a->has_gpu)
+		strbuf_addf(o, " %11s", "GPU (NVML)");
+}
+
+static void device_cells(struct strbuf *o, const struct analysis *a, const struct stage_stats *s)
+{
+	char b[32];
+	if (a->has_device) {
+		if (s->has_device)
+			format_gb(s->device_peak, b);
+		strbuf_addf(o, " %12s", s->has_device ? b : "-");
+	}
+	if (a->has_gpu) {
+		if (s->has_gpu)
+			format_gb(s->gpu_peak, b);
+		strbuf_addf(o, " %11s", s->has_gpu ? b : "-");
+	}
+}
+
+static void device_text(struct strbuf *o, const struct analysis *a)
+{
+	char b[32];
+	if (a->has_device) {
+		format_gb(a->device_peak, b);
+		strbuf_addf(o, "  %-18s %s peak %s", "device memory", analysis_device_label(a), b);
+		if (isfinite(a->device_peak_t) && a->device_sampled)
+			strbuf_addf(o, " at %.1f s", a->device_peak_t);
+		if (!strcmp(analysis_device_label(a), "CUDA reserved"))
+			strbuf_addf(o, " (per stage exact: max_memory_reserved)\n");
+		else if (a->interval > 0)
+			strbuf_addf(o, " (sampled every %g s: a shorter spike can be missed; "
+				    "record with a shorter --interval)\n", a->interval);
+		else
+			strbuf_addf(o, " (sampled)\n");
+	}
+	if (a->has_gpu) {
+		format_gb(a->gpu_peak, b);
+		strbuf_addf(o, "  %-18s %s (NVML, from outside)\n", "GPU memory", b);
+	}
+}
+
 static void stage_rows_text(struct strbuf *o, const struct analysis *a)
 {
 	char b1[32], b2[32], b3[32];
-	strbuf_addf(o, "  %-16s %14s %8s %9s %10s  %s\n", "stage", "peak footprint", "samples", "time",
-		    "swap rise", "kernel peak");
+	strbuf_addf(o, "  %-16s %14s %8s %9s %10s", "stage", "peak footprint", "samples", "time",
+		    "swap rise");
+	device_head(o, a);
+	strbuf_addf(o, "  %s\n", "kernel peak");
 	for (size_t i = 0; i < a->nstages; i++) {
 		const struct stage_stats *s = &a->stages[i];
 		char kp[160] = "";
@@ -36,8 +90,10 @@ static void stage_rows_text(struct strbuf *o, const struct analysis *a)
 				k = sizeof(kp) - 1;
 		}
 		char t1[UNITS_BUF];
-		strbuf_addf(o, "  %-16s %14s %8zu %7s s %10s  %s\n", s->name, b1, s->nsamples,
-			    units_secs_num(s->seconds, 1, t1), b3, *kp ? kp : "-");
+		strbuf_addf(o, "  %-16s %14s %8zu %7s s %10s", s->name, b1, s->nsamples,
+			    units_secs_num(s->seconds, 1, t1), b3);
+		device_cells(o, a, s);
+		strbuf_addf(o, "  %s\n", *kp ? kp : "-");
 	}
 }
 
@@ -88,6 +144,7 @@ static void render_text(struct strbuf *o, const struct analysis *a)
 		format_gb(a->swap_rise, b3);
 		strbuf_addf(o, "  %-18s %s at start, peak %s, rise %s\n", "swap", b1, b2, b3);
 	}
+	device_text(o, a);
 	if (a->has_level)
 		strbuf_addf(o, "  %-18s %.0f %%\n", "lowest available", a->lowest_level);
 	strbuf_addf(o, "  %-18s ", "wall time");

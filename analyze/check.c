@@ -18,6 +18,7 @@ static const char *const metric_names[] = {
 	[CM_KPEAK_RSS] = "kernel peak (rss)",
 	[CM_KPEAK_FP] = "kernel peak (footprint)",
 	[CM_SWAP] = "swap rise",
+	[CM_DEVICE] = "device peak",
 	[CM_TIME] = "stage time",
 	[CM_LOAD] = "load time",
 	[CM_OUTCOME] = "outcome",
@@ -164,6 +165,9 @@ static bool run_value(const struct check_run *r, const char *stage, enum check_m
 	case CM_SWAP:
 		*v = (double)r->a.stages[k].swap_rise;
 		return r->a.stages[k].has_swap_rise;
+	case CM_DEVICE:
+		*v = (double)s->device_peak;
+		return s->has_device;
 	case CM_TIME:
 		*v = s->seconds;
 		return true;

@@ -13,6 +13,9 @@
  *   swap rise           system swap: the largest swap_used in the stage's
  *                       windows minus the first swap_used in that window
  *                       (the largest over its windows), >= 0
+ *   device peak         the stage's device memory as the probe read it (MPS
+ *                       driver memory, sampled; CUDA reserved, its exact
+ *                       max_memory_reserved): stage_stats.device_peak
  *   stage time          window duration: stage event to the next stage
  *                       event (stage_stats.seconds)
  *   load time           the seconds of the load and reload events of the
@@ -164,6 +167,7 @@ enum check_metric {
 	CM_KPEAK_RSS,   /* bytes */
 	CM_KPEAK_FP,    /* bytes */
 	CM_SWAP,        /* bytes */
+	CM_DEVICE,      /* bytes: the probe's device memory (MPS driver, CUDA reserved) */
 	CM_TIME,        /* seconds */
 	CM_LOAD,        /* seconds */
 	CM_NNUMERIC,

@@ -7,7 +7,8 @@
 #include "check.h"
 #include "strindex.h"
 
-static const char *const metric_names[HM_NMETRICS] = { "peak footprint", "kernel peak", "stage time" };
+static const char *const metric_names[HM_NMETRICS] = { "peak footprint", "kernel peak", "stage time",
+							       "device peak" };
 
 const char *history_metric_name(enum history_metric m)
 {
@@ -17,6 +18,17 @@ const char *history_metric_name(enum history_metric m)
 bool history_metric_is_time(enum history_metric m)
 {
 	return m == HM_TIME;
+}
+
+bool history_metric_shown(const struct history *h, enum history_metric m)
+{
+	if (m != HM_DEVICE)
+		return true;
+	for (size_t s = 0; s < h->nseries; s++)
+		for (size_t c = 0; c < h->ncommits; c++)
+			if (history_point(h, s, c, m)->n)
+				return true;
+	return false;
 }
 
 struct loaded {
@@ -124,7 +136,7 @@ static void fill_point(struct history_point *p, double *v, size_t n)
 
 static void points_of(struct history *h, size_t ci, const struct check_side *sd, size_t si)
 {
-	static const enum check_metric cm[HM_NMETRICS] = { CM_PEAK, CM_KPEAK_RSS, CM_TIME };
+	static const enum check_metric cm[HM_NMETRICS] = { CM_PEAK, CM_KPEAK_RSS, CM_TIME, CM_DEVICE };
 	struct history_series *s = &h->series[si];
 	for (int m = 0; m < HM_NMETRICS; m++) {
 		double *v;
@@ -149,7 +161,8 @@ static int mark_regressions(struct history *h, struct series_ix *sx, const struc
 	for (size_t i = 0; i < c.nfindings; i++) {
 		const struct check_finding *f = &c.findings[i];
 		int m = f->metric == CM_PEAK ? HM_PEAK : f->metric == CM_TIME ? HM_TIME :
-			f->metric == CM_KPEAK_RSS || f->metric == CM_KPEAK_FP ? HM_KPEAK : -1;
+			f->metric == CM_KPEAK_RSS || f->metric == CM_KPEAK_FP ? HM_KPEAK :
+			f->metric == CM_DEVICE ? HM_DEVICE : -1;
 		if (f->kind != CK_REGRESSION || m < 0 || !f->stage)
 			continue;
 		size_t si = series_of(h, sx, f->mode, f->stage, false);

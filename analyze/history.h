@@ -12,6 +12,9 @@
  *   HM_PEAK   peak footprint (window rule), bytes
  *   HM_KPEAK  kernel peak (rss), bytes, where `peak` events exist
  *   HM_TIME   stage time, seconds
+ *   HM_DEVICE device peak (the probe's MPS driver or CUDA reserved memory),
+ *             bytes, where the runs read a device; the renderers leave it out
+ *             when no run did (history_metric_shown)
  * the lowest, highest and median value, and whether `check` of that commit
  * against the previous one (check.h, the same rule and defaults) flagged a
  * regression of that metric in that stage (the kernel peak: rss or
@@ -29,7 +32,7 @@
 
 #include "../common/util.h"
 
-enum history_metric { HM_PEAK = 0, HM_KPEAK, HM_TIME, HM_NMETRICS };
+enum history_metric { HM_PEAK = 0, HM_KPEAK, HM_TIME, HM_DEVICE, HM_NMETRICS };
 enum history_order { HISTORY_ORDER_RECORDED = 0, HISTORY_ORDER_GIVEN };
 
 struct history_commit {
@@ -65,6 +68,8 @@ const struct history_point *history_point(const struct history *h, size_t series
 					  enum history_metric m);
 const char *history_metric_name(enum history_metric m); /* "peak footprint", ... */
 bool history_metric_is_time(enum history_metric m);
+/* False for HM_DEVICE when no run of any commit read device memory. */
+bool history_metric_shown(const struct history *h, enum history_metric m);
 void history_release(struct history *h);
 
 void history_render_md(const struct history *h, struct strbuf *out);

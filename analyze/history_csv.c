@@ -17,7 +17,8 @@ void history_render_csv(const struct history *h, struct strbuf *out)
 			   "regression\n");
 	for (size_t s = 0; s < h->nseries; s++)
 		for (int m = 0; m < HM_NMETRICS; m++)
-			for (size_t c = 0; c < h->ncommits; c++) {
+			for (size_t c = 0; c < h->ncommits && history_metric_shown(h, (enum history_metric)m);
+			     c++) {
 				const struct history_point *p = history_point(h, s, c, (enum history_metric)m);
 				const struct history_commit *k = &h->commits[c];
 				render_csv_str(out, h->series[s].mode);

@@ -31,6 +31,8 @@ void history_render_json(const struct history *h, struct strbuf *out)
 	jw_key(&w, "units");
 	jw_object_begin(&w);
 	for (int m = 0; m < HM_NMETRICS; m++) {
+		if (!history_metric_shown(h, (enum history_metric)m))
+			continue;
 		jw_key(&w, history_metric_name((enum history_metric)m));
 		jw_string(&w, history_metric_is_time((enum history_metric)m) ? "seconds" : "bytes");
 	}
@@ -55,7 +57,8 @@ void history_render_json(const struct history *h, struct strbuf *out)
 		jw_key(&w, "mode"); jw_string(&w, h->series[s].mode);
 		jw_key(&w, "stage"); jw_string(&w, h->series[s].stage);
 		for (int m = 0; m < HM_NMETRICS; m++)
-			json_points(&w, h, s, (enum history_metric)m);
+			if (history_metric_shown(h, (enum history_metric)m))
+				json_points(&w, h, s, (enum history_metric)m);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);

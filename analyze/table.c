@@ -57,6 +57,10 @@ static void fill_cell(struct table_cell *c, const struct table *t, const char *m
 			add_range_u64(&c->has_swap, &c->swap_min, &c->swap_max, s->swap_rise);
 			c->swap_rose = c->swap_max >= TABLE_SWAP_FLOOR;
 		}
+		if (s->has_device) {
+			add_range_u64(&c->has_device, &c->device_min, &c->device_max, s->device_peak);
+			c->device_sampled |= !s->device_exact;
+		}
 		if (s->completed) {
 			if (s->nsamples) {
 				add_range_u64(&has_completed, &c->min_bytes, &c->max_bytes, s->peak_footprint);
@@ -183,6 +187,21 @@ static void table_versions(struct table *t)
 	free(g);
 }
 
+/* What the device table counts (the first run with readings says) and how
+ * often the runs sampled it. */
+static void table_device(struct table *t)
+{
+	for (size_t i = 0; i < t->nruns; i++) {
+		const struct analysis *a = &t->runs[i].a;
+		if (!a->has_device)
+			continue;
+		if (!t->device_label)
+			t->device_label = analysis_device_label(a);
+		if (a->interval > t->device_interval)
+			t->device_interval = a->interval;
+	}
+}
+
 int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		const char *const *stages, size_t nstages)
 {
@@ -257,8 +276,11 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		cmp->swap_worse = a->has_swap && b->has_swap &&
 				  b->swap_rise_max > a->swap_rise_max + TABLE_SWAP_FLOOR;
 	}
-	for (size_t i = 0; i < t->nstages * t->nmodes; i++)
+	for (size_t i = 0; i < t->nstages * t->nmodes; i++) {
 		t->swap_rose |= t->cells[i].swap_rose;
+		t->has_device |= t->cells[i].has_device;
+	}
+	table_device(t);
 	table_versions(t);
 	return 0;
 }

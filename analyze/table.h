@@ -50,6 +50,12 @@
  * ("versions_differ"); JSON gives each run's "versions" when its trace names
  * any. Nothing is said when they agree or are unknown.
  *
+ * Device memory: each cell carries the stage's device peak (the probe's MPS
+ * driver or CUDA reserved figure, analysis.h) over the runs behind it; the
+ * markdown adds a second table, saying whether the figures are sampled (MPS:
+ * a spike shorter than the interval can be missed) or exact (CUDA's
+ * max_memory_reserved). Runs without device readings change nothing.
+ *
  * The model does not own the runs: `runs` must outlive it (mode and stage
  * names point into them).
  */
@@ -90,6 +96,9 @@ struct table_cell {
 	bool has_swap;        /* some run behind the cell had swap_used samples in it */
 	uint64_t swap_min, swap_max; /* the stage's swap rise over those runs */
 	bool swap_rose;       /* swap_max >= TABLE_SWAP_FLOOR */
+	bool has_device;      /* some run behind the cell read device memory in it */
+	uint64_t device_min, device_max; /* the stage's device peak over those runs */
+	bool device_sampled;  /* one of them is sampled (MPS), not a peak counter's */
 };
 
 struct table_mode {
@@ -134,6 +143,9 @@ struct table {
 	const char **hosts;   /* the hosts, in order of first appearance, when more than one */
 	size_t nhosts;
 	bool swap_rose;       /* some cell's swap_rose: markdown adds the swap table */
+	bool has_device;      /* some cell's has_device: markdown adds the device table */
+	const char *device_label; /* "MPS driver", "CUDA reserved", "device" (the first run's) */
+	double device_interval; /* the largest sampling interval of those runs, 0 unknown */
 	struct versions_diff versions; /* versions that differ between the columns'
 					* main runs (versions.h); labels are the
 					* column names */

@@ -5,6 +5,28 @@
 #include "render.h"
 #include "table.h"
 
+/* A fourth block, only when runs read device memory (the probe's MPS driver
+ * or CUDA reserved figure per stage). */
+static void device_csv(const struct table *t, struct strbuf *out)
+{
+	strbuf_addstr(out, "\nstage,mode,device,device_min_bytes,device_max_bytes,sampled\n");
+	for (size_t s = 0; s < t->nstages; s++)
+		for (size_t m = 0; m < t->nmodes; m++) {
+			const struct table_cell *c = table_cell(t, s, m);
+			render_csv_str(out, t->stages[s]);
+			strbuf_addch(out, ',');
+			render_csv_str(out, t->modes[m].name);
+			strbuf_addch(out, ',');
+			render_csv_str(out, t->device_label);
+			if (c->has_device)
+				strbuf_addf(out, ",%llu,%llu,%s\n", (unsigned long long)c->device_min,
+					    (unsigned long long)c->device_max,
+					    c->device_sampled ? "true" : "false");
+			else
+				strbuf_addstr(out, ",,,\n");
+		}
+}
+
 void table_render_csv(const struct table *t, struct strbuf *out)
 {
 	strbuf_addstr(out, "stage,mode,how,code,runs,sampled_runs,from_supplement,peak_min_bytes,peak_max_bytes\n");
@@ -100,4 +122,6 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 			else
 				strbuf_addstr(out, ",,,false\n");
 		}
+	if (t->has_device)
+		device_csv(t, out);
 }

@@ -31,6 +31,11 @@ static void json_stages(struct jsonw *w, const struct table *t)
 			json_range(w, "swap_rise_min_bytes", "swap_rise_max_bytes", c->has_swap, c->swap_min,
 				   c->swap_max);
 			jw_key(w, "swap_rose"); jw_bool(w, c->swap_rose);
+			if (t->has_device) {
+				json_range(w, "device_min_bytes", "device_max_bytes", c->has_device,
+					   c->device_min, c->device_max);
+				jw_key(w, "device_sampled"); jw_bool(w, c->device_sampled);
+			}
 			jw_key(w, "ended");
 			jw_array_begin(w);
 			for (size_t k = 0; k < c->nendings; k++) {
@@ -117,6 +122,9 @@ void table_render_json(const struct table *t, struct strbuf *out)
 	}
 	jw_array_end(&w);
 	versions_diff_json(&t->versions, &w);
+	if (t->has_device) {
+		jw_key(&w, "device"); jw_string(&w, t->device_label);
+	}
 	jw_object_end(&w);
 	strbuf_addch(out, '\n');
 }

@@ -310,6 +310,37 @@ static void swap_cell_md(const struct table_cell *c, struct strbuf *out)
 		table_gb_range(c->swap_min, c->swap_max, out);
 }
 
+/* The device table's cell: the stage's device peak over the runs behind the cell. */
+static void device_cell_md(const struct table_cell *c, struct strbuf *out)
+{
+	if (!c->nentered)
+		strbuf_addstr(out, "not reached");
+	else if (!c->has_device)
+		strbuf_addstr(out, "n/a");
+	else
+		table_gb_range(c->device_min, c->device_max, out);
+}
+
+/* The second table, in runs that read device memory: what it counts and how. */
+static void device_table_md(const struct table *t, struct strbuf *out)
+{
+	bool sampled = false;
+	for (size_t i = 0; i < t->nstages * t->nmodes; i++)
+		sampled |= t->cells[i].device_sampled;
+	strbuf_addf(out, "\n%s memory per stage (the probe's reading from inside the process; ",
+		    t->device_label);
+	if (!sampled)
+		strbuf_addstr(out, "exact: the device's peak counter, reset at each window's start");
+	else if (t->device_interval > 0)
+		strbuf_addf(out, "sampled every %g s: a spike shorter than that can be missed, record "
+			    "with a shorter --interval", t->device_interval);
+	else
+		strbuf_addstr(out, "sampled: a spike between two readings can be missed, record with "
+			      "a shorter --interval");
+	strbuf_addstr(out, "):\n\n");
+	stage_table(t, out, "device peak", device_cell_md);
+}
+
 static void loads_lines(const struct table *t, struct strbuf *out)
 {
 	bool loads_line = false;
@@ -385,6 +416,8 @@ static void render_md(const struct table *t, struct strbuf *out)
 				   "footprint does not count swapped pages):\n\n");
 		stage_table(t, out, "swap rise", swap_cell_md);
 	}
+	if (t->has_device)
+		device_table_md(t, out);
 	summary_table(t, out);
 }
 

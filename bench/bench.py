@@ -923,6 +923,14 @@ def item7():
             verdicts.render(argv, files, wall, aa, det, drift, shell))
 
 
+def item8():
+    import devmem_cost
+    warm_demo(devmem_cost.SIZE)
+    section(8, "The probe's device sampler on the demo's wall time", devmem_cost.run(
+        SB, ROOT, WORK, os.path.join(demo_cache(devmem_cost.SIZE), "stagebench-demo"), PY,
+        3 if QUICK else 10, timed, read_trace, log, shell))
+
+
 def machine_header():
     u = os.uname()
     cpu = "?"
@@ -970,12 +978,12 @@ def main(argv):
         elif a in ("-h", "--help"):
             print(__doc__.strip())
             return 0
-        elif a.isdigit() and 1 <= int(a) <= 7:
+        elif a.isdigit() and 1 <= int(a) <= 8:
             items.append(int(a))
         else:
-            sys.stderr.write("usage: bench/run.sh [--quick] [ITEM...]   (items 1-7)\n")
+            sys.stderr.write("usage: bench/run.sh [--quick] [ITEM...]   (items 1-8)\n")
             return 2
-    items = items or [1, 2, 3, 4, 5, 6, 7]
+    items = items or [1, 2, 3, 4, 5, 6, 7, 8]
     for prog, what in ((SB, "SB_BIN"), (EATMEM, "SB_HELPERS/eatmem")):
         if not os.access(prog, os.X_OK):
             sys.stderr.write("bench: %s is not executable (%s); run 'make bench'\n" % (prog, what))
@@ -988,7 +996,7 @@ def main(argv):
     os.makedirs(BASE, exist_ok=True)
     WORK = tempfile.mkdtemp(prefix="run-", dir=BASE)
     log("scratch " + WORK)
-    fns = {1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7}
+    fns = {1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8}
     failed = []
     for i in items:
         t = time.monotonic()
@@ -1001,7 +1009,7 @@ def main(argv):
             log("item %d failed: %s" % (i, e))
         log("item %d: %.0f s" % (i, time.monotonic() - t))
     doc = machine_header()
-    for i in range(1, 8):
+    for i in range(1, 9):
         p = os.path.join(RESULTS, "item-%d.md" % i)
         if os.path.exists(p):
             with open(p) as f:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh -- `make bench`: measure stagebench against its targets and write BENCHMARKS.md
 #
-# Usage: bench/run.sh [--quick] [ITEM...]     (items 1-6, default all; --quick: fewer repetitions)
+# Usage: bench/run.sh [--quick] [ITEM...]     (items 1-8, default all; --quick: fewer repetitions)
 # Needs SB_BIN (the stagebench binary) and SB_HELPERS (the built test helpers),
 # which `make bench` sets; zstd, gnuplot and python3-mprof on PATH.
 # Scratch files go under $BENCH_WORK (default /tmp/stagebench-bench; the demo

@@ -18,7 +18,8 @@ static const char usage_text[] =
 	"\n"
 	"One column per RUN_DIR (one commit each, as `compare --by-commit` leaves\n"
 	"them, in any order): per mode and stage, the peak footprint, the kernel\n"
-	"peak and the stage time over the commit's runs (lowest to highest), the\n"
+	"peak and the stage time over the commit's runs (lowest to highest; the\n"
+	"device peak too where the runs read a device: MPS driver, CUDA reserved), the\n"
 	"commit and whether its checkout was dirty (from the runs' start records),\n"
 	"and \"(regression)\" where `stagebench check` of a commit against the one\n"
 	"before it flags that metric in that stage (check's rule and defaults).\n"
@@ -27,7 +28,8 @@ static const char usage_text[] =
 	"  --order ORDER       recorded (default): by the earliest run's start time\n"
 	"                      (a trace holds no commit date; commits recorded in\n"
 	"                      their order come out in it); given: as listed\n"
-	"  --plot DIR          also draw history-peak and history-time charts in DIR:\n"
+	"  --plot DIR          also draw history-peak and history-time charts in DIR\n"
+	"                      (and history-device where the runs read a device):\n"
 	"                      one panel per mode, a line per stage, each point's\n"
 	"                      spread across its runs, regressions ringed, dirty\n"
 	"                      checkouts marked (gnuplot on PATH)\n"
@@ -140,7 +142,9 @@ int cmd_history(int argc, char **argv)
 	rc = SB_EXIT_OK;
 	if (plot_dir) {
 		po.out_dir = plot_dir;
-		if (draw(&h, HM_PEAK, &po, "history-peak") < 0 || draw(&h, HM_TIME, &po, "history-time") < 0)
+		if (draw(&h, HM_PEAK, &po, "history-peak") < 0 || draw(&h, HM_TIME, &po, "history-time") < 0 ||
+		    (history_metric_shown(&h, HM_DEVICE) &&
+		     draw(&h, HM_DEVICE, &po, "history-device") < 0))
 			rc = SB_EXIT_FAILURE;
 	}
 out:

@@ -16,6 +16,8 @@ const char opt_guard_help[] =
 	"  --start-timeout DUR   give up (exit 4) after waiting this long (30m)\n"
 	"  --poll DUR            check this often while running (250ms)\n"
 	"  --max-footprint SIZE  stop when the command's tree uses more than this\n"
+	"  --max-device SIZE|PCT%  stop when the probe's device memory (MPS driver,\n"
+	"                        CUDA reserved) passes this, or this share of the device\n"
 	"  --grace DUR           time between SIGTERM and SIGKILL when stopping (5s)\n";
 
 int opt_guard(const char *cmd, struct guard_opts *g, int opt, const char *arg)

@@ -103,7 +103,7 @@ _stagebench() {
 		return ;;
 	--mode | --seed | --reps | --set | --interval | --label | --stages | --ram | --title | --note | --max-growth | \
 		--max-time-growth | --wait-free | --swap-budget | --swap-limit | --kill-free | --busy | \
-		--quiet-for | --start-timeout | --poll | --max-footprint | --grace)
+		--quiet-for | --start-timeout | --poll | --max-footprint | --max-device | --grace)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -36,6 +36,7 @@ struct layout {
 	double ram_max;         /* the largest RAM on the scale; 0 for none */
 	double yrange_max;
 	bool any_gpu, any_swap, any_stop;
+	const char *dev_label;  /* the first run with a device series: its label; NULL none */
 	size_t overlaid;        /* most runs in one panel */
 	int rows_used;          /* label rows of the busiest panel */
 	double top_px;          /* title and legend above the first panel */
@@ -204,6 +205,9 @@ static void measure(const struct plot_run *runs, size_t n, struct layout *L)
 				tmax = r->bands[b].t1;
 		L->ymax = series_max(&r->footprint, L->ymax);
 		L->ymax = series_max(&r->gpu, L->ymax);
+		L->ymax = series_max(&r->dev, L->ymax);
+		if (r->dev.n && !L->dev_label)
+			L->dev_label = r->dev_label;
 		L->ymax = series_max(&r->swap, L->ymax);
 		L->ymin = series_min(&r->swap, L->ymin);
 		L->any_gpu |= r->gpu.n > 0;
@@ -258,6 +262,10 @@ static void data_blocks(struct strbuf *sb, const struct plot_run *runs, size_t n
 		if (runs[i].gpu.n) {
 			snprintf(name, sizeof(name), "gpu%zu", i);
 			add_series_block(sb, name, &runs[i].gpu);
+		}
+		if (runs[i].dev.n) {
+			snprintf(name, sizeof(name), "dev%zu", i);
+			add_series_block(sb, name, &runs[i].dev);
 		}
 		if (runs[i].swap.n) {
 			snprintf(name, sizeof(name), "swap%zu", i);
@@ -325,6 +333,12 @@ static void legend_items(const struct layout *L, struct legend_item *items, size
 	items[(*n)++] = (struct legend_item){ "footprint", "lc rgb '" COLOR_FOOTPRINT "' lw 2" };
 	if (L->any_gpu)
 		items[(*n)++] = (struct legend_item){ "GPU memory", "lc rgb '" COLOR_GPU "' lw 1.6" };
+	if (L->dev_label)
+		items[(*n)++] = (struct legend_item){ !strcmp(L->dev_label, "MPS driver") ?
+						      "MPS driver memory (sampled)" :
+						      !strcmp(L->dev_label, "CUDA reserved") ?
+						      "CUDA reserved memory" : "device memory",
+						      "lc rgb '" COLOR_DEVICE "' lw 1.6" };
 	if (L->any_swap)
 		items[(*n)++] = (struct legend_item){ "system swap growth since start",
 						       "lc rgb '" COLOR_SWAP "' lw 1.4" };
@@ -446,16 +460,17 @@ static void panel_stops(struct strbuf *sb, const struct plot_run *runs, const st
 /* The plot command: only series with points (gnuplot warns about empty ones). */
 static void panel_plot(struct strbuf *sb, const struct plot_run *runs, const struct panel *pn)
 {
-	static const char *const names[3] = { "fp", "gpu", "swap" };
-	static const char *const styles[3] = { "lw 2", "lw 1.6", "lw 1.4" };
-	static const char *const colors[3] = { COLOR_FOOTPRINT, COLOR_GPU, COLOR_SWAP };
+	static const char *const names[4] = { "fp", "gpu", "dev", "swap" };
+	static const char *const styles[4] = { "lw 2", "lw 1.6", "lw 1.6", "lw 1.4" };
+	static const char *const colors[4] = { COLOR_FOOTPRINT, COLOR_GPU, COLOR_DEVICE, COLOR_SWAP };
 	strbuf_addstr(sb, "plot ");
 	bool first = true;
 	for (size_t k = 0; k < pn->nruns; k++) {
 		size_t i = pn->runs[k];
 		int dt = (int)(k % 5) + 1;
-		const struct plot_series *ser[3] = { &runs[i].footprint, &runs[i].gpu, &runs[i].swap };
-		for (int j = 0; j < 3; j++) {
+		const struct plot_series *ser[4] = { &runs[i].footprint, &runs[i].gpu, &runs[i].dev,
+						     &runs[i].swap };
+		for (int j = 0; j < 4; j++) {
 			if (!ser[j]->n)
 				continue;
 			strbuf_addf(sb, "%s$%s%zu lc rgb '%s' %s dt %d notitle",

@@ -55,7 +55,7 @@ static int run_number_from_name(const char *path, const char *mode)
 
 static void samples_to_series(const struct trace *tr, struct plot_run *r)
 {
-	size_t fa = 0, ga = 0, sa = 0;
+	size_t fa = 0, ga = 0, sa = 0, da = 0;
 	bool have_swap0 = false;
 	uint64_t swap0 = 0;
 	for (size_t i = 0; i < tr->nsamples; i++) {
@@ -64,6 +64,8 @@ static void samples_to_series(const struct trace *tr, struct plot_run *r)
 			series_add(&r->footprint, &fa, s->t, plot_gb(s->footprint));
 		if (s->fields & SF_GPU)
 			series_add(&r->gpu, &ga, s->t, plot_gb(s->gpu));
+		if (s->fields & SF_DEVMEM)
+			series_add(&r->dev, &da, s->t, plot_gb(s->devmem));
 		if (s->fields & SF_SWAP_USED) {
 			if (!have_swap0) {
 				swap0 = s->swap_used;
@@ -153,6 +155,7 @@ static int fill_run(const struct trace *tr, const struct run_entry *entry, int o
 	if (!r->run)
 		r->run = ordinal;
 	samples_to_series(tr, r);
+	r->dev_label = analysis_device_label(a);
 	r->peak_gb = a->has_footprint ? plot_gb(a->peak_footprint) : 0;
 	r->ram_bytes = ram_override ? ram_override : tr->has_start ? tr->start.host_memory : 0;
 	r->outcome = outcome_of(a);
@@ -248,6 +251,7 @@ void plot_model_release(struct plot_model *m)
 		free(r->mode);
 		series_release(&r->footprint);
 		series_release(&r->gpu);
+		series_release(&r->dev);
 		series_release(&r->swap);
 		for (size_t j = 0; j < r->nbands; j++)
 			free(r->bands[j].name);

@@ -106,6 +106,8 @@ struct plot_run {
 	int run;         /* 1-based within its mode */
 	struct plot_series footprint, gpu, swap; /* n = 0 when the trace lacks it;
 						   * swap = growth since the first sample */
+	struct plot_series dev; /* the probe's device memory (devmem samples) */
+	const char *dev_label;  /* "MPS driver", "CUDA reserved", "device" (static) */
 	struct plot_band *bands; /* one per stage window, in time order */
 	size_t nbands;
 	double t_last;   /* the last sample's t */

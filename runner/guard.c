@@ -21,6 +21,23 @@ static int bad_value(struct strbuf *why, const char *opt, const char *arg, const
 	return -1;
 }
 
+/* --max-device: a size, or a percentage of the device ("80%"). */
+static int parse_max_device(struct guard_opts *g, const char *arg)
+{
+	size_t n = strlen(arg);
+	if (n && arg[n - 1] == '%') {
+		char *end;
+		double pct = strtod(arg, &end);
+		if (end != arg + n - 1 || n < 2 || !(pct > 0 && pct <= 100))
+			return -1;
+		g->max_device_pct = pct;
+		g->max_device = 0;
+		return 0;
+	}
+	g->max_device_pct = 0;
+	return parse_size(arg, &g->max_device) || !g->max_device ? -1 : 0;
+}
+
 int guard_parse_option(struct guard_opts *g, int opt, const char *arg, struct strbuf *why)
 {
 	int64_t ns;
@@ -78,6 +95,11 @@ int guard_parse_option(struct guard_opts *g, int opt, const char *arg, struct st
 		if (parse_size(arg, &g->max_footprint) || !g->max_footprint)
 			return bad_value(why, "max-footprint", arg, "size");
 		g->has_max_footprint = true;
+		break;
+	case GUARD_OPT_MAX_DEVICE:
+		if (parse_max_device(g, arg))
+			return bad_value(why, "max-device", arg, "size or percentage (1-100%)");
+		g->has_max_device = true;
 		break;
 	case GUARD_OPT_GRACE:
 		if (parse_duration(arg, &g->grace_ns))
@@ -169,6 +191,35 @@ static uint64_t swap_growth(const struct guard_state *st, const struct guard_rea
 	return r->swap_used - st->swap_at_start;
 }
 
+/* --max-device against the probe's last reading; the percentage form only
+ * where the probe reported the device's size. */
+static bool over_max_device(const struct guard_opts *g, const struct guard_readings *r,
+			    struct strbuf *reason)
+{
+	char a[32], b[32];
+	if (!g->has_max_device || !r->has_devmem)
+		return false;
+	uint64_t cap = g->max_device;
+	if (g->max_device_pct > 0) {
+		if (!r->devmem_total)
+			return false;
+		cap = (uint64_t)((double)r->devmem_total * g->max_device_pct / 100.0);
+	}
+	if (r->devmem <= cap)
+		return false;
+	format_gb(r->devmem, a);
+	format_gb(cap, b);
+	if (g->max_device_pct > 0) {
+		char c[32];
+		format_gb(r->devmem_total, c);
+		add_reason(reason, "device memory %s over the cap %s (%g%% of %s), available %.0f%%",
+			   a, b, g->max_device_pct, c, r->avail_pct);
+	} else
+		add_reason(reason, "device memory %s over the cap %s, available %.0f%%", a, b,
+			   r->avail_pct);
+	return true;
+}
+
 bool guard_check(const struct guard_opts *g, struct guard_state *st,
 		 const struct guard_readings *r, struct strbuf *reason)
 {
@@ -200,7 +251,7 @@ bool guard_check(const struct guard_opts *g, struct guard_state *st,
 		add_reason(reason, "footprint %s over the cap %s, available %.0f%%", a, b, r->avail_pct);
 		return true;
 	}
-	return false;
+	return over_max_device(g, r, reason);
 }
 
 bool guard_check_soon(const struct guard_state *st)
@@ -227,6 +278,10 @@ char *guard_readings_json(const struct guard_readings *r, const struct guard_sta
 	if (r->has_footprint) {
 		jw_key(&w, "footprint");
 		jw_u64(&w, r->footprint);
+	}
+	if (r->has_devmem) {
+		jw_key(&w, "devmem");
+		jw_u64(&w, r->devmem);
 	}
 	if (r->busy) {
 		jw_key(&w, "busy");

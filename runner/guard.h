@@ -10,6 +10,7 @@
  *                    --busy REGEX...        --quiet-for DUR (1m)
  *                    --start-timeout DUR (30m)  --poll DUR (250ms)
  *                    --max-footprint SIZE   --grace DUR (5s)
+ *                    --max-device SIZE|PCT%
  *   exit codes       3 the guard stopped the command, 4 never room to start,
  *                    127 could not start, 128+N signal N, else the command's.
  *
@@ -51,6 +52,7 @@ enum guard_opt_id {
 	GUARD_OPT_POLL,
 	GUARD_OPT_MAX_FOOTPRINT,
 	GUARD_OPT_GRACE,
+	GUARD_OPT_MAX_DEVICE,
 };
 
 #define GUARD_LONG_OPTIONS                                                      \
@@ -63,7 +65,8 @@ enum guard_opt_id {
 	{ "start-timeout", required_argument, NULL, GUARD_OPT_START_TIMEOUT }, \
 	{ "poll", required_argument, NULL, GUARD_OPT_POLL },                   \
 	{ "max-footprint", required_argument, NULL, GUARD_OPT_MAX_FOOTPRINT }, \
-	{ "grace", required_argument, NULL, GUARD_OPT_GRACE }
+	{ "grace", required_argument, NULL, GUARD_OPT_GRACE },                 \
+	{ "max-device", required_argument, NULL, GUARD_OPT_MAX_DEVICE }
 
 struct guard_opts {
 	bool given;              /* any guard option except --grace was given */
@@ -81,11 +84,15 @@ struct guard_opts {
 	bool has_max_footprint;
 	uint64_t max_footprint;  /* stop when the tree's footprint exceeds this */
 	int64_t grace_ns;        /* TERM .. KILL */
+	bool has_max_device;
+	uint64_t max_device;     /* stop when the probe's device memory exceeds this */
+	double max_device_pct;   /* or this percent of the device's size (> 0: the
+				  * percent form; needs the probe's total) */
 };
 #define GUARD_OPTS_INIT                                                        \
 	{ false, 40.0, 8ULL << 30, false, 0, 10.0, NULL, NULL, 0, 0, 0,         \
 	  60LL * 1000000000LL, 1800LL * 1000000000LL, 250LL * 1000000LL,        \
-	  false, 0, 5LL * 1000000000LL }
+	  false, 0, 5LL * 1000000000LL, false, 0, 0 }
 
 /* 1 when opt was a guard option (value stored), 0 when it is not one, -1
  * for a bad value: *why (NULL ok) gets "option '--poll': invalid duration
@@ -100,6 +107,9 @@ struct guard_readings {
 	uint64_t swap_used;
 	bool has_footprint;
 	uint64_t footprint;     /* the command's tree */
+	bool has_devmem;        /* the probe's last device reading (MPS driver, CUDA reserved) */
+	uint64_t devmem;
+	uint64_t devmem_total;  /* the device's size as the probe reported it; 0 unknown */
 	bool busy;              /* a --busy match is running now */
 	int64_t since_busy_ns;  /* time since a busy match was last seen; <0 never */
 	char busy_what[128];    /* the matching command line (cut) */

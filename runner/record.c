@@ -166,6 +166,9 @@ struct run {
 	/* gpu */
 	bool gpu_known;
 	uint64_t gpu_bytes;
+	bool devmem_known;      /* the probe's last device reading (devmem lines) */
+	uint64_t devmem, devmem_total;
+	bool devmem_pct_warned; /* --max-device PCT% without the device's size: said once */
 	/* status line */
 	bool status_shown;
 	struct trace_sample last_sample;
@@ -440,6 +443,7 @@ static void probe_line(struct run *r, const char *line, size_t len)
 	if (!len)
 		return;
 	struct trace_event ev;
+	struct trace_sample dev;
 	const char *msg = NULL;
 	memset(&ev, 0, sizeof(ev));
 	if (trace_parse_probe_line(line, len, (double)r->t0_ns / 1e9, &ev, &msg)) {
@@ -447,6 +451,21 @@ static void probe_line(struct run *r, const char *line, size_t len)
 			warning("ignoring a malformed line from the command's probe pipe: %s: '%.*s'",
 				msg ? msg : "unreadable", (int)(len > 80 ? 80 : len), line);
 		r->probe_warned = true;
+		trace_event_release(&ev);
+		return;
+	}
+	if (!trace_devmem_sample(&ev, &dev, &r->devmem_total)) {
+		/* device memory on the interval: a sample of its own, the guard's reading */
+		if (r->w && trace_writer_sample(r->w, &dev))
+			trace_failed(r);
+		r->devmem_known = true;
+		r->devmem = dev.devmem;
+		if (r->g->has_max_device && r->g->max_device_pct > 0 && !r->devmem_total &&
+		    !r->devmem_pct_warned) {
+			r->devmem_pct_warned = true;
+			warning("--max-device %g%%: the probe reports no device size (torch.mps without "
+				"recommended_max_memory); device memory is not checked", r->g->max_device_pct);
+		}
 		trace_event_release(&ev);
 		return;
 	}
@@ -670,6 +689,9 @@ static void guard_poll(struct run *r, int64_t now)
 				r->res->peak_footprint = s.footprint;
 		}
 	}
+	rd.has_devmem = r->devmem_known;
+	rd.devmem = r->devmem;
+	rd.devmem_total = r->devmem_total;
 	struct strbuf reason = STRBUF_INIT;
 	if (guard_check(r->g, &r->gs, &rd, &reason)) {
 		status_clear(r);
@@ -1094,10 +1116,12 @@ static void build_env(struct run *r)
 	for (const char **e = o->env_set; e && *e; e++)
 		nenv++;
 	r->env_own = nenv;
-	r->env = xcalloc(nenv + 5, sizeof(*r->env));
+	r->env = xcalloc(nenv + 6, sizeof(*r->env));
 	for (const char **e = o->env_set; e && *e; e++)
 		r->env[k++] = *e;
 	r->env[k++] = xasprintf("STAGEBENCH_FD=%d", SPAWN_PROBE_FD);
+	/* the probe reads device memory on the same interval */
+	r->env[k++] = xasprintf("STAGEBENCH_INTERVAL=%.6g", (double)o->interval_ns / 1e9);
 	if (o->mode)
 		r->env[k++] = xasprintf("STAGEBENCH_MODE=%s", o->mode);
 	if (o->latents_dir)

@@ -6,7 +6,7 @@
  * interval of the analysis is a run of whole segments, so per segment it is
  * enough to keep its extreme samples (the first largest footprint, the
  * smallest, the last, the largest rss, the first and the largest swap_used,
- * the lowest level, and the same at exactly the segment's start for
+ * the lowest level, the largest devmem and gpu, and the same at exactly the segment's start for
  * intervals that end there); `merged` counts the samples dropped beside
  * them. Samples are placed in t order through a reorder queue 10 s deep; an
  * event or sample that comes later than that makes the reader fall back to
@@ -21,7 +21,7 @@
 
 enum {
 	K_MAXFP, K_MINFP, K_LASTFP, K_MAXRSS, K_FIRSTSWAP, K_MAXSWAP, K_MINLEVEL, K_LASTNOFP,
-	K_AT_MAXFP, K_AT_MINFP, K_AT_MAXRSS, K_N
+	K_AT_MAXFP, K_AT_MINFP, K_AT_MAXRSS, K_MAXDEV, K_MAXGPU, K_N
 };
 
 struct queued {
@@ -182,6 +182,10 @@ static void place(struct trace_summary *m, const struct queued *queued)
 	}
 	if (s->fields & SF_LEVEL)
 		KEEP_IF(K_MINLEVEL, s->level < m->keep[K_MINLEVEL].s.level);
+	if (s->fields & SF_DEVMEM)
+		KEEP_IF(K_MAXDEV, s->devmem > m->keep[K_MAXDEV].s.devmem);
+	if (s->fields & SF_GPU)
+		KEEP_IF(K_MAXGPU, s->gpu > m->keep[K_MAXGPU].s.gpu);
 }
 
 void summary_sample(struct trace_summary *m, const struct trace_sample *s)

@@ -49,7 +49,9 @@
 	X(SWAP_TOTAL, swap_total, 7, BYTES, "system swap size, bytes") \
 	X(LEVEL, level, 4, NUMBER, "system memory available, percent") \
 	X(GPU, gpu, 5, BYTES, "tree GPU memory, bytes") \
-	X(PROCS, procs, 6, COUNT, "processes in the tree")
+	X(PROCS, procs, 6, COUNT, "processes in the tree") \
+	X(DEVMEM, devmem, 8, BYTES, "device memory read by the probe (MPS driver, CUDA reserved), bytes") \
+	X(DEVMEM_ALLOCATED, devmem_allocated, 9, BYTES, "the tensors' share of devmem, bytes")
 
 #define SF_CTYPE_BYTES uint64_t
 #define SF_CTYPE_NUMBER double
@@ -251,7 +253,7 @@ int trace_read(const char *path, struct trace *tr);
  * not the samples: of each stretch between two event times (and a release's
  * t + 2 s, a peak's from) only its extreme samples are kept (largest and
  * smallest footprint, last, largest rss, first and largest swap_used, lowest
- * level), `merged` counting the others, so that every window, release and
+ * level, largest devmem and gpu), `merged` counting the others, so that every window, release and
  * kernel-peak figure of analyze/analysis.c comes out as from trace_read().
  * Falls back to trace_read() for a damaged trace or one whose records are
  * more than 10 s out of time order. tr->summary tells which.
@@ -300,5 +302,14 @@ void trace_writer_set_write_fn(struct trace_writer *w, trace_write_fn fn, void *
  */
 int trace_parse_probe_line(const char *line, size_t len, double mono_origin_s,
 			   struct trace_event *ev, const char **errmsg);
+
+/*
+ * A probe line of kind "devmem" (the device memory the probe reads on the
+ * interval; FORMAT.md "The probe line protocol") as the sample the recorder
+ * writes: t, devmem = its "bytes", devmem_allocated = its "allocated" when
+ * given; *total gets its "total" (the device's size), 0 when absent.
+ * Returns -1 (nothing set but zeros) for any other line or one without bytes.
+ */
+int trace_devmem_sample(const struct trace_event *ev, struct trace_sample *s, uint64_t *total);
 
 #endif

@@ -198,9 +198,12 @@ class Probe:
         return self.emit("mark", note=str(note))
 
     def gpu(self, stage=None):
-        """One gpu event per device in use (none without a device)."""
+        """One gpu event per device in use (none without a device); starts the
+        device sampler (devmem.watch) once a device is in use."""
         stage = self.stage if stage is None else stage
-        for device, metric, nbytes, peak in devmem.read():
+        readings = devmem.read()
+        devmem.watch(self.events, readings)  # sampled on the interval once in use
+        for device, metric, nbytes, peak in readings:
             fields = {"stage": stage, "device": device, "metric": metric, "bytes": nbytes}
             if peak is not None:
                 fields["max_bytes"] = peak

@@ -168,9 +168,9 @@ else
 fi
 
 # 7. the environment the command sees
-"$SB" record -q -o "$T/env.zst" --mode staged --latents "$T/lat" -- sh -c \
-	'echo "$STAGEBENCH_FD $STAGEBENCH_MODE $STAGEBENCH_LATENTS $STAGEBENCH_TRACE"' >"$T/env.out"
-if [ "$(cat "$T/env.out")" = "3 staged $T/lat $T/env.zst" ]; then
+"$SB" record -q -o "$T/env.zst" --mode staged --latents "$T/lat" --interval 200ms -- sh -c \
+	'echo "$STAGEBENCH_FD $STAGEBENCH_MODE $STAGEBENCH_LATENTS $STAGEBENCH_TRACE $STAGEBENCH_INTERVAL"' >"$T/env.out"
+if [ "$(cat "$T/env.out")" = "3 staged $T/lat $T/env.zst 0.2" ]; then
 	ok "STAGEBENCH_* environment"
 else
 	bad "environment: $(cat "$T/env.out")"

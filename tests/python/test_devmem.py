@@ -6,6 +6,7 @@ CUDA and MPS paths run on every `make test`. The probe finds torch through
 sys.modules, which the tests replace for their duration.
 """
 import sys
+import threading
 import types
 
 import pytest
@@ -184,3 +185,94 @@ def test_no_torch_imported_writes_no_gpu_events(pipe_probe, monkeypatch):
     probe.enter("a")
     probe.enter("b")
     assert gpu_events(probe.read_events()) == []
+
+
+# -- the sampler: device memory on the recorder's interval -----------------------
+
+@pytest.fixture
+def sampling(monkeypatch):
+    """STAGEBENCH_INTERVAL as the recorder sets it; every sampler stopped after."""
+    from stagebench_probe import devmem
+    monkeypatch.setenv("STAGEBENCH_INTERVAL", "0.01")
+    yield devmem
+    devmem.stop_all()
+
+
+class Meter:
+    """A stand-in MPS driver figure whose reads can be waited for."""
+
+    def __init__(self, level):
+        self.level = level
+        self.reads = 0
+        self.cond = threading.Condition()
+
+    def driver_allocated_memory(self):
+        with self.cond:
+            self.reads += 1
+            self.cond.notify_all()
+            return self.level
+
+    def wait_reads(self, n):
+        with self.cond:
+            start = self.reads
+            assert self.cond.wait_for(lambda: self.reads >= start + n, timeout=60)
+
+
+def sampler_threads():
+    return [t for t in threading.enumerate() if t.name == "stagebench-devmem"]
+
+
+def test_a_bump_inside_a_stage_is_read_by_the_sampler_between_its_boundaries(
+        pipe_probe, with_torch, sampling):
+    m = Meter(50 << 20)
+    mps = types.SimpleNamespace(driver_allocated_memory=m.driver_allocated_memory,
+                                current_allocated_memory=lambda: m.level // 2)
+    with_torch(fake_torch(mps=mps, mps_available=True))
+    probe = pipe_probe()
+    probe.enter("denoise")
+    s = sampling.sampler(probe.events)
+    assert s is not None and s.every == 0.01 and len(sampler_threads()) == 1
+    m.level = 500 << 20   # the bump, between two boundaries
+    m.wait_reads(3)       # the sampler read it (twice at least, whole readings)
+    m.level = 50 << 20
+    m.wait_reads(2)
+    probe.enter("decode")
+    ev = probe.read_events()
+    s.stop()
+    at = [i for i, e in enumerate(ev) if e["kind"] == "stage"]
+    inside = [e for e in ev[at[0]:at[1]] if e["kind"] == "devmem"]
+    assert max(e["bytes"] for e in inside) == 500 << 20
+    assert all(e["device"] == "mps" and e["metric"] == "mps_driver" for e in inside)
+    assert {e["allocated"] for e in inside} >= {250 << 20, 25 << 20}
+    assert all(e["mono"] >= ev[at[0]]["mono"] for e in inside)
+    # the boundaries' gpu events never saw it
+    assert max(e["bytes"] for e in gpu_events(ev)) == 50 << 20
+
+
+def test_cuda_readings_sum_the_devices_reserved_and_allocated(with_torch, sampling):
+    calls = Calls()
+    cuda = fake_cuda(calls, [100, 200])
+    cuda.memory_allocated = lambda i: [60, 70][i]
+    cuda.get_device_properties = lambda i: types.SimpleNamespace(total_memory=1000)
+    with_torch(fake_torch(cuda=cuda))
+    assert sampling.sample() == {"device": "cuda", "metric": "cuda_reserved",
+                                 "bytes": 300, "allocated": 130}
+    assert sampling.device_total() == 2000
+
+
+@pytest.mark.parametrize("case", ["no device", "mps unused", "no interval", "events off"])
+def test_no_device_in_use_no_thread_and_no_readings(pipe_probe, with_torch, sampling,
+                                                    monkeypatch, case):
+    m = Meter(0 if case == "mps unused" else 5 << 20)
+    mps = types.SimpleNamespace(driver_allocated_memory=m.driver_allocated_memory)
+    with_torch(fake_torch(mps=mps, mps_available=case != "no device"))
+    if case == "no interval":
+        monkeypatch.delenv("STAGEBENCH_INTERVAL")
+    probe = pipe_probe()
+    if case == "events off":
+        probe.events.fd = None
+    probe.enter("a")
+    probe.enter("b")
+    assert sampling.sampler(probe.events) is None and sampler_threads() == []
+    if case != "events off":
+        assert [e for e in probe.read_events() if e["kind"] == "devmem"] == []

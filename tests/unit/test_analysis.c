@@ -543,3 +543,114 @@ Test(analysis, unreadable_trace_fails_with_minus_one)
 	analysis_release(&a);
 	unlink(path);
 }
+
+/* ---- device memory: the probe's devmem samples and gpu events ---- */
+
+static void devmem_sample(struct trace *tr, double t, uint64_t bytes)
+{
+	ALLOC_GROW(tr->samples, tr->nsamples + 1, tr->samples_alloc);
+	struct trace_sample *s = &tr->samples[tr->nsamples];
+	size_t at = tr->nsamples++;
+	while (at && tr->samples[at - 1].t > t) /* keep t order */
+		at--;
+	memmove(tr->samples + at + 1, tr->samples + at, (tr->nsamples - 1 - at) * sizeof(*s));
+	s = &tr->samples[at];
+	memset(s, 0, sizeof(*s));
+	s->t = t;
+	s->fields = SF_DEVMEM;
+	s->devmem = bytes;
+}
+
+static void gpu_event(struct trace *tr, double t, const char *stage, const char *device,
+		      const char *metric, uint64_t bytes, uint64_t max_bytes)
+{
+	struct trace_event *ev = event(tr, EV_GPU, t, stage, NULL, 0, 0);
+	ev->device = (char *)device;
+	ev->metric = (char *)metric;
+	ev->has_bytes = true;
+	ev->bytes = bytes;
+	ev->has_max_bytes = max_bytes != 0;
+	ev->max_bytes = max_bytes;
+}
+
+Test(analysis, device_peak_per_stage_follows_the_window_rule)
+{
+	struct trace tr;
+	struct analysis a = ANALYSIS_INIT;
+	staged_run(&tr);
+	devmem_sample(&tr, 15.5, 1 * GiB);
+	devmem_sample(&tr, 21.5, 9 * GiB);  /* between b's event and its releases: no window's */
+	devmem_sample(&tr, 26.5, 2 * GiB);
+	gpu_event(&tr, 30, "b", "mps", "mps_driver", 512 * MiB, 0);
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert(a.has_device && a.device_sampled);
+	cr_assert_str_eq(analysis_device_label(&a), "MPS driver");
+	cr_assert_eq(a.device_peak, 9 * GiB, "the overall peak still counts the gap");
+	cr_assert_float_eq(a.device_peak_t, 21.5, 1e-9);
+	cr_assert_not(a.stages[0].has_device);
+	cr_assert_eq(a.stages[1].device_peak, 1 * GiB);
+	cr_assert_eq(a.stages[2].device_peak, 2 * GiB);
+	cr_assert_not(a.stages[2].device_exact, "MPS has no peak counter");
+	/* the footprint figures do not change: devmem samples have no footprint */
+	cr_assert_eq(a.windows[2].nsamples, 8);
+	cr_assert_eq(a.stages[2].peak_footprint, 3000 * MiB);
+	analysis_release(&a);
+	done(&tr);
+}
+
+Test(analysis, cuda_stage_peak_is_max_memory_reserved_summed_over_the_devices)
+{
+	struct trace tr;
+	struct analysis a = ANALYSIS_INIT;
+	staged_run(&tr);
+	gpu_event(&tr, 10.1, "a", "cuda:0", "cuda_reserved", 100 * MiB, 100 * MiB);
+	gpu_event(&tr, 10.1, "a", "cuda:1", "cuda_reserved", 200 * MiB, 200 * MiB);
+	gpu_event(&tr, 19.9, "a", "cuda:0", "cuda_reserved", 500 * MiB, 1100 * MiB);
+	gpu_event(&tr, 19.9, "a", "cuda:1", "cuda_reserved", 200 * MiB, 200 * MiB);
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert_str_eq(analysis_device_label(&a), "CUDA reserved");
+	cr_assert(a.stages[1].has_device && a.stages[1].device_exact);
+	cr_assert_eq(a.stages[1].device_peak, 1300 * MiB);
+	cr_assert_not(a.stages[2].has_device);
+	cr_assert_not(a.device_sampled);
+	analysis_release(&a);
+	done(&tr);
+}
+
+Test(analysis, no_device_readings_no_device_figures)
+{
+	struct trace tr;
+	struct analysis a = ANALYSIS_INIT;
+	staged_run(&tr);
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert_not(a.has_device || a.has_gpu);
+	for (size_t i = 0; i < a.nstages; i++)
+		cr_assert_not(a.stages[i].has_device || a.stages[i].has_gpu);
+	analysis_release(&a);
+	done(&tr);
+}
+
+Test(analysis, nvml_gpu_memory_is_shown_beside_the_probes_device_memory)
+{
+	struct trace tr;
+	struct analysis a = ANALYSIS_INIT;
+	staged_run(&tr);
+	for (size_t i = 0; i < tr.nsamples; i++) {
+		tr.samples[i].fields |= SF_GPU;
+		tr.samples[i].gpu = (uint64_t)(i + 1) * 10 * MiB;
+	}
+	devmem_sample(&tr, 26.5, 2 * GiB);
+	gpu_event(&tr, 30, "b", "mps", "mps_driver", 512 * MiB, 0);
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert(a.has_gpu && a.has_device);
+	cr_assert_eq(a.gpu_peak, 31 * 10 * MiB);
+	cr_assert_eq(a.stages[1].gpu_peak, 20 * 10 * MiB, "stage a: samples 10..19");
+	struct strbuf o = STRBUF_INIT;
+	analysis_render_text(&o, &a);
+	cr_assert_not_null(strstr(o.buf, "MPS driver peak 2.0 GB"), "%s", o.buf);
+	cr_assert_not_null(strstr(o.buf, "GPU memory         310 MB (NVML, from outside)"), "%s", o.buf);
+	cr_assert_not_null(strstr(o.buf, "swap rise     MPS peak  GPU (NVML)  kernel peak"), "%s", o.buf);
+	strbuf_release(&o);
+	analysis_release(&a);
+	done(&tr);
+}

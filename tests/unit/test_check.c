@@ -25,6 +25,7 @@ struct spec {
 	double mib[4];
 	double dur[4];
 	double swap[4];
+	double dev[4];   /* MiB of MPS driver memory read on the interval (0: no device) */
 	double load_s;   /* seconds of one load event in "load" */
 	int entered;     /* 0 = all three */
 	char how;        /* 0 = 'c' */
@@ -53,6 +54,12 @@ static char *jsonl(const char *mode, const struct spec *sp)
 		strbuf_addf(&sb, "{\"type\":\"event\",\"kind\":\"peak\",\"stage\":\"%s\",\"metric\":\"rss\","
 				 "\"bytes\":%llu,\"from\":%g,\"t\":%g}\n",
 			    stage_names[k], (unsigned long long)(fp + (1u << 20)), t, t + d * 0.9);
+		if (sp->dev[k] > 0)
+			strbuf_addf(&sb, "{\"type\":\"event\",\"kind\":\"gpu\",\"stage\":\"%s\","
+					 "\"device\":\"mps\",\"metric\":\"mps_driver\",\"bytes\":%llu,\"t\":%g}\n"
+					 "{\"type\":\"sample\",\"t\":%g,\"devmem\":%llu}\n",
+				    stage_names[k], (unsigned long long)(sp->dev[k] * MiB / 4), t + 0.02,
+				    t + d / 3, (unsigned long long)(sp->dev[k] * MiB));
 		if (k == 1 && sp->load_s > 0)
 			strbuf_addf(&sb, "{\"type\":\"event\",\"kind\":\"load\",\"name\":\"m\",\"stage\":\"load\","
 					 "\"nbytes\":1000,\"seconds\":%g,\"t\":%g}\n", sp->load_s, t + 0.5);
@@ -612,5 +619,33 @@ Test(check, swap_growth_is_a_regression_even_when_the_footprint_fell)
 	cr_assert(strstr(md.buf, "| m | work | swap rise | 0.0 GB (2 runs) | 1.95 GB to 2.00 GB (2 runs) | "
 				 "+1.95 GB, while the peak footprint fell by 1.94 GB or more"), "%s", md.buf);
 	strbuf_release(&md);
+	check_release(&c);
+}
+
+Test(check, device_memory_growth_is_a_regression_like_a_footprints)
+{
+	struct check c = CHECK_INIT;
+	struct spec b1 = { .mib = { 100, 150, 300, 120 }, .dev = { 50, 500, 2000, 500 } };
+	struct spec b2 = { .mib = { 100, 150, 300, 120 }, .dev = { 50, 510, 2010, 500 } };
+	struct spec c1 = { .mib = { 100, 150, 300, 120 }, .dev = { 50, 500, 5000, 500 } };
+	struct spec c2 = { .mib = { 100, 150, 300, 120 }, .dev = { 50, 505, 5020, 500 } };
+	four(&c, &b1, &b2, &c1, &c2);
+	const struct check_finding *f = check_find(&c, CK_REGRESSION, "m", "work", CM_DEVICE);
+	cr_assert_not_null(f);
+	cr_expect_float_eq(f->base_max, 2010 * MiB, 1);
+	cr_expect_float_eq(f->cand_min, 5000 * MiB, 1);
+	cr_expect_str_eq(check_metric_name(CM_DEVICE), "device peak");
+	cr_expect_null(check_find(&c, CK_REGRESSION, "m", "work", CM_PEAK));
+	only_regressions_in(&c, "work");
+	check_release(&c);
+}
+
+Test(check, runs_without_device_readings_judge_no_device_peak)
+{
+	struct check c = CHECK_INIT;
+	struct spec b = { .mib = { 100, 150, 300, 120 } };
+	four(&c, &b, &b, &b, &b);
+	for (size_t i = 0; i < c.nfindings; i++)
+		cr_expect_neq(c.findings[i].metric, CM_DEVICE);
 	check_release(&c);
 }

@@ -204,6 +204,37 @@ Test(guard, stops_when_the_tree_exceeds_max_footprint)
 	cr_assert_not(guard_check(&d, &st2, &r, NULL));
 }
 
+Test(guard, stops_when_the_probes_device_memory_exceeds_max_device)
+{
+	struct guard_opts g = GUARD_OPTS_INIT;
+	struct strbuf why = STRBUF_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_DEVICE, "200M", NULL), 1);
+	cr_assert(g.given && g.has_max_device);
+	struct guard_state st = GUARD_STATE_INIT;
+	struct guard_readings r = readings(80.0, 0);
+	guard_state_start(&st, &r);
+	r.devmem = 500 * MiB; /* no reading yet: nothing to judge */
+	cr_assert_not(guard_check(&g, &st, &r, NULL));
+	r.has_devmem = true;
+	r.devmem = 200 * MiB;
+	cr_assert_not(guard_check(&g, &st, &r, NULL));
+	r.devmem = 500 * MiB;
+	cr_assert(guard_check(&g, &st, &r, &why));
+	cr_assert_str_eq(why.buf, "device memory 500 MB over the cap 200 MB, available 80%");
+	/* the percentage form needs the device's size */
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_DEVICE, "40%", NULL), 1);
+	cr_assert_not(guard_check(&g, &st, &r, NULL));
+	r.devmem_total = 1024 * MiB;
+	strbuf_reset(&why);
+	cr_assert(guard_check(&g, &st, &r, &why));
+	cr_assert_str_eq(why.buf, "device memory 500 MB over the cap 410 MB (40% of 1.0 GB), available 80%");
+	r.devmem_total = 2048 * MiB;
+	cr_assert_not(guard_check(&g, &st, &r, NULL));
+	for (const char *bad = "0\0" "0%\0" "100.5%\0" "%\0" "5%x\0"; *bad; bad += strlen(bad) + 1)
+		cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_DEVICE, bad, NULL), -1, "%s", bad);
+	strbuf_release(&why);
+}
+
 Test(guard, readings_become_event_keys)
 {
 	struct guard_state st = GUARD_STATE_INIT;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../../common/util.h"
+#include "../../plots/gp.h"
 #include "../../plots/plot.h"
 #include "../../traces/runs.h"
 #include "../../traces/trace.h"
@@ -184,6 +185,31 @@ Test(plot, gpu_memory_is_drawn_where_the_samples_have_it)
 	cr_assert(strstr(s, "set label \"GPU memory\""), "in the legend: %s", s);
 	cr_assert(strstr(s, "$gpu0 lc rgb"), "plotted: %s", s);
 	cr_assert(strstr(s, "set label 'RAM 8.0 GB' "), "%s", s);
+	free(s);
+	model_free(m);
+	trace_release(&tr);
+}
+
+Test(plot, the_probes_device_memory_is_drawn_with_a_legend_entry_of_its_own)
+{
+	static const char dev_trace[] =
+		"{\"type\":\"start\",\"format\":\"stagebench/1\",\"mode\":\"staged\"}\n"
+		"{\"type\":\"sample\",\"t\":0.0,\"footprint\":" GiB "}\n"
+		"{\"type\":\"event\",\"kind\":\"gpu\",\"t\":0.1,\"stage\":\"setup\",\"device\":\"mps\","
+		"\"metric\":\"mps_driver\",\"bytes\":1073741824}\n"
+		"{\"type\":\"sample\",\"t\":0.5,\"devmem\":3221225472}\n"
+		"{\"type\":\"sample\",\"t\":1.0,\"footprint\":" GiB "}\n"
+		"{\"type\":\"end\",\"exit\":0}\n";
+	struct trace tr = TRACE_INIT;
+	read_mem("dev", dev_trace, &tr);
+	struct plot_model *m = model_of(&tr, 1);
+	cr_assert_eq(m->runs[0].dev.n, 1);
+	cr_assert_eq(m->runs[0].footprint.n, 2, "device samples have no footprint");
+	char *s = memory_script(m, PLOT_SVG);
+	cr_assert(strstr(s, "$dev0 << EOD\n0.500 3.0000\nEOD\n"), "%s", s);
+	cr_assert(strstr(s, "set label \"MPS driver memory (sampled)\""), "in the legend: %s", s);
+	cr_assert(strstr(s, "$dev0 lc rgb '" COLOR_DEVICE "'"), "plotted: %s", s);
+	cr_assert_null(strstr(s, "GPU memory"), "no NVML series: %s", s);
 	free(s);
 	model_free(m);
 	trace_release(&tr);

@@ -124,6 +124,12 @@ static void write_run(const char *path, double late, int nstages)
 				s.fields |= SF_SWAP_USED;
 			if (f & 32)
 				s.fields |= SF_LEVEL;
+			if ((f & 64) && !(f & 7))
+				s.fields |= SF_DEVMEM; /* the probe's readings: samples of their own */
+			if (f & 128)
+				s.fields |= SF_GPU;
+			s.devmem = 3000 + rnd() % 40;
+			s.gpu = 4000 + rnd() % 40;
 			s.footprint = 1000 + rnd() % 20; /* ties */
 			s.rss = 2000 + rnd() % 30;
 			s.swap_used = rnd() % 5;

@@ -436,3 +436,75 @@ Test(table, a_lower_footprint_with_more_swap_is_not_less)
 	table_release(&t);
 	release_runs(r, 2);
 }
+
+/* A run with stages a (at 10) and b (at 20), footprint 1 GiB, and the probe's
+ * MPS driver memory read on a 0.5 s interval: a_mib in a, b_mib in b. */
+static void mkrun_dev(struct table_run *r, const char *mode, int a_mib, int b_mib)
+{
+	char *text = xasprintf(
+		"{\"type\":\"start\",\"format\":\"stagebench/1\",\"mode\":\"%s\",\"interval\":0.5}\n"
+		"{\"type\":\"sample\",\"t\":1,\"footprint\":1073741824}\n"
+		"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"a\",\"t\":10}\n"
+		"{\"type\":\"event\",\"kind\":\"gpu\",\"stage\":\"a\",\"device\":\"mps\",\"metric\":\"mps_driver\",\"bytes\":1048576,\"t\":10.1}\n"
+		"{\"type\":\"sample\",\"t\":15,\"footprint\":1073741824}\n"
+		"{\"type\":\"sample\",\"t\":15.5,\"devmem\":%llu}\n"
+		"{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"b\",\"t\":20}\n"
+		"{\"type\":\"sample\",\"t\":25,\"footprint\":1073741824}\n"
+		"{\"type\":\"sample\",\"t\":25.5,\"devmem\":%llu}\n"
+		"{\"type\":\"end\",\"exit\":0}\n", mode, (unsigned long long)a_mib << 20,
+		(unsigned long long)b_mib << 20);
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read_mem("dev.jsonl", text, strlen(text), &tr), 0);
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(analysis_run(&tr, NULL, &r->a), 0);
+	trace_release(&tr);
+	free(text);
+}
+
+Test(table, device_memory_gets_a_second_table_that_says_it_is_sampled)
+{
+	struct table_run r[3];
+	mkrun_dev(&r[0], "eager", 300, 2048);
+	mkrun_dev(&r[1], "staged", 200, 500);
+	mkrun_dev(&r[2], "staged", 250, 520);
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 3, NULL, 0), 0);
+	cr_assert(t.has_device);
+	char *md = render(&t, table_render_md);
+	cr_assert_not_null(strstr(md, "MPS driver memory per stage (the probe's reading from inside the "
+				      "process; sampled every 0.5 s: a spike shorter than that can be "
+				      "missed, record with a shorter --interval):"), "%s", md);
+	cr_assert_not_null(strstr(md, "| stage | eager, device peak | staged, device peak |\n"), "%s", md);
+	cr_assert_not_null(strstr(md, "| b | 2.0 GB | 500 to 520 MB |\n"), "%s", md);
+	cr_assert_not_null(strstr(md, "| setup | n/a | n/a |\n"), "%s", md);
+	char *csv = render(&t, table_render_csv);
+	cr_assert_not_null(strstr(csv, "stage,mode,device,device_min_bytes,device_max_bytes,sampled\n"
+				       ), "%s", csv);
+	cr_assert_not_null(strstr(csv, "b,staged,MPS driver,524288000,545259520,true\n"), "%s", csv);
+	char *json = render(&t, table_render_json);
+	cr_assert_not_null(strstr(json, "\"device_min_bytes\": 524288000"), "%s", json);
+	free(md);
+	free(csv);
+	free(json);
+	table_release(&t);
+	release_runs(r, 3);
+}
+
+Test(table, runs_without_a_device_render_as_before)
+{
+	struct table_run r[1];
+	mkrun(&r[0], "eager", false, S3, (const double[]){ 20, 26, 44, 17.75 }, 'c');
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 1, NULL, 0), 0);
+	cr_assert_not(t.has_device);
+	char *md = render(&t, table_render_md), *csv = render(&t, table_render_csv);
+	char *json = render(&t, table_render_json);
+	cr_assert_null(strstr(md, "device"), "%s", md);
+	cr_assert_null(strstr(csv, "device"), "%s", csv);
+	cr_assert_null(strstr(json, "device"), "%s", json);
+	free(md);
+	free(csv);
+	free(json);
+	table_release(&t);
+	release_runs(r, 1);
+}

@@ -308,6 +308,8 @@ static void write_full(const char *path, struct trace_sample *samples, size_t *n
 	s.level = 7.25;
 	s.gpu = 6;
 	s.procs = 8;
+	s.devmem = 9;
+	s.devmem_allocated = 10;
 	samples[n++] = s;
 	for (size_t i = 0; i < n; i++)
 		cr_assert_eq(trace_writer_sample(w, &samples[i]), 0);
@@ -424,7 +426,7 @@ Test(traces, plain_round_trip_writes_json_lines)
 	/* key order and integer bytes are part of the format */
 	cr_assert_not_null(strstr(data, "{\"type\":\"sample\",\"t\":1234.5678,\"footprint\":1,"
 					"\"rss\":2,\"swapped\":3,\"swap_used\":4,\"swap_total\":5,"
-					"\"level\":7.25,\"gpu\":6,\"procs\":8}\n"));
+					"\"level\":7.25,\"gpu\":6,\"procs\":8,\"devmem\":9," "\"devmem_allocated\":10}\n"));
 	cr_assert_not_null(strstr(data, "{\"type\":\"sample\",\"t\":0.0001}\n"));
 	cr_assert_not_null(strstr(data, "\"gpu\":18446744073709551615}"));
 	cr_assert_not_null(strstr(data, "{\"type\":\"event\",\"kind\":\"load\",\"t\":2.5000,"

@@ -1,0 +1,87 @@
+"""test_devmem_record.py -- `stagebench record` with a stand-in MPS device (mps_bump.py):
+the probe's device readings on the interval reach the trace as samples, `analyze` reports
+each stage's peak from them, and the guard stops a run on device memory (--max-device)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+SB = os.environ.get("SB_BIN") or os.path.join(ROOT, "stagebench")
+BUMP = os.path.join(os.path.dirname(__file__), "mps_bump.py")
+MB = 1 << 20
+pytestmark = pytest.mark.skipif(not os.access(SB, os.X_OK), reason="no stagebench binary")
+
+
+def run(tmp_path, args, timeout=120):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STAGEBENCH_")}
+    env["STAGEBENCH_HOME"] = ROOT
+    return subprocess.run([SB] + args, env=env, cwd=str(tmp_path), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def records(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_500_mb_bump_inside_denoise_is_sampled_and_is_denoises_mps_peak(tmp_path):
+    trace = tmp_path / "t.trace.jsonl"
+    p = run(tmp_path, ["record", "-q", "--interval", "200ms", "-o", str(trace), "--",
+                       sys.executable, BUMP, "3", "1"])
+    assert p.returncode == 0, p.stderr
+    recs = records(trace)
+    stages = {e["stage"]: e["t"] for e in recs if e.get("kind") == "stage"}
+    dev = [s for s in recs if s["type"] == "sample" and "devmem" in s]
+    assert all("footprint" not in s for s in dev)  # samples of their own, at the probe's t
+    bump = [s["t"] for s in dev if s["devmem"] == 500 * MB]
+    assert bump and all(stages["denoise"] < t < stages["decode"] for t in bump)
+    assert {s["devmem_allocated"] for s in dev} == {25 * MB, 250 * MB}
+    # the boundaries' gpu events never see it
+    assert max(e["bytes"] for e in recs if e.get("kind") == "gpu") == 50 * MB
+
+    p = run(tmp_path, ["analyze", "--json", str(trace)])
+    assert p.returncode == 0, p.stderr
+    a = json.loads(p.stdout)
+    a = a["runs"][0] if isinstance(a, dict) and "runs" in a else a
+    a = a[0] if isinstance(a, list) else a
+    peaks = {s["name"]: s["device_peak_bytes"] for s in a["stages"]}
+    assert peaks["denoise"] == 500 * MB
+    assert peaks["encode"] == peaks["decode"] == 50 * MB
+    assert a["device"]["label"] == "MPS driver" and a["device"]["sampled"]
+    p = run(tmp_path, ["analyze", str(trace)])
+    assert "MPS driver peak 500 MB" in p.stdout and "record with a shorter --interval" in p.stdout
+    row = [line for line in p.stdout.splitlines() if line.split()[:1] == ["denoise"]]
+    assert "500 MB" in row[0], p.stdout
+
+
+@pytest.mark.parametrize("cap,words", [("200M", "over the cap 200 MB"),
+                                       ("30%", "over the cap 307 MB (30% of 1.0 GB)")])
+def test_the_guard_stops_a_run_whose_device_memory_passes_max_device(tmp_path, cap, words):
+    trace = tmp_path / "g.trace.jsonl"
+    p = run(tmp_path, ["record", "--max-device", cap, "--poll", "50ms", "--grace", "1s",
+                       "--interval", "50ms", "-o", str(trace), "--",
+                       sys.executable, BUMP, "0.2", "0", "hold"])
+    assert p.returncode == 3, p.stderr
+    assert "guard: stopping: device memory 500 MB " + words in p.stderr, p.stderr
+    stop = [e for e in records(trace) if e.get("kind") == "guard" and e["action"] == "stop"]
+    assert len(stop) == 1 and stop[0]["devmem"] == 500 * MB
+
+
+def test_max_device_takes_a_size_or_a_percentage(tmp_path):
+    for bad in ("0", "0%", "101%", "x%", "%"):
+        p = run(tmp_path, ["guard", "--max-device", bad, "--", "true"])
+        assert p.returncode == 2 and "--max-device" in p.stderr, (bad, p.stderr)
+
+
+def test_a_percentage_cap_without_the_devices_size_is_said_and_not_checked(tmp_path):
+    # torch.mps without recommended_max_memory (torch < 2.5): no size, no percentage
+    script = tmp_path / "nosize.py"
+    script.write_text(open(BUMP).read().replace("recommended_max_memory=lambda: 1 << 30", ""))
+    p = run(tmp_path, ["record", "--max-device", "1%", "--poll", "50ms", "--interval", "50ms",
+                       "-o", str(tmp_path / "n.trace.jsonl"), "--",
+                       sys.executable, str(script), "0.4", "0.2"])
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("--max-device 1%: the probe reports no device size") == 1, p.stderr
