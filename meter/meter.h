@@ -1,7 +1,8 @@
 /* meter.h -- the neutral memory meter: one interface, a backend per platform
  *
  * Backends (one per platform, chosen by the build; platform/platform.h):
- *   platform/linux/meter.c   /proc: tree footprint (RssAnon + RssShmem), RSS,
+ *   platform/linux/meter.c   /proc: tree footprint (RssAnon + RssShmem, shared
+ *                  pages once), RSS,
  *                  VmSwap, /proc/meminfo swap and MemAvailable; exact peaks
  *                  via clear_refs (5) + VmHWM.
  *   platform/darwin/meter.c  proc_pid_rusage(RUSAGE_INFO_V4): ri_phys_footprint
@@ -31,7 +32,9 @@
  * there when they exit: the recorder reaps them (waitpid(-1, ..)).
  *
  * Linux figures (per process, summed over the tree): footprint = RssAnon +
- * RssShmem, rss = VmRSS, swapped = VmSwap, procs = live (non-zombie)
+ * RssShmem less the part other tree processes also map (smaps_rollup's
+ * Pss_Anon + Pss_Shmem where processes share: each page once; docs/platforms.md
+ * says when it is read), rss = VmRSS, swapped = VmSwap, procs = live (non-zombie)
  * processes; system: swap_used = SwapTotal - SwapFree, level = MemAvailable
  * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a process that
  * exits inside a window counts with the VmHWM it had at the last sample,
