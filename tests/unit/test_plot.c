@@ -308,10 +308,33 @@ Test(plot, stage_bars_show_peaks_stopped_and_not_reached)
 	cr_assert(strstr(s, "set label \"eager\" at screen"), "in the legend: %s", s);
 	cr_assert(strstr(s, "set label \"staged\" at screen"), "in the legend: %s", s);
 	cr_assert(strstr(s, "bar = the highest run"), "the title says what a bar is: %s", s);
+	cr_assert_null(strstr(s, "not drawn"), "two identical staged runs: no range at all: %s", s);
 	free(s);
 	model_free(m);
 	for (int i = 0; i < 3; i++)
 		trace_release(&trs[i]);
+}
+
+Test(plot, whiskers_too_short_to_draw_are_named_in_the_explanation)
+{
+	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
+	read_mem("staged1", completed_trace, &trs[0]);
+	/* the same run with encode's peak 20 MB higher: a range, too short to draw */
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addstr(&t, completed_trace);
+	char *at = strstr(t.buf, "3221225472");
+	cr_assert_not_null(at);
+	memcpy(at, "3242196992", 10);
+	read_mem("staged2", t.buf, &trs[1]);
+	struct plot_model *m = model_of(trs, 2);
+	char *s = stages_script(m, PLOT_SVG);
+	cr_assert(strstr(s, "whiskers = range across runs (under 50 MB: not drawn)"), "%s", s);
+	cr_assert_null(strstr(s, "with vectors"), "no whisker drawn: %s", s);
+	free(s);
+	model_free(m);
+	for (int i = 0; i < 2; i++)
+		trace_release(&trs[i]);
+	strbuf_release(&t);
 }
 
 Test(plot, long_series_keep_their_peak_and_stay_small)
