@@ -5,7 +5,7 @@ Usage: SB_BIN=... bench/peers.py [OUT.md]   (after scripts/peers-venv.sh; not in
 Workloads: bench/peers/forked.py (1 GiB parent, 4 forked workers: about 1 GiB in use),
 bench/peers/spike.py (100 MiB, a 200 MiB spike held 50 ms: true peak about 300 MiB), and the
 demo pipeline (eager, --size default). Tools: none (the baseline), stagebench record,
-memray run --follow-fork, scalene, mprof run --include-children, /usr/bin/time -v. For each:
+memray run --follow-fork, scalene run, mprof run --include-children, /usr/bin/time -v. For each:
 wall and CPU time of the whole tree (wait4 of the tool's process, children included), the
 peak the tool reports, whether it saw the spike. Prints a Markdown table (and writes OUT.md).
 """
@@ -70,7 +70,7 @@ def memray(cmd, work):
 
 def scalene(cmd, work):
     out = os.path.join(work, "s.json")
-    w, c, rc, _ = run([VPY, "-m", "scalene", "--cli", "--json", "--outfile", out] + cmd[1:])
+    w, c, rc, _ = run([VPY, "-m", "scalene", "run", "-o", out] + cmd[1:])
     try:
         with open(out) as fh:
             mb = json.load(fh).get("max_footprint_mb", 0)
@@ -120,8 +120,9 @@ def main():
     for name, cmd, spike in loads:
         bw, bc, brc, _ = run(cmd)
         rows.append("| %s | none | %.2f | %.2f | 1.00 | 1.00 | | |" % (name, bw, bc))
-        for tool, fn in TOOLS:
-            w, c, rc, said, peak = fn(cmd, work)
+        for k, (tool, fn) in enumerate(TOOLS):
+            sub = tempfile.mkdtemp(prefix="t%d-" % k, dir=work)
+            w, c, rc, said, peak = fn(cmd, sub)
             seen = "" if spike is None else ("yes" if peak >= 250 * MIB else "no")
             rows.append("| %s | %s | %.2f | %.2f | %.2f | %.2f | %s%s | %s |" % (
                 name, tool, w, c, w / bw, c / bc if bc else 0, said,

@@ -47,8 +47,10 @@ struct linux_meter {
 	bool peaks;             /* clear_refs works */
 	bool warned_clear;
 	size_t statm_fds;       /* statm descriptors open (STATM_FD_BUDGET) */
-	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset, less
-				 * their shared part (excess) */
+	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset that
+				 * shared nothing */
+	uint64_t shared_best;   /* since the reset, the highest sum of the tree's peaks
+				 * (shared pages once) read while processes shared */
 	uint64_t hwm_seen;      /* highest VmHWM read in the tree this run, and the
 				 * recorder's own at meter_track (peak_exited) */
 	int64_t now_ns;         /* when the current sample began */
@@ -377,7 +379,7 @@ static void linux_track(struct meter *m, pid_t root)
 	proctab_release(&lm->tab, close_proc);
 	lm->statm_fds = 0;
 	lm->last_pid = -1;
-	lm->departed_hwm = 0;
+	lm->departed_hwm = lm->shared_best = 0;
 	/* The root's image before its exec was our forked copy: its high-water
 	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */
 	struct rusage ru;
@@ -492,9 +494,12 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 	if (n <= 0) {
 		if (p->statm_fd >= 0)
 			lm->statm_fds--;
-		lm->departed_hwm += sat_sub(p->super.hwm, p->rss_excess);
+		/* One that shared: its peak is in shared_best (the others take
+		 * over what it shared, so its own figure would count it twice). */
 		if (p->excess)
 			lm->roll_all = true; /* its partners' shares grew */
+		else
+			lm->departed_hwm += p->super.hwm;
 		proctab_remove(&lm->tab, i, close_proc);
 		return -1;
 	}
@@ -716,11 +721,17 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 		i++;
 	}
 	share_update(lm, live);
+	uint64_t peaks = lm->departed_hwm;
+	bool sharing = false;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
+		sharing |= p->excess != 0;
+		peaks += sat_sub(p->super.hwm, p->rss_excess);
 		if (!p->super.zombie)
 			s->footprint += sat_sub(p->last.rss_anon + p->last.rss_shmem, p->excess);
 	}
+	if (sharing && peaks > lm->shared_best)
+		lm->shared_best = peaks;
 	return s->procs ? 0 : -1;
 }
 
@@ -772,7 +783,7 @@ static int linux_peak_reset(struct meter *m)
 			continue;
 		i++;
 	}
-	lm->departed_hwm = 0;
+	lm->departed_hwm = lm->shared_best = 0;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct mproc *p = lm->tab.p[i];
 		p->hwm = 0;
@@ -821,9 +832,11 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 			break;
 		sleep_ns(1000000);
 	}
-	if (!lm->tab.n && !lm->departed_hwm)
+	if (!lm->tab.n && !lm->departed_hwm && !lm->shared_best)
 		return -1;
 	*bytes = sum + lm->departed_hwm;
+	if (lm->shared_best > *bytes)
+		*bytes = lm->shared_best;
 	return 0;
 }
 
