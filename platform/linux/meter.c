@@ -584,6 +584,23 @@ static bool roll(struct linux_meter *lm, struct linux_proc *p)
 	return p->excess != 0;
 }
 
+/* Gone or going: a zombie, or its last status had no Vm lines (its memory
+ * released in its exit). */
+static bool leaving(const struct linux_proc *p)
+{
+	return p->super.zombie || !(p->last.have & ST_VM_HWM);
+}
+
+/* p's part of the tree's peak: its VmHWM less what others also map; one
+ * leaving keeps its last figure, unless it shared: the others' shares take
+ * over those pages (its peak is in shared_best). */
+static uint64_t peak_part(const struct linux_proc *p)
+{
+	if (p->excess && leaving(p))
+		return 0;
+	return sat_sub(p->super.hwm, p->rss_excess);
+}
+
 /* Whether a process that shares changed since its reading: its statm moved,
  * or it ran (or faulted) at all. Stops at the first. */
 static bool sharers_changed(struct linux_meter *lm)
@@ -609,6 +626,8 @@ static void share_update(struct linux_meter *lm, size_t live)
 		return;
 	if (live < 2) {
 		for (size_t i = 0; i < lm->tab.n; i++) {
+			if (lm->tab.p[i]->zombie)
+				continue; /* its excess says it shared (peak_part) */
 			entry(lm, i)->excess = entry(lm, i)->rss_excess = 0;
 			entry(lm, i)->rolled = false;
 		}
@@ -725,8 +744,8 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	bool sharing = false;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
-		sharing |= p->excess != 0;
-		peaks += sat_sub(p->super.hwm, p->rss_excess);
+		sharing |= p->excess != 0 && !leaving(p);
+		peaks += peak_part(p);
 		if (!p->super.zombie)
 			s->footprint += sat_sub(p->last.rss_anon + p->last.rss_shmem, p->excess);
 	}
@@ -820,9 +839,7 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 				continue;
 			exiting |= !lm->tab.p[i]->zombie && entry(lm, i)->hwm_read &&
 				   !(st.have & ST_VM_HWM);
-			/* a zombie keeps its last known figure; pages shared with
-			 * other tree processes count once */
-			sum += sat_sub(lm->tab.p[i]->hwm, entry(lm, i)->rss_excess);
+			sum += peak_part(entry(lm, i));
 			i++;
 		}
 		/* Such a process lost its VmHWM and cannot be reaped yet: once a

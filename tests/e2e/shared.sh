@@ -88,4 +88,34 @@ if $PY -c "import sys; sys.exit(not (0.95 <= $p <= 1.05))"; then
 else
 	bad "the written stage's peak, read as the copies exit, is $p of held + 128 MiB"
 fi
+# The same through Python's multiprocessing (the "fork" start method, as DataLoader workers):
+# a 256 MiB parent, a pool of 4 idle workers that exit at the end. The footprint stays near
+# the parent's 256 MiB (5 x without sharing), and so does the run's kernel peak, read after
+# the workers have left (each exit hands its share back to the parent).
+cat >"$T/pool.py" <<'PY'
+import multiprocessing as mp, os, sys, time
+def work(flag):
+    while not os.path.exists(flag):
+        time.sleep(0.01)
+if __name__ == "__main__":
+    held = bytearray(256 << 20)
+    for i in range(0, len(held), 4096):
+        held[i] = 1
+    with mp.get_context("fork").Pool(4) as pool:
+        pool.map(work, [sys.argv[1]] * 4)
+PY
+"$SB" record -q -o "$T/pool.zst" --interval 20ms -- $PY "$T/pool.py" "$T/pool.go" &
+rec=$!
+five() { q "$T/pool.zst" "int(any(s.get('procs', 0) >= 5 for s in samples))" | grep -qx 1; }
+wait_for five
+: >"$T/pool.go"
+wait "$rec"
+rc=$?
+r=$(q "$T/pool.zst" "round(max(s['footprint'] for s in samples) / (256 * $MiB), 3)")
+p=$(q "$T/pool.zst" "round(max(e['bytes'] for e in events if e['kind'] == 'peak') / max(s['footprint'] for s in samples), 3)")
+if [ "$rc" = 0 ] && $PY -c "import sys; sys.exit(not ($r <= 1.10 and $p <= 1.05))"; then
+	ok "multiprocessing pool of 4: highest footprint $r of 256 MiB, kernel peak $p of it"
+else
+	bad "multiprocessing pool of 4: rc=$rc highest footprint $r of 256 MiB, kernel peak $p of it"
+fi
 exit $fail
