@@ -118,7 +118,8 @@ int meter_system(struct meter *m, struct meter_system *sys);
 /* Exact stage peaks: reset the kernel high-water mark of every tree process
  * (Linux: "5" > /proc/PID/clear_refs; macOS: proc_reset_footprint_interval),
  * then read the sum of per-process high-water marks since the reset (exact for
- * a one-process tree, an upper bound for several). Returns 0, or -1 when the
+ * a one-process tree, an upper bound for several; Linux: pages that tree
+ * processes share counted once, docs/platforms.md). Returns 0, or -1 when the
  * backend has no exact peaks (meter_info()->peak_metric == NULL) or the
  * tree is gone. */
 int meter_peak_reset(struct meter *m);
