@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../common/units.h"
 #include "../common/util.h"
@@ -488,6 +489,29 @@ static void outcome(const struct trace *tr, const struct run_entry *e, struct an
 	}
 }
 
+/* A run that ended as it should after being asked to stop at a stage:
+ * stageload's start.stop_at, or a mark event "stopped at NAME" (the
+ * published eager runs' note). */
+static void stopped_as_asked(const struct trace *tr, struct analysis *a)
+{
+	static const char prefix[] = "stopped at ";
+	if (a->outcome != RUN_COMPLETED)
+		return;
+	if (tr->start.stop_at && *tr->start.stop_at) {
+		a->stopped_as_asked = xstrdup(tr->start.stop_at);
+		return;
+	}
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct trace_event *ev = &tr->events[i];
+		if (ev->kind == EV_MARK && ev->note &&
+		    !strncasecmp(ev->note, prefix, sizeof(prefix) - 1) &&
+		    ev->note[sizeof(prefix) - 1]) {
+			free(a->stopped_as_asked);
+			a->stopped_as_asked = xstrdup(ev->note + sizeof(prefix) - 1);
+		}
+	}
+}
+
 int analysis_run(const struct trace *tr, const struct run_entry *entry, struct analysis *a)
 {
 	if (!tr->has_start)
@@ -508,6 +532,7 @@ int analysis_run(const struct trace *tr, const struct run_entry *entry, struct a
 	}
 	a->nversions = tr->nversions;
 	outcome(tr, entry, a);
+	stopped_as_asked(tr, a);
 	build_windows(tr, a);
 	scan_samples(tr, a);
 	release_effects(tr, a);
@@ -552,6 +577,7 @@ void analysis_release(struct analysis *a)
 	free(a->commit);
 	free(a->utc);
 	free(a->reason);
+	free(a->stopped_as_asked);
 	for (size_t i = 0; i < a->nversions; i++) {
 		free(a->versions[i].name);
 		free(a->versions[i].value);
@@ -581,7 +607,10 @@ const char *analysis_outcome_str(const struct analysis *a, char *buf, size_t len
 {
 	switch (a->outcome) {
 	case RUN_COMPLETED:
-		snprintf(buf, len, "completed");
+		if (a->stopped_as_asked)
+			snprintf(buf, len, "stopped at %s as asked", a->stopped_as_asked);
+		else
+			snprintf(buf, len, "completed");
 		break;
 	case RUN_GUARD:
 		snprintf(buf, len, "stopped by the guard");

@@ -157,6 +157,9 @@ struct analysis {
 	int exit_code;          /* RUN_EXIT (and 0 for completed) */
 	int signal;             /* RUN_SIGNAL */
 	char *reason;           /* end.reason when given; NULL otherwise */
+	char *stopped_as_asked; /* a completed run that was asked to stop at this
+				 * stage (start.stop_at, or a mark "stopped at NAME");
+				 * NULL otherwise */
 	bool damaged;           /* the reader stopped early (analysis of what it read) */
 	struct run_version *versions; /* in the trace's order; none when it names none */
 	size_t nversions;

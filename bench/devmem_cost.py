@@ -15,7 +15,7 @@ import statistics
 
 SIZE = "default"
 
-DEMO_MPS = '''"""demo_mps -- the demo pipeline with a stand-in torch.mps (bench item 8)."""
+DEMO_MPS = '''"""demo_mps -- the demo pipeline with a stand-in torch.mps (bench item 12)."""
 import os
 import runpy
 import sys

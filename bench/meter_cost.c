@@ -6,6 +6,10 @@
  *           build/platform/linux/*.o build/common/[a-z]*.o) build/traces/schema.o \
  *      -ldl -lm -lpthread -lcrypto
  * Run:  build/meter_cost [SAMPLES]        (default 10000)
+ * The last two cases are a 1 GiB parent with 4 forked workers sharing it
+ * (the Linux meter reads smaps_rollup for them: docs/platforms.md), idle,
+ * and with the workers busy (each spins writing to a page of its own, so
+ * every sample sees them changed and re-reads as often as its budget lets).
  * Prints one line per case: CPU (user+sys, getrusage of this process) and
  * wall time per sample, in microseconds.
  */
@@ -64,6 +68,33 @@ static pid_t tree_root(int n)
 	return pid;
 }
 
+/* A parent holding 1 GiB (touched) that forks 4 workers; busy: they spin. */
+static pid_t shared_tree(bool busy)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		die(3, "fork: cannot start the tree");
+	if (pid == 0) {
+		setpgid(0, 0);
+		size_t len = (size_t)1 << 30;
+		char *p = malloc(len);
+		if (!p)
+			_exit(3);
+		memset(p, 1, len);
+		for (int i = 0; i < 4; i++)
+			if (fork() == 0) {
+				volatile char *mine = p + (size_t)i * 4096;
+				for (unsigned v = 0; busy; v++)
+					*mine = (char)v;
+				for (;;)
+					pause();
+			}
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
 static double cpu_s(void)
 {
 	struct rusage ru;
@@ -97,7 +128,7 @@ static void measure(const char *name, pid_t root, int want_procs, long samples)
 			die(3, "%s: sample failed", name);
 	double cpu = cpu_s() - c0;
 	double wall = (double)(mono_ns() - w0) / 1e9;
-	printf("%-28s procs=%-3d  cpu %7.2f us/sample  wall %7.2f us/sample\n", name, s.procs,
+	printf("%-28s procs=%-3d  footprint %5.0f MiB  cpu %7.2f us/sample  wall %7.2f us/sample\n", name, s.procs, (double)s.footprint / 1048576,
 	       cpu * 1e6 / (double)samples, wall * 1e6 / (double)samples);
 
 	struct meter_system sys;
@@ -140,6 +171,15 @@ int main(int argc, char **argv)
 	pid_t root = tree_root(20);
 	setpgid(root, root);
 	measure("20 processes", root, 20, samples);
+	stop(root);
+
+	root = shared_tree(false);
+	setpgid(root, root);
+	measure("1 GiB + 4 forked, idle", root, 5, samples);
+	stop(root);
+	root = shared_tree(true);
+	setpgid(root, root);
+	measure("1 GiB + 4 forked, busy", root, 5, samples / 10);
 	stop(root);
 	return finish_stdout() ? 3 : 0;
 }

@@ -56,8 +56,9 @@ static const char compare_usage[] =
 	"                      checks (default 0)\n"
 	"  --cache-state S     the page cache of the files the pipeline file declares\n"
 	"                      (\"files\") before each run: warm (read once), cold\n"
-	"                      (evicted with posix_fadvise; no root needed) or as-is\n"
-	"                      (default); each trace's start record says which\n"
+	"                      (evicted with posix_fadvise; no root needed) or as-is;\n"
+	"                      default warm when the pipeline declares files, else\n"
+	"                      as-is; each trace's start record says which\n"
 	"  --no-peak-reset     no kernel high-water-mark resets (see 'record --help')\n"
 	"  --plan              print the runs (K, V-N, V, N; tab-separated, K 0-based in\n"
 	"                      run order) and run nothing: one task per line for a job\n"
@@ -183,6 +184,7 @@ struct args {
 	int reps;
 	int warmup;
 	enum cache_state cache_state;
+	bool cache_state_given;
 	bool no_peak_reset;
 	int64_t interval_ns;
 	bool by_commit;
@@ -227,6 +229,7 @@ static int parse_one(struct args *a, int opt, const char *arg)
 					       arg);
 		break;
 	case OPT_CACHE_STATE:
+		a->cache_state_given = true;
 		if (cache_state_parse(arg, &a->cache_state))
 			return opt_usage_error(a->cmd, "option '--cache-state': '%s' is not warm, "
 					       "cold or as-is", arg);
@@ -532,6 +535,7 @@ int cmd_compare(int argc, char **argv)
 			.interval_ns = a.interval_ns, .guard = &a.g, .commit_dir = f.commit_dir,
 			.charts = charts, .part = a.part, .task = a.task,
 			.warmup = a.warmup, .cache_state = a.cache_state,
+			.cache_state_given = a.cache_state_given,
 			.no_peak_reset = a.no_peak_reset,
 		};
 		rc = compare_execute(&o);

@@ -58,7 +58,9 @@ void units_add_size_range(struct strbuf *sb, double lo, double hi, enum units_st
 {
 	char a[NUM_BUF], b[NUM_BUF];
 	const char *ua = size_parts(lo, style, false, a), *ub = size_parts(hi, style, false, b);
-	if (!strcmp(a, b) && !strcmp(ua, ub))
+	if (lo == 0 && hi != 0)
+		strbuf_addf(sb, "0 to %s %s", b, ub); /* not "0.0 GB to 80 MB" */
+	else if (!strcmp(a, b) && !strcmp(ua, ub))
 		strbuf_addf(sb, "%s %s", a, ua);
 	else if (!strcmp(ua, ub))
 		strbuf_addf(sb, "%s to %s %s", a, b, ua);

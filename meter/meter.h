@@ -1,7 +1,8 @@
 /* meter.h -- the neutral memory meter: one interface, a backend per platform
  *
  * Backends (one per platform, chosen by the build; platform/platform.h):
- *   platform/linux/meter.c   /proc: tree footprint (RssAnon + RssShmem), RSS,
+ *   platform/linux/meter.c   /proc: tree footprint (RssAnon + RssShmem, shared
+ *                  pages once), RSS,
  *                  VmSwap, /proc/meminfo swap and MemAvailable; exact peaks
  *                  via clear_refs (5) + VmHWM.
  *   platform/darwin/meter.c  proc_pid_rusage(RUSAGE_INFO_V4): ri_phys_footprint
@@ -31,7 +32,9 @@
  * there when they exit: the recorder reaps them (waitpid(-1, ..)).
  *
  * Linux figures (per process, summed over the tree): footprint = RssAnon +
- * RssShmem, rss = VmRSS, swapped = VmSwap, procs = live (non-zombie)
+ * RssShmem less the part other tree processes also map (smaps_rollup's
+ * Pss_Anon + Pss_Shmem where processes share: each page once; docs/platforms.md
+ * says when it is read), rss = VmRSS, swapped = VmSwap, procs = live (non-zombie)
  * processes; system: swap_used = SwapTotal - SwapFree, level = MemAvailable
  * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a process that
  * exits inside a window counts with the VmHWM it had at the last sample,
@@ -115,7 +118,8 @@ int meter_system(struct meter *m, struct meter_system *sys);
 /* Exact stage peaks: reset the kernel high-water mark of every tree process
  * (Linux: "5" > /proc/PID/clear_refs; macOS: proc_reset_footprint_interval),
  * then read the sum of per-process high-water marks since the reset (exact for
- * a one-process tree, an upper bound for several). Returns 0, or -1 when the
+ * a one-process tree, an upper bound for several; Linux: pages that tree
+ * processes share counted once, docs/platforms.md). Returns 0, or -1 when the
  * backend has no exact peaks (meter_info()->peak_metric == NULL) or the
  * tree is gone. */
 int meter_peak_reset(struct meter *m);

@@ -127,6 +127,7 @@ static int place_labels(const struct plot_run *r, double xmax, int *row, double 
 		row[i] = -1;
 		order[i] = i;
 	}
+	/* (bands drawn together without a name have none to place) */
 	/* the last band first, then the others by duration, longest first (stable) */
 	if (n > 1) {
 		order[0] = n - 1;
@@ -143,7 +144,7 @@ static int place_labels(const struct plot_run *r, double xmax, int *row, double 
 	int used = 0;
 	for (size_t q = 0; q < n; q++) {
 		size_t i = order[q];
-		for (int k = 0; k < LABEL_ROWS; k++)
+		for (int k = 0; k < LABEL_ROWS && r->bands[i].name[0]; k++)
 			if (row_free(lo, hi, row, n, k, lo[i], hi[i])) {
 				row[i] = k;
 				if (k + 1 > used)

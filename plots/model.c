@@ -91,6 +91,46 @@ static enum plot_outcome outcome_of(const struct analysis *a)
 	return PLOT_FAILED;
 }
 
+/* At most about this many bands are drawn per panel (its plot area is about
+ * 760 px wide): beyond, stage windows narrower than 1/PLOT_MAX_BANDS of the
+ * run are drawn together (coalesce_bands), so that 100,000 stages cost what
+ * a few hundred do in gnuplot and in the label layout. */
+#define PLOT_MAX_BANDS 256
+
+/* Merge runs of short bands into bands at least span/PLOT_MAX_BANDS wide; a
+ * band that wide alone stays as it is. A merged band takes the name of its
+ * longest member when that covers half of it, else none (no label). */
+static void coalesce_bands(struct plot_run *r)
+{
+	if (r->nbands <= PLOT_MAX_BANDS)
+		return;
+	double span = r->bands[r->nbands - 1].t1 - r->bands[0].t0;
+	double w = span / PLOT_MAX_BANDS;
+	size_t out = 0;
+	for (size_t i = 0; i < r->nbands;) {
+		struct plot_band m = r->bands[i];
+		size_t longest = i, j = i + 1;
+		if (m.t1 - m.t0 < w)
+			while (j < r->nbands && m.t1 - m.t0 < w &&
+			       r->bands[j].t1 - r->bands[j].t0 < w) {
+				if (r->bands[j].t1 - r->bands[j].t0 >
+				    r->bands[longest].t1 - r->bands[longest].t0)
+					longest = j;
+				m.t1 = r->bands[j].t1;
+				j++;
+			}
+		const struct plot_band *lb = &r->bands[longest];
+		char *name = j == i + 1 || 2 * (lb->t1 - lb->t0) >= m.t1 - m.t0
+				     ? xstrdup(lb->name) : xstrdup("");
+		for (size_t k = i; k < j; k++)
+			free(r->bands[k].name);
+		m.name = name;
+		r->bands[out++] = m;
+		i = j;
+	}
+	r->nbands = out;
+}
+
 /* Bands: from each stage event to the next, the last one to the last sample. */
 static void bands_of(const struct trace *tr, const struct analysis *a, struct plot_run *r)
 {
@@ -108,6 +148,7 @@ static void bands_of(const struct trace *tr, const struct analysis *a, struct pl
 		r->bands[r->nbands].name = xstrdup(a->stages[w->stage].name);
 		r->nbands++;
 	}
+	coalesce_bands(r);
 }
 
 /* When the run ended: the guard's last stop event, else its last sample. */
@@ -126,7 +167,8 @@ static double stop_time(const struct trace *tr, double t_last)
 static char *ending_of(const struct trace *tr, const struct analysis *a, const struct plot_run *r)
 {
 	if (r->outcome == PLOT_COMPLETED)
-		return xstrdup("completed");
+		return a->stopped_as_asked ? xasprintf("stopped at %s as asked", a->stopped_as_asked)
+					   : xstrdup("completed");
 	const char *how = r->outcome_text ? r->outcome_text : "did not complete";
 	if (!r->ended_in || !a->nwindows)
 		return xstrdup(how);

@@ -355,9 +355,24 @@ static void note_labels(struct strbuf *sb, const struct bars *B)
 	}
 }
 
+/* Whiskers shorter than this (GB) would hide under their own heads: not drawn,
+ * and the explanation says so when a cell has one. */
+#define MIN_WHISKER_GB 0.05
+
 static bool has_range(const struct bar_cell *c)
 {
-	return c->valued > 1 && c->hi - c->lo >= 0.05;
+	return c->valued > 1 && c->hi - c->lo >= MIN_WHISKER_GB;
+}
+
+/* Some cell of several runs has a range too small to draw. */
+static bool hidden_ranges(const struct bars *B)
+{
+	for (size_t i = 0; i < B->ns * B->nm; i++) {
+		const struct bar_cell *c = &B->cells[i];
+		if (c->valued > 1 && c->hi > c->lo && !has_range(c))
+			return true;
+	}
+	return false;
 }
 
 /* $barsM (main runs) and $supM (supplements, hatched): x, top, width, whisker low and high. */
@@ -432,8 +447,8 @@ static void axes(struct strbuf *sb, const struct bars *B, const struct plot_opts
 {
 	double explain_px = (o->title ? FIG_TITLE_PX : 0) + EXPLAIN_PX / 2.0;
 	strbuf_addf(sb, "set label 'Peak footprint per stage (GB = 2^30 bytes): bar = the highest "
-			"run, whiskers = range across runs' at screen 0.5, screen %.4f center\n",
-		    1 - explain_px / B->height);
+			"run, whiskers = range across runs%s' at screen 0.5, screen %.4f center\n",
+		    hidden_ranges(B) ? " (under 50 MB: not drawn)" : "", 1 - explain_px / B->height);
 	strbuf_addf(sb, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n"
 			"set lmargin at screen %.4f\nset rmargin at screen %.4f\n",
 		    1 - B->top_px / B->height, B->bottom_px / B->height, LEFT_PX / B->width,

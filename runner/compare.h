@@ -200,6 +200,8 @@ struct compare_opts {
 	int warmup;                   /* runs per variant before the timed ones: traces in
 				       * OUT/warmup/, left out of runs.json, tables and checks */
 	enum cache_state cache_state; /* of the pipeline's "files" before each run */
+	bool cache_state_given;       /* cache_state was asked for; else warm when the
+				       * pipeline declares files, as-is when not */
 	bool no_peak_reset;           /* record_opts.no_peak_reset for every run */
 	const char *learn_to;         /* COMPARE_LEARN: where the learned plan goes */
 	bool learn_force;             /* COMPARE_LEARN: replace learn_to when it exists */

@@ -9,7 +9,10 @@
  *   cold    each file is evicted from the page cache: fdatasync() (dirty pages
  *           cannot be dropped), then posix_fadvise(POSIX_FADV_DONTNEED), which
  *           needs no root; pages another process has mapped stay;
- *   as-is   nothing is done (the default).
+ *   as-is   nothing is done.
+ * compare's default: warm when the pipeline declares files, else as-is; and
+ * after "prepare", sync(), so that the first run does not pay for writing
+ * back what prepare wrote.
  *
  * A run much slower than the others of its variant is named afterwards
  * (run_much_slower()): the first run of a compare often pays for building

@@ -349,6 +349,9 @@ static int start_from_json(json_t *o, struct trace_start *st, char *why, size_t 
 				else if (!strcmp(mk, "footprint"))
 					take_str(&st->meter_footprint, mv);
 			}
+		} else if (!strcmp(k, "stop_at")) {
+			take_str(&st->stop_at, v);
+			ok = known = false; /* kept in extra_json as written */
 		} else if (!strcmp(k, "labels")) {
 			ok = json_is_object(v) && !st->labels;
 			if (ok)

@@ -52,6 +52,7 @@ void reader_start_release(struct trace_start *st)
 	free(st->labels);
 	free(st->commit);
 	free(st->extra_json);
+	free(st->stop_at);
 	memset(st, 0, sizeof(*st));
 }
 

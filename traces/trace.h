@@ -185,6 +185,8 @@ struct trace_start {
 	bool has_dirty;
 	bool dirty;     /* stageload: "port_dirty" */
 	char *extra_json; /* other keys, JSON object body; NULL when none */
+	char *stop_at;    /* stageload's "stop_at": the stage the run was asked to stop
+			   * after; NULL when absent or null (also kept in extra_json) */
 };
 
 /* STOPPED_LOST: runs.json only, a run of a distributed compare whose task left

@@ -47,6 +47,18 @@ struct linux_proc {
 	bool hwm_read;   /* VmHWM was read once (seen alive) */
 	bool have_last;  /* last and statm hold a status reading and its statm */
 	struct status_fields last; /* the last status reading */
+	/* Sharing (meter.c, share_update): the part of RssAnon + RssShmem that
+	 * other tree processes also map, (RssAnon + RssShmem) - (Pss_Anon +
+	 * Pss_Shmem) at its last smaps_rollup reading; 0 when it shares nothing
+	 * (or too little to tell from the counters' error). */
+	uint64_t excess;
+	uint64_t rss_excess; /* Rss - Pss (all pages) then, for VmHWM; 0 with excess */
+	uint64_t activity; /* its run time (schedstat) or faults (stat) at that reading */
+	int act_fd;        /* /proc/PID/schedstat (one thread) or stat (several), -1 */
+	bool act_faults;   /* act_fd is stat */
+	bool rolled;       /* excess is from a reading taken while it had partners */
+	bool dirty;        /* statm moved since that reading */
+	unsigned roll_gen; /* the reading's round (linux_meter.roll_gen) */
 	struct mthread *thr; /* children fds of the other threads */
 	size_t nthr, thr_alloc;
 	unsigned gen;
@@ -73,5 +85,18 @@ size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *
 /* The first three fields of /proc/PID/statm (size, resident, shared; pages).
  * Returns 0, or -1 when the text has fewer. */
 int linux_parse_statm(const char *buf, size_t len, uint64_t v[3]);
+
+/* Rss, Pss, Pss_Anon and Pss_Shmem of /proc/PID/smaps_rollup (the last two
+ * since Linux 5.7), bytes. */
+struct rollup_fields {
+	unsigned have; /* RU_* */
+	uint64_t rss, pss, pss_anon, pss_shmem;
+};
+enum { RU_PSS_ANON = 1u << 0, RU_PSS_SHMEM = 1u << 1, RU_RSS = 1u << 2, RU_PSS = 1u << 3 };
+void linux_parse_rollup(const char *buf, size_t len, struct rollup_fields *f);
+
+/* minflt + majflt of /proc/PID/stat text (fields 10 and 12, counted after
+ * the last ')': comm may hold one). Returns 0, or -1 when they are absent. */
+int linux_parse_stat_faults(const char *buf, size_t len, uint64_t *faults);
 
 #endif

@@ -1,4 +1,5 @@
-/* meter.c -- the Linux meter: /proc tree walk, RssAnon + RssShmem footprint, clear_refs peaks */
+/* meter.c -- the Linux meter: /proc tree walk, RssAnon + RssShmem footprint (shared pages
+ * once: smaps_rollup PSS where processes share), clear_refs peaks */
 #include "linux.h"
 
 #include <errno.h>
@@ -46,7 +47,10 @@ struct linux_meter {
 	bool peaks;             /* clear_refs works */
 	bool warned_clear;
 	size_t statm_fds;       /* statm descriptors open (STATM_FD_BUDGET) */
-	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset */
+	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset that
+				 * shared nothing */
+	uint64_t shared_best;   /* since the reset, the highest sum of the tree's peaks
+				 * (shared pages once) read while processes shared */
 	uint64_t hwm_seen;      /* highest VmHWM read in the tree this run, and the
 				 * recorder's own at meter_track (peak_exited) */
 	int64_t now_ns;         /* when the current sample began */
@@ -55,13 +59,18 @@ struct linux_meter {
 	struct ppid_pair *pairs;
 	size_t npairs, pairs_alloc;
 	uint64_t root_start;    /* the root's start time at meter_track, 0: unknown */
+	bool pss;               /* smaps_rollup has Pss_Anon (Linux 5.7+) */
+	bool roll_all;          /* a sharing process left: read every live one */
+	unsigned roll_gen;      /* rounds of smaps_rollup readings */
+	int64_t roll_next_ns;   /* readings for changes wait until then (ROLL_COST_FACTOR) */
 	char buf[16384];
 	char dents[16384];
 };
 
 static const char footprint_words[] =
-	"resident anonymous + shared memory of the process tree (RssAnon + RssShmem); "
-	"swapped-out bytes in 'swapped'";
+	"resident anonymous + shared memory of the process tree, each page once "
+	"(RssAnon + RssShmem; proportional shares, smaps_rollup Pss_Anon + Pss_Shmem, "
+	"for processes that share pages); swapped-out bytes in 'swapped'";
 
 /* Children fds kept open for threads other than the main one, over the
  * whole tree; beyond it they are opened and closed on every walk. */
@@ -84,6 +93,16 @@ static const char footprint_words[] =
  * is read every sample (no more descriptors). */
 #define STATM_FD_BUDGET 256
 #define SELF_RELIST_NS (1000 * 1000000LL)
+
+/* Sharing (share_update): smaps_rollup costs about 19 ms per resident GiB
+ * (measured on 6.18; it walks the page tables under the mmap lock). Readings
+ * made because a sharing process changed wait until ROLL_COST_FACTOR times
+ * the last round's cost has passed since its end (at most 1/20 of a core);
+ * those for a process that appeared or a sharing one that left do not wait.
+ * A process shares when its excess is over SHARE_MIN_BYTES and over 1/32 of
+ * its RssAnon + RssShmem (below, the counters' own error: per-CPU since 6.2). */
+#define ROLL_COST_FACTOR 20
+#define SHARE_MIN_BYTES (1024 * 1024ULL)
 
 static void close_threads(struct linux_proc *p, bool all)
 {
@@ -113,7 +132,9 @@ static void close_fds(struct linux_proc *p)
 		close(p->children_fd);
 	if (p->statm_fd >= 0)
 		close(p->statm_fd);
-	p->status_fd = p->task_fd = p->children_fd = p->statm_fd = -1;
+	if (p->act_fd >= 0)
+		close(p->act_fd);
+	p->status_fd = p->task_fd = p->children_fd = p->statm_fd = p->act_fd = -1;
 }
 
 static void close_proc(struct mproc *m)
@@ -124,6 +145,11 @@ static void close_proc(struct mproc *m)
 static struct linux_proc *entry(struct linux_meter *lm, size_t i)
 {
 	return (struct linux_proc *)lm->tab.p[i];
+}
+
+static uint64_t sat_sub(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
 }
 
 /* pread at 0 into lm->buf; returns the length or -1 (errno set). */
@@ -163,7 +189,7 @@ static void add_child(pid_t pid, void *arg)
 		return; /* already gone */
 	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, pid);
 	p->status_fd = fd;
-	p->task_fd = p->children_fd = p->statm_fd = -1;
+	p->task_fd = p->children_fd = p->statm_fd = p->act_fd = -1;
 	p->threads = 1;
 }
 
@@ -353,7 +379,7 @@ static void linux_track(struct meter *m, pid_t root)
 	proctab_release(&lm->tab, close_proc);
 	lm->statm_fds = 0;
 	lm->last_pid = -1;
-	lm->departed_hwm = 0;
+	lm->departed_hwm = lm->shared_best = 0;
 	/* The root's image before its exec was our forked copy: its high-water
 	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */
 	struct rusage ru;
@@ -361,7 +387,7 @@ static void linux_track(struct meter *m, pid_t root)
 			       ? (uint64_t)ru.ru_maxrss * 1024 : 0;
 	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, root);
 	p->threads = 1;
-	p->task_fd = p->children_fd = p->statm_fd = -1;
+	p->task_fd = p->children_fd = p->statm_fd = p->act_fd = -1;
 	p->status_fd = open_proc_file(root, "status", O_RDONLY);
 	struct pl_proc rp;
 	lm->root_start = procfs_read_stat(lm->proc_fd, root, lm->buf, sizeof(lm->buf), &rp)
@@ -435,8 +461,9 @@ static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t
 	}
 	ssize_t n = reread(lm, p->statm_fd);
 	*have_v = n > 0 && !linux_parse_statm(lm->buf, (size_t)n, v);
-	if (!*have_v || !p->have_last || p->reused >= STATUS_REUSE_MAX ||
-	    memcmp(v, p->statm, sizeof(p->statm)))
+	bool moved = !*have_v || !p->have_last || memcmp(v, p->statm, sizeof(p->statm));
+	p->dirty |= moved;
+	if (moved || p->reused >= STATUS_REUSE_MAX)
 		return false;
 	if (p->task_fd < 0)
 		p->task_fd = open_proc_file(p->super.pid, "task", O_RDONLY | O_DIRECTORY);
@@ -461,11 +488,18 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 		*st = p->last;
 		return 0;
 	}
+	if (p->statm_fd < 0)
+		p->dirty = true; /* no statm to tell */
 	ssize_t n = p->status_fd >= 0 ? reread(lm, p->status_fd) : -1;
 	if (n <= 0) {
 		if (p->statm_fd >= 0)
 			lm->statm_fds--;
-		lm->departed_hwm += p->super.hwm;
+		/* One that shared: its peak is in shared_best (the others take
+		 * over what it shared, so its own figure would count it twice). */
+		if (p->excess)
+			lm->roll_all = true; /* its partners' shares grew */
+		else
+			lm->departed_hwm += p->super.hwm;
 		proctab_remove(&lm->tab, i, close_proc);
 		return -1;
 	}
@@ -487,6 +521,143 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 		p->super.stale_exit = true; /* never seen alive: when it exited is unknown */
 	p->hwm_read |= (st->have & ST_VM_HWM) != 0;
 	return 0;
+}
+
+/* ---- shared pages (smaps_rollup) ----------------------------------------- */
+
+/* How much p did since its last smaps_rollup reading, as a number that moves
+ * when it did anything: its run time (/proc/PID/schedstat, one thread) or
+ * its page faults (/proc/PID/stat: every thread's; a copy-on-write break is
+ * a fault). UINT64_MAX when it cannot be read. */
+static uint64_t activity(struct linux_meter *lm, struct linux_proc *p)
+{
+	bool faults = p->threads > 1;
+	if (p->act_fd >= 0 && p->act_faults != faults) {
+		close(p->act_fd);
+		p->act_fd = -1;
+	}
+	if (p->act_fd < 0) {
+		p->act_fd = open_proc_file(p->super.pid, faults ? "stat" : "schedstat", O_RDONLY);
+		p->act_faults = faults;
+		if (p->act_fd < 0)
+			return UINT64_MAX;
+	}
+	ssize_t n = reread(lm, p->act_fd);
+	if (n <= 0)
+		return UINT64_MAX;
+	lm->buf[n] = '\0';
+	uint64_t v = 0;
+	if (faults)
+		return linux_parse_stat_faults(lm->buf, (size_t)n, &v) ? UINT64_MAX : v;
+	return strtoull(lm->buf, NULL, 10);
+}
+
+static bool shares(const struct linux_proc *p)
+{
+	return p->excess > SHARE_MIN_BYTES &&
+	       p->excess > (p->last.rss_anon + p->last.rss_shmem) / 32;
+}
+
+/* One smaps_rollup reading of p: its excess (linux.h), 0 when it shares
+ * less than the counters can tell; a process caught in its exit has no
+ * pages to list and keeps its last excess. Returns whether it shares. */
+static bool roll(struct linux_meter *lm, struct linux_proc *p)
+{
+	struct rollup_fields ru;
+	p->roll_gen = lm->roll_gen;
+	p->rolled = true;
+	p->dirty = false;
+	p->activity = activity(lm, p);
+	int fd = open_proc_file(p->super.pid, "smaps_rollup", O_RDONLY);
+	ssize_t n = fd >= 0 ? reread(lm, fd) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0)
+		linux_parse_rollup(lm->buf, (size_t)n, &ru);
+	if (n <= 0 || !(ru.have & RU_PSS_ANON))
+		return p->excess != 0; /* exiting (no mm left): its last reading stands */
+	p->excess = sat_sub(p->last.rss_anon + p->last.rss_shmem, ru.pss_anon + ru.pss_shmem);
+	if (!shares(p))
+		p->excess = 0;
+	p->rss_excess = p->excess && (ru.have & (RU_RSS | RU_PSS)) == (RU_RSS | RU_PSS)
+				? sat_sub(ru.rss, ru.pss) : p->excess;
+	return p->excess != 0;
+}
+
+/* Gone or going: a zombie, or its last status had no Vm lines (its memory
+ * released in its exit). */
+static bool leaving(const struct linux_proc *p)
+{
+	return p->super.zombie || !(p->last.have & ST_VM_HWM);
+}
+
+/* p's part of the tree's peak: its VmHWM less what others also map; one
+ * leaving keeps its last figure, unless it shared: the others' shares take
+ * over those pages (its peak is in shared_best). */
+static uint64_t peak_part(const struct linux_proc *p)
+{
+	if (p->excess && leaving(p))
+		return 0;
+	return sat_sub(p->super.hwm, p->rss_excess);
+}
+
+/* Whether a process that shares changed since its reading: its statm moved,
+ * or it ran (or faulted) at all. Stops at the first. */
+static bool sharers_changed(struct linux_meter *lm)
+{
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (p->super.zombie || !p->excess)
+			continue;
+		if (p->dirty || activity(lm, p) != p->activity)
+			return true;
+	}
+	return false;
+}
+
+/* Keep every live process's excess true enough (docs/platforms.md, Linux):
+ * with one live process nothing is shared inside the tree; a process first
+ * seen is read, and when it shares (a fork not yet exec'd) every live one
+ * is; when a sharing process left, every live one is; when one that shares
+ * changed, those that share are, within the cost budget. */
+static void share_update(struct linux_meter *lm, size_t live)
+{
+	if (!lm->pss)
+		return;
+	if (live < 2) {
+		for (size_t i = 0; i < lm->tab.n; i++) {
+			if (lm->tab.p[i]->zombie)
+				continue; /* its excess says it shared (peak_part) */
+			entry(lm, i)->excess = entry(lm, i)->rss_excess = 0;
+			entry(lm, i)->rolled = false;
+		}
+		lm->roll_all = false;
+		return;
+	}
+	int64_t t0 = mono_ns();
+	bool all = lm->roll_all, any = false;
+	lm->roll_gen++;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (!p->super.zombie && !p->rolled) {
+			all |= roll(lm, p);
+			any = true;
+		}
+	}
+	bool changed = !all && t0 >= lm->roll_next_ns && sharers_changed(lm);
+	if (all || changed) {
+		for (size_t i = 0; i < lm->tab.n; i++) {
+			struct linux_proc *p = entry(lm, i);
+			if (!p->super.zombie && p->roll_gen != lm->roll_gen && (all || p->excess))
+				roll(lm, p);
+		}
+		lm->roll_all = false;
+		any = true;
+	}
+	if (any) {
+		int64_t t1 = mono_ns();
+		lm->roll_next_ns = t1 + ROLL_COST_FACTOR * (t1 - t0);
+	}
 }
 
 /* The last pid handed out in our pid namespace (/proc/loadavg's last field:
@@ -553,13 +724,14 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	if (walk)
 		discover_children(lm, -1, true);
 
+	size_t live = 0;
 	for (size_t i = 0; i < lm->tab.n;) {
 		if (refresh(lm, i, &st, false))
 			continue; /* removed: entry i is the next one now */
 		if (!lm->tab.p[i]->zombie) {
 			if (st.have & ST_VM_RSS)
 				s->procs++;
-			s->footprint += st.rss_anon + st.rss_shmem;
+			live++;
 			s->rss += st.vm_rss;
 			s->swapped += st.vm_swap;
 			if (walk)
@@ -567,6 +739,18 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 		}
 		i++;
 	}
+	share_update(lm, live);
+	uint64_t peaks = lm->departed_hwm;
+	bool sharing = false;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		sharing |= p->excess != 0 && !leaving(p);
+		peaks += peak_part(p);
+		if (!p->super.zombie)
+			s->footprint += sat_sub(p->last.rss_anon + p->last.rss_shmem, p->excess);
+	}
+	if (sharing && peaks > lm->shared_best)
+		lm->shared_best = peaks;
 	return s->procs ? 0 : -1;
 }
 
@@ -618,7 +802,7 @@ static int linux_peak_reset(struct meter *m)
 			continue;
 		i++;
 	}
-	lm->departed_hwm = 0;
+	lm->departed_hwm = lm->shared_best = 0;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct mproc *p = lm->tab.p[i];
 		p->hwm = 0;
@@ -655,7 +839,7 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 				continue;
 			exiting |= !lm->tab.p[i]->zombie && entry(lm, i)->hwm_read &&
 				   !(st.have & ST_VM_HWM);
-			sum += lm->tab.p[i]->hwm; /* a zombie keeps its last known figure */
+			sum += peak_part(entry(lm, i));
 			i++;
 		}
 		/* Such a process lost its VmHWM and cannot be reaped yet: once a
@@ -665,9 +849,11 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 			break;
 		sleep_ns(1000000);
 	}
-	if (!lm->tab.n && !lm->departed_hwm)
+	if (!lm->tab.n && !lm->departed_hwm && !lm->shared_best)
 		return -1;
 	*bytes = sum + lm->departed_hwm;
+	if (lm->shared_best > *bytes)
+		*bytes = lm->shared_best;
 	return 0;
 }
 
@@ -724,6 +910,20 @@ void meter_linux_force_scan(struct meter *m)
 		lm->scan = true;
 }
 
+/* Whether our own smaps_rollup has Pss_Anon (Linux 5.7+). */
+static bool pss_works(struct linux_meter *lm)
+{
+	int fd = open_proc_file(lm->self_pid, "smaps_rollup", O_RDONLY);
+	ssize_t n = fd >= 0 ? reread(lm, fd) : -1;
+	if (fd >= 0)
+		close(fd);
+	struct rollup_fields ru;
+	if (n <= 0)
+		return false;
+	linux_parse_rollup(lm->buf, (size_t)n, &ru);
+	return (ru.have & RU_PSS_ANON) != 0;
+}
+
 int meter_platform_init(struct meter *m)
 {
 	struct linux_meter *lm = xcalloc(1, sizeof(*lm));
@@ -733,6 +933,7 @@ int meter_platform_init(struct meter *m)
 	lm->self_pid = getpid();
 	lm->self.super.pid = lm->self_pid;
 	lm->self.status_fd = lm->self.task_fd = lm->self.children_fd = lm->self.statm_fd = -1;
+	lm->self.act_fd = -1;
 	lm->self.threads = 2;
 	lm->proc_fd = lm->loadavg_fd = -1;
 	m->priv = lm;
@@ -759,6 +960,7 @@ int meter_platform_init(struct meter *m)
 	/* Exact peaks need clear_refs mode 5 (Linux 4.0+); resetting our own
 	 * high-water mark is harmless and tells us whether it works. */
 	lm->peaks = clear_refs(lm->self_pid) == 0;
+	lm->pss = pss_works(lm);
 
 	m->info.backend = "linux";
 	m->info.footprint = footprint_words;

@@ -111,7 +111,59 @@ void linux_parse_meminfo(const char *buf, size_t len, struct meminfo_fields *f)
 	}
 }
 
+void linux_parse_rollup(const char *buf, size_t len, struct rollup_fields *f)
+{
+	const char *s = buf, *end = buf + len;
+	memset(f, 0, sizeof(*f));
+	const unsigned all = RU_PSS_ANON | RU_PSS_SHMEM | RU_RSS | RU_PSS;
+	while (s < end && f->have != all) {
+		size_t n = (size_t)(end - s);
+		if (KEY("Rss:")) {
+			f->rss = read_kb(&s, end);
+			f->have |= RU_RSS;
+		} else if (KEY("Pss:")) {
+			f->pss = read_kb(&s, end);
+			f->have |= RU_PSS;
+		} else if (KEY("Pss_Anon:")) {
+			f->pss_anon = read_kb(&s, end);
+			f->have |= RU_PSS_ANON;
+		} else if (KEY("Pss_Shmem:")) {
+			f->pss_shmem = read_kb(&s, end);
+			f->have |= RU_PSS_SHMEM;
+		}
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+}
+
 #undef KEY
+
+int linux_parse_stat_faults(const char *buf, size_t len, uint64_t *faults)
+{
+	const char *s = NULL, *end = buf + len;
+	for (const char *q = buf; q < end; q++)
+		if (*q == ')')
+			s = q + 1;
+	if (!s)
+		return -1;
+	uint64_t v[11] = { 0 };
+	/* after ')': state (field 3) is word 1, minflt (10) word 8, majflt (12) word 10 */
+	for (int w = 1; w <= 10; w++) {
+		while (s < end && *s == ' ')
+			s++;
+		if (s >= end)
+			return -1;
+		if (*s >= '0' && *s <= '9')
+			v[w] = read_u64(&s, end);
+		else
+			while (s < end && *s != ' ')
+				s++;
+	}
+	*faults = v[8] + v[10];
+	return 0;
+}
 
 size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *), void *arg)
 {

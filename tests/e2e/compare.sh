@@ -146,6 +146,17 @@ check "a failing prepare: exit 3, nothing run (got $rc: $(cat "$tmp/badprep.err"
 	[ $rc -eq 3 ] && grep -q 'prepare: failed with exit code 4: nothing was run' '$tmp/badprep.err' &&
 	[ ! -e '$tmp/badprep/v-1.trace.jsonl.zst' ]"
 
+# Fair first runs by default: a pipeline that declares files runs each time with them
+# warm (read once) unless --cache-state says otherwise; one that declares none, as-is.
+"$SB" compare fast --pipeline "$tmp/cond.json" --cache "$tmp/ccache" --reps 1 \
+	--out "$tmp/dflt" >/dev/null 2>"$tmp/dflt.err"
+check "declared files: warm by default" sh -c "zstdcat '$tmp/dflt/fast-1.trace.jsonl.zst' |
+	head -n 1 | grep -q '\"cache_state\":\"warm\",\"cache_files\":1,\"cache_bytes\":6'"
+printf '%s\n' '{"name": "nofiles", "command": ["true"], "variants": {"v": {}}}' >"$tmp/nofiles.json"
+"$SB" compare --pipeline "$tmp/nofiles.json" --reps 1 --out "$tmp/nofiles" >/dev/null 2>&1
+check "no declared files: as-is by default" sh -c "zstdcat '$tmp/nofiles/v-1.trace.jsonl.zst' |
+	head -n 1 | grep -q '\"cache_state\":\"as-is\"'"
+
 # The control: without RNG restore, staged loading changes the noise from the first stage
 # that builds a model mid-run (preprocess builds rembg_model before its output). Run from a
 # fresh directory with --by-commit and gnuplot off PATH (charts skipped, the runs go on).

@@ -27,6 +27,8 @@ static void usage(FILE *f)
 	fputs("usage: eatmem STEP...\n"
 	      "  stage=NAME         emit a stage event (and remember the stage)\n"
 	      "  alloc=SIZE         malloc SIZE and touch every page (held until freed)\n"
+	      "  dirty=SIZE         write to the first SIZE of the most recent held allocation\n"
+	      "                     (after a fork: private copies of pages it shared)\n"
 	      "  free | free=all    free the most recent held allocation | all of them\n"
 	      "  spike=SIZE/DUR     alloc+touch SIZE, hold DUR, free it\n"
 	      "  release=NAME/SIZE  free the most recent allocation, emit a release event\n"
@@ -297,6 +299,14 @@ static void run_step(const char *arg)
 		touch(p, 0, size);
 		hold(p, size);
 		log_line("alloc", size);
+	} else if (IS("dirty")) {
+		NEED_VALUE();
+		uint64_t size = need_size(val);
+		if (!nblocks)
+			bad("nothing is allocated");
+		if (size > blocks[nblocks - 1].size)
+			bad("larger than the most recent allocation");
+		touch(blocks[nblocks - 1].p, 0, size);
 	} else if (IS("free")) {
 		if (val && strcmp(val, "all"))
 			bad("expected 'free' or 'free=all'");

@@ -230,6 +230,40 @@ Test(analysis, stage_entered_twice_is_one_row_with_the_larger_peak)
 	}
 }
 
+Test(analysis, a_run_stopped_on_purpose_reads_stopped_at_the_stage_as_asked)
+{
+	struct trace tr;
+	struct analysis a = ANALYSIS_INIT;
+	char buf[64];
+
+	/* stageload's start.stop_at */
+	begin(&tr, "eager", false);
+	tr.start.stop_at = (char *)"texture";
+	sample(&tr, 0, 1 * GiB, 0, 50);
+	event(&tr, EV_STAGE, 1, "texture", NULL, 0, 0);
+	tr.has_end = true;
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert_str_eq(analysis_outcome_str(&a, buf, sizeof(buf)), "stopped at texture as asked");
+	analysis_release(&a);
+	/* stopped by the guard before it got there: the guard's stop, not the ask */
+	tr.has_end = false;
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert_str_eq(analysis_outcome_str(&a, buf, sizeof(buf)), "stopped by the guard");
+	analysis_release(&a);
+	done(&tr);
+
+	/* the published eager runs' mark */
+	begin(&tr, "eager", true);
+	sample(&tr, 0, 1 * GiB, 0, 50);
+	event(&tr, EV_STAGE, 1, "texture", NULL, 0, 0);
+	event(&tr, EV_MARK, 2, "texture", NULL, 0, 0)->note = (char *)"stopped at texture";
+	tr.has_end = true;
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert_str_eq(analysis_outcome_str(&a, buf, sizeof(buf)), "stopped at texture as asked");
+	analysis_release(&a);
+	done(&tr);
+}
+
 Test(analysis, outcome_follows_runs_json_then_the_end_record)
 {
 	struct trace tr;

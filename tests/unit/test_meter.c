@@ -653,6 +653,37 @@ Test(meter, meminfo_parser_reads_the_four_lines)
 	cr_assert_eq(f.swap_free, 6000000ull * 1024);
 }
 
+Test(meter, rollup_parser_reads_rss_pss_and_the_anon_and_shmem_shares)
+{
+	static const char text[] =
+		"55efa9ad2000-7ffe3e06f000 ---p 00000000 00:00 0   [rollup]\n"
+		"Rss:             1049088 kB\nPss:              524429 kB\n"
+		"Pss_Dirty:        524370 kB\nPss_Anon:         524366 kB\n"
+		"Pss_File:             63 kB\nPss_Shmem:             7 kB\n";
+	struct rollup_fields f;
+	linux_parse_rollup(text, sizeof(text) - 1, &f);
+	cr_assert_eq(f.have, RU_RSS | RU_PSS | RU_PSS_ANON | RU_PSS_SHMEM);
+	cr_assert_eq(f.rss, 1049088ull * 1024);
+	cr_assert_eq(f.pss, 524429ull * 1024);
+	cr_assert_eq(f.pss_anon, 524366ull * 1024);
+	cr_assert_eq(f.pss_shmem, 7ull * 1024);
+	/* before Linux 5.7: no Pss_Anon */
+	static const char old[] = "Rss: 8 kB\nPss: 4 kB\nShared_Clean: 4 kB\n";
+	linux_parse_rollup(old, sizeof(old) - 1, &f);
+	cr_assert_eq(f.have, RU_RSS | RU_PSS);
+}
+
+Test(meter, stat_faults_parser_adds_minflt_and_majflt_after_the_last_paren)
+{
+	/* comm holds ") 1 2"; tpgid is -1 */
+	static const char text[] = "42 (a) 1 2) S 1 42 42 0 -1 4194560 1500 7 25 0 3 4 0 0 20\n";
+	uint64_t v = 0;
+	cr_assert_eq(linux_parse_stat_faults(text, sizeof(text) - 1, &v), 0);
+	cr_assert_eq(v, 1525);
+	cr_assert_eq(linux_parse_stat_faults("42 (a) S 1", 10, &v), -1);
+	cr_assert_eq(linux_parse_stat_faults("no paren", 8, &v), -1);
+}
+
 static void collect(pid_t pid, void *arg)
 {
 	struct { pid_t p[8]; int n; } *c = arg;

@@ -334,10 +334,69 @@ Test(plot, stage_bars_show_peaks_stopped_and_not_reached)
 	cr_assert(strstr(s, "set label \"eager\" at screen"), "in the legend: %s", s);
 	cr_assert(strstr(s, "set label \"staged\" at screen"), "in the legend: %s", s);
 	cr_assert(strstr(s, "bar = the highest run"), "the title says what a bar is: %s", s);
+	cr_assert_null(strstr(s, "not drawn"), "two identical staged runs: no range at all: %s", s);
 	free(s);
 	model_free(m);
 	for (int i = 0; i < 3; i++)
 		trace_release(&trs[i]);
+}
+
+Test(plot, whiskers_too_short_to_draw_are_named_in_the_explanation)
+{
+	struct trace trs[2] = { TRACE_INIT, TRACE_INIT };
+	read_mem("staged1", completed_trace, &trs[0]);
+	/* the same run with encode's peak 20 MB higher: a range, too short to draw */
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addstr(&t, completed_trace);
+	char *at = strstr(t.buf, "3221225472");
+	cr_assert_not_null(at);
+	memcpy(at, "3242196992", 10);
+	read_mem("staged2", t.buf, &trs[1]);
+	struct plot_model *m = model_of(trs, 2);
+	char *s = stages_script(m, PLOT_SVG);
+	cr_assert(strstr(s, "whiskers = range across runs (under 50 MB: not drawn)"), "%s", s);
+	cr_assert_null(strstr(s, "with vectors"), "no whisker drawn: %s", s);
+	free(s);
+	model_free(m);
+	for (int i = 0; i < 2; i++)
+		trace_release(&trs[i]);
+	strbuf_release(&t);
+}
+
+static size_t count_of(const char *s, const char *what)
+{
+	size_t n = 0;
+	for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+/* 20,000 stages of 10 ms and one long one: a few hundred bands are drawn,
+ * the long stage keeps its own band and its name. */
+Test(plot, many_stages_draw_a_bounded_number_of_bands)
+{
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addstr(&t, "{\"type\":\"start\",\"mode\":\"eager\"}\n");
+	for (int i = 0; i < 20000; i++) {
+		strbuf_addf(&t, "{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"s%d\",\"t\":%.3f}\n",
+			    i % 7, i * 0.01);
+		strbuf_addf(&t, "{\"type\":\"sample\",\"t\":%.3f,\"footprint\":1073741824}\n", i * 0.01);
+	}
+	strbuf_addstr(&t, "{\"type\":\"event\",\"kind\":\"stage\",\"stage\":\"export\",\"t\":200.0}\n"
+			  "{\"type\":\"sample\",\"t\":300.0,\"footprint\":1073741824}\n"
+			  "{\"type\":\"end\"}\n");
+	struct trace tr = TRACE_INIT;
+	read_mem("stages", t.buf, &tr);
+	struct plot_model *m = model_of(&tr, 1);
+	char *s = memory_script(m, PLOT_SVG);
+	size_t rects = count_of(s, "set object rect from"), arrows = count_of(s, "set arrow from");
+	cr_assert_leq(rects, 300, "%zu band rectangles", rects);
+	cr_assert_leq(arrows, 300, "%zu band edges", arrows);
+	cr_assert(strstr(s, "set label \"export\""), "the long last stage keeps its name");
+	free(s);
+	model_free(m);
+	trace_release(&tr);
+	strbuf_release(&t);
 }
 
 Test(plot, long_series_keep_their_peak_and_stay_small)
@@ -773,6 +832,23 @@ Test(plot, each_panel_title_says_how_its_run_ended)
 	struct plot_model *m = model_of(trs, 3);
 	char *s = memory_script(m, PLOT_SVG);
 	cr_assert(strstr(s, "\"staged, run 1: completed; peak 768 MB\""), "%s", s);
+	free(s);
+	model_free(m);
+	trace_release(&trs[0]);
+	/* a run asked to stop after shape (stageload's start.stop_at) */
+	char *asked = xstrdup(a.buf);
+	char *at = strstr(asked, "\"mode\"");
+	cr_assert_not_null(at);
+	struct strbuf d = STRBUF_INIT;
+	strbuf_add(&d, asked, (size_t)(at - asked));
+	strbuf_addf(&d, "\"stop_at\":\"shape\",%s", at);
+	free(asked);
+	trs[0] = (struct trace)TRACE_INIT;
+	read_mem("staged-1.trace.jsonl", d.buf, &trs[0]);
+	strbuf_release(&d);
+	m = model_of(trs, 3);
+	s = memory_script(m, PLOT_SVG);
+	cr_assert(strstr(s, "\"staged, run 1: stopped at shape as asked; peak 768 MB\""), "%s", s);
 	cr_assert(strstr(s, "\"eager, run 1: stopped by the guard in texture; peak 768 MB\""), "%s", s);
 	cr_assert(strstr(s, "\"eager, run 2: stopped by the guard where texture begins; peak 768 MB\""),
 		  "%s", s);

@@ -56,6 +56,16 @@ Test(units, ranges)
 	units_add_size_range(&sb, 0.5 * GIB, 1.2 * GIB, UNITS_COARSE);
 	cr_assert_str_eq(sb.buf, "512 MB to 1.2 GB");
 	strbuf_reset(&sb);
+	/* a range from zero takes the high end's unit: no "0.0 GB to 80 MB" */
+	units_add_size_range(&sb, 0, 80 * 1048576.0, UNITS_COARSE);
+	cr_assert_str_eq(sb.buf, "0 to 80 MB");
+	strbuf_reset(&sb);
+	units_add_size_range(&sb, 0, 2.5 * GIB, UNITS_COARSE);
+	cr_assert_str_eq(sb.buf, "0 to 2.5 GB");
+	strbuf_reset(&sb);
+	units_add_size_range(&sb, 0, 0, UNITS_COARSE);
+	cr_assert_str_eq(sb.buf, "0.0 GB");
+	strbuf_reset(&sb);
 	units_add_seconds_range(&sb, 12.6, 13.0, UNITS_COARSE);
 	cr_assert_str_eq(sb.buf, "12.6 to 13.0 s");
 	strbuf_reset(&sb);
