@@ -711,13 +711,16 @@ out:
 	return rc;
 }
 
-/* A pipeline without an adapter: learn the plan first (not when the pipeline
- * names one). */
+/* A pipeline without an adapter, one of whose variants is staged: learn the
+ * plan first. */
 static int needs_plan(struct session *s)
 {
 	if (s->setup.p->adapter || s->setup.adapter || s->interrupted)
 		return 0;
-	return run_learn(s);
+	bool staged = false;
+	for (size_t i = 0; i < s->o->nvariants; i++)
+		staged |= pipeline_variant_staged(s->setup.p, s->o->variants[i]);
+	return staged ? run_learn(s) : 0; /* nothing to stage: no plan needed */
 }
 
 /* stagebench learn: prepare, the learning run, the plan copied to o->learn_to. */

@@ -209,7 +209,7 @@ struct compare_opts {
 
 /*
  * A pipeline file without an "adapter" is staged by a plan learned from one
- * eager run: COMPARE_ALL learns it after "prepare" into OUT/plan.py (the run
+ * eager run: when one of the variants compared is staged, COMPARE_ALL learns it after "prepare" into OUT/plan.py (the run
  * in OUT/learn/, STAGEBENCH_LEARN set, probe/stagebench_probe/learn.py) and every
  * run then uses it as its adapter; COMPARE_LEARN (stagebench learn) runs
  * prepare and the learning run only and writes the plan to o->learn_to.
