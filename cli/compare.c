@@ -392,8 +392,12 @@ static int directories(const struct args *a, struct found *f)
 		if (r < 0)
 			return SB_EXIT_USAGE;
 	}
-	if (a->part == COMPARE_PLAN)
+	if (a->part == COMPARE_PLAN && !a->out)
 		return -1; /* nothing is written */
+	if (a->part == COMPARE_PLAN) { /* the campaign starts: OUT/plan.json */
+		f->out = compare_absolute(a->out);
+		return mkdir_p(f->out) ? SB_EXIT_FAILURE : -1;
+	}
 	if ((a->part == COMPARE_TASK || a->part == COMPARE_MERGE) && !a->out)
 		return opt_usage_error("compare", "%s needs --out DIR, the directory every task shares",
 				       a->part == COMPARE_TASK ? "--task" : "--merge");
