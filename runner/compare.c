@@ -540,6 +540,8 @@ static void judge_run(struct session *s, size_t k, const char *mode, int rep,
 	}
 }
 
+static bool take_signal(struct session *s, const struct record_signals *sigs);
+
 /* Run k (0-based) of the schedule. Returns 0, or -1 when it could not be
  * planned or the recorder failed (the compare stops). */
 static int run_k(struct session *s, size_t k)
@@ -569,6 +571,13 @@ static int run_k(struct session *s, size_t k)
 	struct record_result res = RECORD_RESULT_INIT;
 	int rc = run_one(&s->ro, &cr, &o->cache_state, labels, s->campaign ? 4 : 3, &res);
 	s->ro.status_label = NULL;
+	if (!rc && res.started && !res.stopped_by && res.signal && s->ro.signals &&
+	    take_signal(s, s->ro.signals) && s->interrupted - 128 == res.signal) {
+		/* the signal that stopped us killed the command first (an engine such as
+		 * Slurm signals every process of the task): stopped by it, not failed */
+		res.stopped_by = STOPPED_SIGNAL;
+		res.exit_code = s->interrupted;
+	}
 	if (rc < 0) {
 		error("[%zu/%zu] %s run %d: the recorder failed (see above)", k + 1, s->total,
 		      v->name, rep);
@@ -618,8 +627,6 @@ static int run_prepare(struct session *s)
 	compare_run_release(&cr);
 	return rc;
 }
-
-static bool take_signal(struct session *s, const struct record_signals *sigs);
 
 /* o->warmup rounds of every variant, recorded in OUT/warmup/ and left out
  * of runs.json, the tables and the checks; task K warms up its own variant

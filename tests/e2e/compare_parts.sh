@@ -14,7 +14,7 @@ wait_for() { i=0; until "$@"; do [ $i -ge 2000 ] && return 1; sleep 0.01; i=$((i
 # HOLD (run) and PREP_HOLD (prepare): when set, write NAME.ready and wait for NAME.go.
 cat >"$tmp/p.json" <<EOF
 {"name": "parts",
- "command": ["sh", "-c", "if [ -n \"\$HOLD\" ]; then : >\"\$HOLD.ready\"; while [ ! -e \"\$HOLD.go\" ]; do sleep 0.01; done; fi; exec \"\$@\"",
+ "command": ["sh", "-c", "if [ -n \"\$HOLD\" ]; then echo \$\$ >\"\$HOLD.ready\"; while [ ! -e \"\$HOLD.go\" ]; do sleep 0.01; done; fi; exec \"\$@\"",
              "sh", "$E", "stage=work", "alloc=1M", "stage=done"],
  "prepare": ["sh", "-c", "if [ -n \"\$PREP_HOLD\" ]; then : >\"\$PREP_HOLD.ready\"; while [ ! -e \"\$PREP_HOLD.go\" ]; do sleep 0.01; done; fi"],
  "variants": {"p": {}, "q": {}}}
@@ -100,6 +100,18 @@ check "it names p-1 as stopped by signal 15, not missing" sh -c \
 	"grep -q 'p-1: stopped by signal 15' '$tmp/s.merge.err' && ! grep -q 'p-1: missing' '$tmp/s.merge.err'"
 check "runs.json lists p-1 stopped by signal 15" \
 	grep -q '"mode": "p", "run": 1, .*"stopped_by": "signal", "signal": 15' "$S/runs.json"
+
+# 4. SIGTERM to every process of the task, as Slurm sends it, the command first: the run is
+# stopped by the signal (not a run that failed on its own)
+G=$tmp/g
+C --reps 1 --out "$G" --plan >/dev/null
+(HOLD=$tmp/grp && export HOLD && Cx --reps 1 --out "$G" --task 0 2>/dev/null) &
+pid=$!
+wait_for test -s "$tmp/grp.ready" || echo "FAIL compare_parts: run p-1 never started"
+kill -TERM "$(cat "$tmp/grp.ready")" $pid
+wait $pid
+check "SIGTERM to the command, then to its task: the run is stopped by signal 15" \
+	grep -q '"stopped_by": "signal", "signal": 15' "$G/runs.d/p-1.json"
 
 # 4. a merge while a task still records: the run is still recording, not lost
 R=$tmp/r
