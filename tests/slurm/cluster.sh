@@ -103,6 +103,8 @@ up_nodes() { # DIR N
 		# a node that stops answering is down after 6 s; its jobs end (NODE_FAIL), not requeued
 		echo "SlurmdTimeout=6"
 		echo "JobRequeue=0"
+		# the scheduler looks at pending jobs (a merge whose array ended) every 2 s, not 60
+		echo "SchedulerParameters=sched_interval=2,bf_interval=2"
 		for i in $(seq 1 "$n"); do
 			echo "NodeName=sbn$i NodeAddr=$net.$((10 + i)) CPUs=$cpus RealMemory=$mem State=UNKNOWN"
 		done

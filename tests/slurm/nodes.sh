@@ -22,7 +22,7 @@ check() { # check "what" STATUS: STATUS 0 passes
 }
 cleanup() {
 	tests/slurm/cluster.sh down "$C" 2>/dev/null
-	[ $fails = 0 ] && rm -rf "$T"
+	[ $fails = 0 ] && [ -z "${KEEP_TMP:-}" ] && rm -rf "$T"
 }
 trap cleanup EXIT
 # wait_for COMMAND...: poll a handshake, at most ~60 s
