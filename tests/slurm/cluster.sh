@@ -74,7 +74,7 @@ wait_idle() { # COUNT DIR
 
 up_nodes() { # DIR N
 	d=$1 n=$2
-	for b in /usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd ip unshare; do
+	for b in /usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd ip unshare nsenter; do
 		command -v "$b" >/dev/null || die "$b missing: run scripts/deps.sh slurm"
 	done
 	# a bridge and a subnet of their own: the tag is DIR's
