@@ -209,10 +209,12 @@ charts: stagebench
 	  $(QWEN)/eager-1.trace.jsonl $(PUB)/2026-10-08-qwen-image-offload/offload-1.trace.jsonl
 
 # A real single-node Slurm cluster (root; started and stopped by the test):
-# compare as a job array, merged (tests/slurm/compare.sh, docs/slurm.md).
-test-slurm: stagebench
+# compare as a job array, merged, on one node (tests/slurm/compare.sh) and on three nodes,
+# each a set of namespaces of this machine, with faults (tests/slurm/nodes.sh); docs/slurm.md.
+test-slurm: stagebench $(HELPER_BIN)
 	$(Q)scripts/deps.sh slurm
 	$(Q)SB_BIN=$(abspath $(BIN)) tests/slurm/compare.sh
+	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) tests/slurm/nodes.sh
 
 # ---- fuzzing: libFuzzer harnesses in fuzz/ (clang), ASan and UBSan --------
 #   make fuzz [FUZZ_TIME=60]   each harness for FUZZ_TIME seconds

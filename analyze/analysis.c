@@ -463,6 +463,8 @@ static void outcome(const struct trace *tr, const struct run_entry *e, struct an
 		} else if (e->has_exit && e->exit != 0) {
 			a->outcome = RUN_EXIT;
 			a->exit_code = e->exit;
+		} else if (!tr->has_end && e->stopped_by == STOPPED_RUNNING) {
+			a->outcome = RUN_RECORDING;
 		} else if (!tr->has_end) {
 			a->outcome = a->stagebench ? RUN_RECORDER_DIED : RUN_GUARD;
 		}
@@ -623,6 +625,9 @@ const char *analysis_outcome_str(const struct analysis *a, char *buf, size_t len
 		break;
 	case RUN_RECORDER_DIED:
 		snprintf(buf, len, "recorder died (no end record)");
+		break;
+	case RUN_RECORDING:
+		snprintf(buf, len, "still recording (no end record yet)");
 		break;
 	}
 	return buf;

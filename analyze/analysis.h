@@ -60,6 +60,7 @@ enum run_outcome {
 	RUN_SIGNAL,         /* killed by signal `signal` */
 	RUN_EXIT,           /* exited with non-zero code `exit_code` */
 	RUN_RECORDER_DIED,  /* stagebench trace without `end` */
+	RUN_RECORDING,      /* without `end` yet: runs.json says its task still records */
 };
 
 /* A kernel high-water mark (`peak` event) set against the samples. */

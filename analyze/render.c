@@ -130,6 +130,7 @@ void render_csv_double(struct strbuf *out, double v)
 
 const char *render_outcome_key(enum run_outcome o)
 {
-	static const char *const keys[] = { "completed", "guard", "signal", "exit", "recorder_died" };
+	static const char *const keys[] = { "completed", "guard", "signal", "exit", "recorder_died",
+					    "recording" };
 	return keys[o];
 }

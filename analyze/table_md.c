@@ -24,6 +24,7 @@ static void ending_phrase(const struct table_ending *e, struct strbuf *out)
 	case RUN_SIGNAL: strbuf_addf(out, "killed by signal %d", e->code); break;
 	case RUN_EXIT: strbuf_addf(out, "exited with code %d", e->code); break;
 	case RUN_RECORDER_DIED: strbuf_addstr(out, "recorder died"); break;
+	case RUN_RECORDING: strbuf_addstr(out, "still recording"); break;
 	case RUN_COMPLETED: strbuf_addstr(out, "completed"); break;
 	}
 	if (e->nsampled) {

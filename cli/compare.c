@@ -62,14 +62,20 @@ static const char compare_usage[] =
 	"  --no-peak-reset     no kernel high-water-mark resets (see 'record --help')\n"
 	"  --plan              print the runs (K, V-N, V, N; tab-separated, K 0-based in\n"
 	"                      run order) and run nothing: one task per line for a job\n"
-	"                      array (scripts/slurm-compare, docs/slurm.md)\n"
+	"                      array (scripts/slurm-compare, docs/slurm.md); with --out\n"
+	"                      DIR it starts the campaign: DIR/plan.json, a fresh id\n"
+	"                      (refused when DIR holds a campaign or results already)\n"
 	"  --task K            run only run K of the plan into --out (shared by every\n"
-	"                      task); its entry goes to DIR/runs.d/V-N.json; no report\n"
+	"                      task, holding the campaign's plan.json); its entry goes\n"
+	"                      to DIR/runs.d/V-N.json; --warmup warms up its own variant\n"
+	"                      in DIR/warmup/task-K/; no report\n"
 	"  --merge             run nothing: gather every planned run of --out into\n"
 	"                      runs.json and report as a whole compare does; a run with\n"
-	"                      a trace but no runs.d entry is \"lost\" (killed by its\n"
-	"                      engine), one without a trace is missing: both are named,\n"
-	"                      and make the exit 1\n"
+	"                      a trace but no runs.d entry is \"running\" (its task still\n"
+	"                      records) or \"lost\" (killed by its engine), one without\n"
+	"                      a trace is missing; a runs.d entry of another campaign,\n"
+	"                      malformed or not what its name says is left out: all are\n"
+	"                      named, and make the exit 1\n"
 	"  -q, --quiet         no progress lines\n"
 	"  -v, --verbose       more progress messages\n"
 	"  -h, --help          this text\n"
@@ -470,8 +476,12 @@ static int directories(const struct args *a, struct found *f)
 		if (r < 0)
 			return SB_EXIT_USAGE;
 	}
-	if (a->part == COMPARE_PLAN)
+	if (a->part == COMPARE_PLAN && !a->out)
 		return -1; /* nothing is written */
+	if (a->part == COMPARE_PLAN) { /* the campaign starts: OUT/plan.json */
+		f->out = compare_absolute(a->out);
+		return mkdir_p(f->out) ? SB_EXIT_FAILURE : -1;
+	}
 	if ((a->part == COMPARE_TASK || a->part == COMPARE_MERGE) && !a->out)
 		return opt_usage_error(a->cmd, "%s needs --out DIR, the directory every task shares",
 				       a->part == COMPARE_TASK ? "--task" : "--merge");

@@ -86,6 +86,7 @@ static enum plot_outcome outcome_of(const struct analysis *a)
 	case RUN_GUARD: return PLOT_STOPPED;
 	case RUN_SIGNAL: return PLOT_KILLED;
 	case RUN_RECORDER_DIED: return PLOT_KILLED;
+	case RUN_RECORDING: return PLOT_STOPPED;
 	case RUN_EXIT: return PLOT_FAILED;
 	}
 	return PLOT_FAILED;

@@ -25,6 +25,7 @@
 #include "../traces/runs.h"
 #include "../traces/trace.h"
 #include "compare.h"
+#include "compare_int.h"
 #include "pipeline.h"
 #include "git.h"
 #include "guard.h"
@@ -398,40 +399,6 @@ char *compare_absolute(const char *p)
 	return a;
 }
 
-/* A run that finished, for the report. */
-struct done_run {
-	char *id;
-	char *mode;
-	char *trace_path;
-	struct trace tr;
-	struct analysis a;
-	bool read;
-	int rep;
-	bool completed;          /* ran to its end by itself, exit 0 */
-	bool failed;             /* its command failed on its own (exit status, signal) */
-	char *err_path;          /* OUT/V-N.err, its stderr */
-	double wall_s;
-};
-
-/* What every run of one compare shares while it goes on. */
-struct session {
-	const struct compare_opts *o;
-	struct compare_setup setup; /* o->setup, with the learned plan as adapter */
-	char *plan_path;         /* OUT/plan.py once learned */
-	struct record_opts ro;   /* the record engine's options for every run */
-	size_t total;            /* runs planned */
-	struct run_list runs;    /* runs.json */
-	struct done_run *done;
-	size_t ndone;
-	int rc;                  /* SB_EXIT_OK, or SB_EXIT_FAILURE once something could not run */
-	size_t failed;           /* runs whose command failed on its own (a finding) */
-	int interrupted;         /* 128+N once signal N stopped a run */
-	char *runs_path;         /* OUT/runs.json, or OUT/runs.d/V-N.json for one task */
-	size_t lost;             /* COMPARE_MERGE: planned runs without a result */
-	struct strbuf missing;   /* COMPARE_MERGE: summary rows of runs without a trace */
-	enum cache_state cache;  /* o->cache_state, or its default (compare.h) */
-};
-
 /* Run one plan under record_run with the command's stdout in its log and its
  * stderr copied to its .err file, the pipeline's files brought to the cache
  * state first (state: NULL for no trace, as for prepare). */
@@ -506,6 +473,7 @@ static void note_run(struct session *s, const char *mode, int rep, const struct 
 	e->trace = xstrdup(slash ? slash + 1 : cr->trace_path);
 	e->stopped_by = res->stopped_by;
 	e->signal = res->signal;
+	e->campaign = xstrdup(s->campaign);
 	if (s->o->part == COMPARE_TASK && res->stopped_by == STOPPED_SIGNAL) {
 		int sig = res->exit_code > 128 ? res->exit_code - 128 : res->signal;
 		e->why = xasprintf("stopped by signal %d (%s): its engine cancelled or preempted "
@@ -552,7 +520,7 @@ static void judge_run(struct session *s, size_t k, const char *mode, int rep,
 
 /* Run k (0-based) of the schedule. Returns 0, or -1 when it could not be
  * planned or the recorder failed (the compare stops). */
-static int run_k(struct session *s, size_t k)
+int run_k(struct session *s, size_t k)
 {
 	const struct compare_opts *o = s->o;
 	size_t vi;
@@ -564,10 +532,11 @@ static int run_k(struct session *s, size_t k)
 		return -1;
 	char repbuf[16];
 	snprintf(repbuf, sizeof(repbuf), "%d", rep);
-	struct trace_label labels[3] = {
+	struct trace_label labels[4] = {
 		{ (char *)"seed", (char *)o->setup.seed },
 		{ (char *)"pipeline", (char *)o->setup.p->name },
 		{ (char *)"rep", repbuf },
+		{ (char *)"campaign", s->campaign },
 	};
 	char status[128];
 	snprintf(status, sizeof(status), "[%zu/%zu] %s run %d", k + 1, s->total, v->name, rep);
@@ -576,8 +545,15 @@ static int run_k(struct session *s, size_t k)
 	if (sb_verbosity >= 1)
 		note("[%zu/%zu] %s run %d: running", k + 1, s->total, v->name, rep);
 	struct record_result res = RECORD_RESULT_INIT;
-	int rc = run_one(&s->ro, &cr, &s->cache, labels, 3, &res);
+	int rc = run_one(&s->ro, &cr, &s->cache, labels, s->campaign ? 4 : 3, &res);
 	s->ro.status_label = NULL;
+	if (!rc && res.started && !res.stopped_by && res.signal && s->ro.signals &&
+	    take_signal(s, s->ro.signals) && s->interrupted - 128 == res.signal) {
+		/* the signal that stopped us killed the command first (an engine such as
+		 * Slurm signals every process of the task): stopped by it, not failed */
+		res.stopped_by = STOPPED_SIGNAL;
+		res.exit_code = s->interrupted;
+	}
 	if (rc < 0) {
 		error("[%zu/%zu] %s run %d: the recorder failed (see above)", k + 1, s->total,
 		      v->name, rep);
@@ -599,7 +575,7 @@ static int run_k(struct session *s, size_t k)
 
 /* The pipeline's "prepare" command, once, before any run. Returns 0, or -1
  * after error() when it could not run or failed (nothing else runs then). */
-static int run_prepare(struct session *s)
+int run_prepare(struct session *s)
 {
 	const struct compare_opts *o = s->o;
 	struct compare_run cr = COMPARE_RUN_INIT;
@@ -634,8 +610,11 @@ static int run_prepare(struct session *s)
 	return rc;
 }
 
-static bool take_signal(struct session *s, const struct record_signals *sigs);
-static bool file_exists(const char *path);
+static bool file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
 
 /* The variant the plan is learned from: the first given that does not set
  * STAGEBENCH_STAGED, else the pipeline's first such, else the first given. */
@@ -744,16 +723,25 @@ static int learn_only(struct session *s)
 }
 
 /* o->warmup rounds of every variant, recorded in OUT/warmup/ and left out
- * of runs.json, the tables and the checks. Returns -1 when the recorder failed. */
-static int run_warmups(struct session *s)
+ * of runs.json, the tables and the checks; task K warms up its own variant
+ * only, in OUT/warmup/task-K/. Returns -1 when the recorder failed. */
+int run_warmups(struct session *s)
 {
 	const struct compare_opts *o = s->o;
 	struct compare_setup setup = s->setup;
+	size_t vfirst = 0, vend = o->nvariants;
 	char *dir = xasprintf("%s/warmup", o->setup.out);
 	int rc = 0;
+	if (o->part == COMPARE_TASK) {
+		int rep;
+		compare_schedule(o->nvariants, o->task, &vfirst, &rep);
+		vend = vfirst + 1;
+		free(dir);
+		dir = xasprintf("%s/warmup/task-%zu", o->setup.out, o->task);
+	}
 	setup.out = dir;
 	for (int w = 1; w <= o->warmup && !rc && !s->interrupted; w++) {
-		for (size_t vi = 0; vi < o->nvariants && !rc && !s->interrupted; vi++) {
+		for (size_t vi = vfirst; vi < vend && !rc && !s->interrupted; vi++) {
 			const struct pipeline_variant *v = o->variants[vi];
 			struct compare_run cr = COMPARE_RUN_INIT;
 			struct record_result res = RECORD_RESULT_INIT;
@@ -1094,7 +1082,7 @@ static int report(const struct session *s, bool charts, size_t *findings)
 }
 
 /* A signal that came between runs (or after the last): the schedule stops. */
-static bool take_signal(struct session *s, const struct record_signals *sigs)
+bool take_signal(struct session *s, const struct record_signals *sigs)
 {
 	int sig = record_signals_take(sigs);
 	if (sig && !s->interrupted) {
@@ -1121,152 +1109,8 @@ static void session_release(struct session *s)
 	free(s->runs_path);
 	free(s->plan_path);
 	strbuf_release(&s->missing);
-}
-
-/* ---- a compare spread over machines: plan, task, merge ---------------------- */
-
-/* The id "V-N" of run k of the schedule. Caller frees. */
-static char *run_id(const struct compare_opts *o, size_t k)
-{
-	size_t vi;
-	int rep;
-	compare_schedule(o->nvariants, k, &vi, &rep);
-	return xasprintf("%s-%d", o->variants[vi]->name, rep);
-}
-
-static int print_plan(const struct compare_opts *o, size_t total)
-{
-	for (size_t k = 0; k < total; k++) {
-		size_t vi;
-		int rep;
-		compare_schedule(o->nvariants, k, &vi, &rep);
-		printf("%zu\t%s-%d\t%s\t%d\n", k, o->variants[vi]->name, rep,
-		       o->variants[vi]->name, rep);
-	}
-	return SB_EXIT_OK;
-}
-
-/* Run task K alone; its runs.json entry goes to OUT/runs.d/V-N.json. */
-static int run_task(struct session *s)
-{
-	const struct compare_opts *o = s->o;
-	if (o->task >= s->total)
-		return error("task %zu: the plan has %zu runs (0 to %zu)", o->task, s->total,
-			     s->total - 1);
-	char *dir = xasprintf("%s/runs.d", o->setup.out);
-	char *id = run_id(o, o->task);
-	int mk = mkdir_p(dir);
-	free(s->runs_path);
-	s->runs_path = xasprintf("%s/%s.json", dir, id);
-	free(dir);
-	free(id);
-	if (mk)
-		return SB_EXIT_FAILURE;
-	if (run_prepare(s) < 0 || run_warmups(s) < 0)
-		return SB_EXIT_FAILURE;
-	if (s->interrupted)
-		return s->interrupted;
-	if (run_k(s, o->task) < 0)
-		return SB_EXIT_FAILURE;
-	if (s->interrupted)
-		return s->interrupted;
-	if (s->rc != SB_EXIT_OK)
-		return s->rc;
-	return s->failed ? SB_EXIT_FINDING : SB_EXIT_OK;
-}
-
-static bool file_exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
-/* A warning that quotes a runs.d entry's `why` (file contents): control
- * characters shown as "\n", "\xNN", so that no line break in it starts a line
- * of its own (a workflow command, in a CI log). */
-static void warn_why(const char *id, const char *why)
-{
-	struct strbuf sb = STRBUF_INIT;
-	render_term_text(&sb, why);
-	warning("%s: %s", id, sb.buf);
-	strbuf_release(&sb);
-}
-
-/* Run k's entry from runs.d, or a "lost" one when only its trace is there.
- * Returns 1 when taken, 0 when the run is missing, -1 on a malformed entry. */
-static int gather_one(struct session *s, size_t k)
-{
-	const struct compare_opts *o = s->o;
-	char *id = run_id(o, k);
-	char *entry_path = xasprintf("%s/runs.d/%s.json", o->setup.out, id);
-	char *trace = xasprintf("%s.trace.jsonl.zst", id);
-	char *trace_path = xasprintf("%s/%s", o->setup.out, trace);
-	struct run_list one = RUN_LIST_INIT;
-	int r = runs_read(entry_path, &one), taken = 0;
-	bool failed = false;
-	size_t vi;
-	int rep;
-	compare_schedule(o->nvariants, k, &vi, &rep);
-	if (r < 0) {
-		taken = -1;
-	} else if (file_exists(trace_path)) {
-		ALLOC_GROW(s->runs.items, s->runs.n + 1, s->runs.alloc);
-		struct run_entry *e = &s->runs.items[s->runs.n++];
-		if (r == 0 && one.n == 1) {
-			*e = one.items[0]; /* moved */
-			one.n = 0;
-			bool guard = e->stopped_by == STOPPED_GUARD;
-			if (!guard && ((e->has_exit && e->exit) || e->signal)) {
-				warn_why(id, e->why ? e->why : "its command failed");
-				s->failed++;
-				failed = !e->stopped_by;
-			}
-		} else {
-			memset(e, 0, sizeof(*e));
-			e->mode = xstrdup(o->variants[vi]->name);
-			e->run = rep;
-			e->trace = xstrdup(trace);
-			e->stopped_by = STOPPED_LOST;
-			e->why = xstrdup("its task left no result (killed by the engine: time "
-					 "limit, node failure or preemption)");
-			warning("%s: %s", id, e->why);
-			s->lost++;
-		}
-		struct done_run *d = &s->done[s->ndone++];
-		d->id = xstrdup(id);
-		d->rep = rep;
-		d->failed = failed;
-		d->err_path = xasprintf("%s/%s.err", o->setup.out, id);
-		d->mode = xstrdup(o->variants[vi]->name);
-		d->trace_path = trace_path;
-		trace_path = NULL;
-		taken = 1;
-	} else {
-		warning("%s: missing: no trace '%s' (its task never ran, or wrote elsewhere)", id,
-			trace);
-		strbuf_addf(&s->missing, "| %s | missing: no trace (its task never ran) | | | |\n",
-			    id);
-		s->lost++;
-	}
-	runs_release(&one);
-	free(id);
-	free(entry_path);
-	free(trace);
-	free(trace_path);
-	return taken;
-}
-
-/* Gather every planned run's result into runs.json. Returns 0 or -1. */
-static int gather(struct session *s)
-{
-	for (size_t k = 0; k < s->total; k++)
-		if (gather_one(s, k) < 0)
-			return -1;
-	if (runs_write(s->runs_path, &s->runs) < 0)
-		return -1;
-	if (!s->ndone)
-		return error("no run of '%s' left a trace", s->o->setup.out);
-	return 0;
+	free(s->campaign);
+	runs_release(&s->planned);
 }
 
 int compare_execute(const struct compare_opts *o)
@@ -1289,14 +1133,15 @@ int compare_execute(const struct compare_opts *o)
 	s.setup = o->setup;
 	s.cache = o->cache_state_given ? o->cache_state
 		  : o->setup.p->files && o->setup.p->files[0] ? CACHE_WARM : CACHE_AS_IS;
-	if (o->part == COMPARE_PLAN || o->part == COMPARE_TASK) {
-		int r = o->part == COMPARE_PLAN ? print_plan(o, s.total) : run_task(&s);
+	int r = o->part == COMPARE_TASK ? run_task(&s)
+		: o->part == COMPARE_LEARN ? 0 : campaign_of(&s);
+	if (o->part == COMPARE_PLAN && !r)
+		r = print_plan(o, s.total);
+	if (!r && o->part == COMPARE_MERGE && gather(&s) < 0)
+		r = SB_EXIT_FAILURE;
+	if (r || o->part == COMPARE_PLAN || o->part == COMPARE_TASK) {
 		session_release(&s);
 		return r;
-	}
-	if (o->part == COMPARE_MERGE && gather(&s) < 0) {
-		session_release(&s);
-		return SB_EXIT_FAILURE;
 	}
 	if (sb_verbosity >= 1 && o->part != COMPARE_LEARN)
 		note("compare: %s, variants %zu x %d runs, seed %s, into %s", o->setup.p->path,
@@ -1311,7 +1156,7 @@ int compare_execute(const struct compare_opts *o)
 	}
 	s.ro.signals = &sigs;
 	if (o->part == COMPARE_LEARN) {
-		int r = learn_only(&s);
+		r = learn_only(&s);
 		record_signals_restore(&sigs);
 		session_release(&s);
 		return r;

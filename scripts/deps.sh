@@ -48,6 +48,7 @@ slurmctld                slurm  make test-slurm: the controller
 slurmd                   slurm  make test-slurm: the node
 slurm-client             slurm  make test-slurm: sbatch, squeue
 munge                    slurm  make test-slurm: slurm's authentication
+iproute2                 slurm  make test-slurm: ip, the network namespaces, veth pairs and bridge of the nodes
 mmdebstrap               ci     scripts/test-fresh.sh, test-deb.sh: minimal Debian roots
 dpkg-dev                 ci     scripts/test-deb.sh: dpkg-buildpackage
 debhelper                ci     scripts/test-deb.sh: debian/rules

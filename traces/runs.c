@@ -72,6 +72,12 @@ static int entry_from_json(const char *path, size_t idx, json_t *o, struct run_e
 	v = json_object_get(o, "signal");
 	if (v && !json_is_null(v) && (!get_int(v, &e->signal) || e->signal < 0))
 		return error("%s: entry %zu: \"signal\" is not a signal number", path, idx + 1);
+	v = json_object_get(o, "campaign");
+	if (v && !json_is_null(v)) {
+		if (!json_is_string(v))
+			return error("%s: entry %zu: \"campaign\" is not a string", path, idx + 1);
+		e->campaign = xstrdup(json_string_value(v));
+	}
 	return 0;
 }
 
@@ -80,7 +86,17 @@ static void entry_release(struct run_entry *e)
 	free(e->mode);
 	free(e->trace);
 	free(e->why);
+	free(e->campaign);
 	memset(e, 0, sizeof(*e));
+}
+
+void runs_entry_copy(struct run_entry *dst, const struct run_entry *src)
+{
+	*dst = *src;
+	dst->mode = xstrdup(src->mode);
+	dst->trace = xstrdup(src->trace);
+	dst->why = xstrdup(src->why);
+	dst->campaign = xstrdup(src->campaign);
 }
 
 int runs_read(const char *path, struct run_list *out)
@@ -144,6 +160,10 @@ int runs_write(const char *path, const struct run_list *runs)
 		if (e->why) {
 			strbuf_addstr(&sb, ", \"why\": ");
 			json_escape(&sb, e->why);
+		}
+		if (e->campaign) {
+			strbuf_addstr(&sb, ", \"campaign\": ");
+			json_escape(&sb, e->campaign);
 		}
 		strbuf_addch(&sb, '}');
 	}

@@ -22,6 +22,7 @@ struct run_entry {
 	enum stopped_by stopped_by; /* "guard", "signal", "lost"; STOPPED_NONE when absent */
 	char *why;        /* in words, for "lost" runs and a task stopped by a signal; NULL otherwise */
 	int signal;
+	char *campaign;   /* the distributed compare's campaign (OUT/plan.json); NULL when none */
 };
 
 struct run_list {
@@ -36,6 +37,8 @@ int runs_read(const char *path, struct run_list *out);
 int runs_write(const char *path, const struct run_list *runs); /* atomic */
 /* The entry for a trace file name like "eager-1.trace.jsonl", or NULL. */
 const struct run_entry *runs_find(const struct run_list *runs, const char *trace_basename);
+/* A deep copy of SRC into DST. */
+void runs_entry_copy(struct run_entry *dst, const struct run_entry *src);
 void runs_release(struct run_list *runs);
 
 #endif

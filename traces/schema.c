@@ -32,6 +32,7 @@ const char *event_kind_name(enum event_kind kind)
 static const char *const stopped_by_names[] = {
 	[STOPPED_NONE] = NULL, [STOPPED_GUARD] = "guard", [STOPPED_SIGNAL] = "signal",
 	[STOPPED_LOST] = "lost",
+	[STOPPED_RUNNING] = "running",
 };
 
 const char *stopped_by_name(enum stopped_by by)

@@ -190,9 +190,10 @@ struct trace_start {
 };
 
 /* STOPPED_LOST: runs.json only, a run of a distributed compare whose task left
- * no result (killed by its engine); no trace's end record says it. */
-enum stopped_by { STOPPED_NONE = 0, STOPPED_GUARD, STOPPED_SIGNAL, STOPPED_LOST };
-/* "guard", "signal", "lost"; NULL for STOPPED_NONE. */
+ * no result (killed by its engine); no trace's end record says it.
+ * STOPPED_RUNNING: runs.json only, a run whose task was still recording when merged. */
+enum stopped_by { STOPPED_NONE = 0, STOPPED_GUARD, STOPPED_SIGNAL, STOPPED_LOST, STOPPED_RUNNING };
+/* "guard", "signal", "lost", "running"; NULL for STOPPED_NONE. */
 const char *stopped_by_name(enum stopped_by by);
 /* The value of a "stopped_by" key; false for a string it does not know. */
 bool stopped_by_parse(const char *name, enum stopped_by *by);

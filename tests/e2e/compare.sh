@@ -32,8 +32,8 @@ check "progress lines on stderr" grep -q '\[2/2\] staged run 1: completed, wall 
 check "table.md is what 'stagebench table' says of the traces" \
 	sh -c "'$SB' table '$A'/eager-1.trace.jsonl.zst '$A'/staged-1.trace.jsonl.zst | cmp -s - '$A/table.md'"
 start=$(zstd -dc "$A/staged-1.trace.jsonl.zst" | head -n 1)
-check "start record: mode, labels" sh -c "echo '$start' | grep -q '\"mode\":\"staged\"' &&
-	echo '$start' | grep -q '\"labels\":{\"seed\":\"7\",\"pipeline\":\"demo\",\"rep\":\"1\"}'"
+check "start record: mode, labels (the campaign of plan.json)" sh -c "echo '$start' | grep -q '\"mode\":\"staged\"' &&
+	echo '$start' | grep -q '\"labels\":{\"seed\":\"7\",\"pipeline\":\"demo\",\"rep\":\"1\",\"campaign\":\"[0-9a-f]\{16\}\"}'"
 if git -C "$root/demo" rev-parse HEAD >/dev/null 2>&1; then
 	# HEAD may have moved since (commits made meanwhile): the commit must be an ancestor of it.
 	c=$(echo "$start" | sed -n 's/.*"commit":"\([0-9a-f]*\)".*/\1/p')

@@ -160,3 +160,34 @@ Test(runs, malformed_files_are_errors_naming_the_file)
 	rm_rf(dir);
 	free(dir);
 }
+
+Test(runs, campaign_and_running_round_trip)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/runs.json", dir);
+	struct run_entry items[] = {
+		{ .mode = "p", .run = 1, .has_exit = true, .exit = 0, .campaign = "0123abcd" },
+		{ .mode = "q", .run = 1, .stopped_by = STOPPED_RUNNING, .why = "still recording",
+		  .campaign = "0123abcd" },
+	};
+	struct run_list out = { items, 2, 2 };
+	cr_assert_eq(runs_write(path, &out), 0);
+	struct run_list in = RUN_LIST_INIT;
+	cr_assert_eq(runs_read(path, &in), 0);
+	cr_assert_eq(in.n, 2);
+	cr_assert_str_eq(in.items[0].campaign, "0123abcd");
+	cr_assert_eq(in.items[1].stopped_by, STOPPED_RUNNING);
+	struct run_entry copy;
+	runs_entry_copy(&copy, &in.items[1]);
+	cr_assert_str_eq(copy.campaign, "0123abcd");
+	cr_assert_str_eq(copy.why, "still recording");
+	cr_assert_neq(copy.why, in.items[1].why);
+	runs_release(&in);
+	cr_assert_str_eq(copy.mode, "q"); /* a copy of its own */
+	struct run_list one = { xmalloc(sizeof(copy)), 1, 1 };
+	one.items[0] = copy;
+	runs_release(&one);
+	rm_rf(dir);
+	free(path);
+	free(dir);
+}

@@ -1,0 +1,66 @@
+/* compare_int.h -- what compare.c and compare_parts.c (plan, task, merge) share */
+#ifndef SB_COMPARE_INT_H
+#define SB_COMPARE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../analyze/analysis.h"
+#include "../common/util.h"
+#include "../traces/runs.h"
+#include "../traces/trace.h"
+#include "compare.h"
+#include "record.h"
+
+/* A run that finished, for the report. */
+struct done_run {
+	char *id;
+	char *mode;
+	char *trace_path;
+	struct trace tr;
+	struct analysis a;
+	bool read;
+	int rep;
+	bool completed;          /* ran to its end by itself, exit 0 */
+	bool failed;             /* its command failed on its own (exit status, signal) */
+	char *err_path;          /* OUT/V-N.err, its stderr */
+	double wall_s;
+};
+
+/* What every run of one compare shares while it goes on. */
+struct session {
+	const struct compare_opts *o;
+	struct compare_setup setup; /* o->setup, with the learned plan as adapter */
+	char *plan_path;         /* OUT/plan.py once learned */
+	struct record_opts ro;   /* the record engine's options for every run */
+	size_t total;            /* runs planned */
+	struct run_list runs;    /* runs.json */
+	struct done_run *done;
+	size_t ndone;
+	int rc;                  /* SB_EXIT_OK, or SB_EXIT_FAILURE once something could not run */
+	size_t failed;           /* runs whose command failed on its own (a finding) */
+	int interrupted;         /* 128+N once signal N stopped a run */
+	char *runs_path;         /* OUT/runs.json, or OUT/runs.d/V-N.json for one task */
+	size_t lost;             /* COMPARE_MERGE: planned runs without a result */
+	struct strbuf missing;   /* COMPARE_MERGE: summary rows of runs without a trace */
+	char *campaign;          /* the campaign id (OUT/plan.json); NULL for --plan alone */
+	struct run_list planned; /* COMPARE_MERGE: runs.json, every planned run in plan order */
+	enum cache_state cache;  /* o->cache_state, or its default (compare.h) */
+};
+
+/* compare.c: run k of the schedule, the prepare command, the warm-ups (each
+ * 0, or -1 when the recorder failed); a signal that came between runs. */
+int run_k(struct session *s, size_t k);
+int run_prepare(struct session *s);
+int run_warmups(struct session *s);
+bool take_signal(struct session *s, const struct record_signals *sigs);
+
+/* compare_parts.c: --plan's lines; the campaign of OUT started or joined
+ * (0 or the exit status); task K run alone (its exit status); every planned
+ * run gathered into runs.json for the merge (0 or -1). */
+int print_plan(const struct compare_opts *o, size_t total);
+int campaign_of(struct session *s);
+int run_task(struct session *s);
+int gather(struct session *s);
+
+#endif
