@@ -463,6 +463,15 @@ static int pick_variants(const char *cmd, int argc, char **argv, int first, stru
 	return -1;
 }
 
+/* Whether one of the variants picked is staged (STAGEBENCH_STAGED). */
+static bool any_staged(const struct found *f)
+{
+	for (size_t i = 0; i < f->nvariants; i++)
+		if (pipeline_variant_staged(&f->p, f->variants[i]))
+			return true;
+	return false;
+}
+
 /* --set values, the commit directory, the output and cache directories.
  * Returns -1 to go on, else the exit status. */
 static int directories(const struct args *a, struct found *f)
@@ -526,7 +535,7 @@ int cmd_compare(int argc, char **argv)
 		rc = find_pipeline(&a, &f);
 	if (rc < 0)
 		rc = pick_variants("compare", argc, argv, a.first_variant, &f);
-	if (rc < 0 && a.part == COMPARE_TASK && !f.p.adapter)
+	if (rc < 0 && a.part == COMPARE_TASK && !f.p.adapter && any_staged(&f))
 		rc = opt_usage_error("compare", "%s names no adapter, so a staging plan would be "
 				     "learned by every task: learn it once ('stagebench learn') and "
 				     "name it as the pipeline file's \"adapter\"", f.p.path);
