@@ -23,6 +23,7 @@ static const char *const metric_names[] = {
 	[CM_LOAD] = "load time",
 	[CM_OUTCOME] = "outcome",
 	[CM_LATENT] = "latent",
+	[CM_MEASURES] = "memory and time",
 };
 
 const char *check_metric_name(enum check_metric m)
@@ -353,16 +354,28 @@ static void judge_outcome(struct check *c, const char *mode, const char *stage)
 		kind = CK_REGRESSION;
 	else if (bdone < nb && cdone == nc)
 		kind = CK_IMPROVEMENT;
+	else if (cdone < nc) /* failed on both sides: nothing worse, but no pass */
+		kind = CK_NOT_JUDGED;
 	else
 		kind = CK_PASS;
-	add_case(c, mode, stage, CM_OUTCOME, NULL, kind, NULL);
+	char *nj = kind == CK_NOT_JUDGED ? xasprintf("the candidate completed it %zu of %zu times, "
+						     "the baseline %zu of %zu", cdone, nc, bdone, nb)
+					 : NULL;
+	add_case(c, mode, stage, CM_OUTCOME, NULL, kind, nj);
+	free(nj);
 	if (kind == CK_PASS)
 		return;
 	struct check_finding *f = add_finding(c, kind, CM_OUTCOME, mode, stage);
 	f->base_text = xasprintf("completed %zu of %zu", bdone, nb);
 	struct strbuf now = STRBUF_INIT, why = STRBUF_INIT;
-	strbuf_addf(&now, "completed %zu of %zu", cdone, nc);
-	const struct check_side *explain = kind == CK_REGRESSION ? cs : bs;
+	if (kind == CK_NOT_JUDGED)
+		strbuf_addf(&why, "failed on both sides (baseline completed %zu of %zu): ", bdone, nb);
+	if (kind == CK_NOT_JUDGED)
+		strbuf_addstr(&now, "outcome");
+	else
+		strbuf_addf(&now, "completed %zu of %zu", cdone, nc);
+	size_t lead = why.len;
+	const struct check_side *explain = kind == CK_IMPROVEMENT ? bs : cs;
 	for (size_t i = 0; i < explain->n; i++) {
 		const struct check_run *r = &explain->runs[i];
 		char fate = strcmp(r->mode, mode) ? 'c' : stage_fate(r, stage);
@@ -370,7 +383,7 @@ static void judge_outcome(struct check *c, const char *mode, const char *stage)
 			continue;
 		char buf[64];
 		analysis_outcome_str(&r->a, buf, sizeof(buf));
-		strbuf_addf(&why, "%s%s ", why.len ? "; " : "", r->id);
+		strbuf_addf(&why, "%s%s ", why.len > lead ? "; " : "", r->id);
 		if (fate == 's')
 			strbuf_addf(&why, "stopped here (%s)", buf);
 		else
@@ -379,6 +392,27 @@ static void judge_outcome(struct check *c, const char *mode, const char *stage)
 	}
 	f->now_text = strbuf_detach(&now);
 	f->detail = strbuf_detach(&why);
+}
+
+/* A stage with no completed run of the mode on a side: no memory or time to
+ * compare. One not-judged row (merged across stages) and one skipped case. */
+static void judge_uncompared(struct check *c, const char *mode, const char *stage)
+{
+	size_t done[2] = { 0, 0 }, runs[2] = { 0, 0 };
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < c->side[s].n; i++)
+			if (!strcmp(c->side[s].runs[i].mode, mode)) {
+				runs[s]++;
+				done[s] += stage_fate(&c->side[s].runs[i], stage) == 'c';
+			}
+	if (!runs[0] || !runs[1] || (done[0] && done[1]))
+		return;
+	const char *why = !done[0] && !done[1] ? "no completed run on either side" :
+			  !done[0] ? "no completed run in the baseline" : "no completed run in the candidate";
+	struct check_finding *f = add_finding(c, CK_NOT_JUDGED, CM_MEASURES, mode, stage);
+	f->now_text = xstrdup(check_metric_name(CM_MEASURES));
+	f->detail = xstrdup(why);
+	add_case(c, mode, stage, CM_MEASURES, NULL, CK_NOT_JUDGED, why);
 }
 
 /* A swap rise that grew is a regression even where the footprint fell: the
@@ -417,7 +451,7 @@ static void stages_of(const struct check *c, const char *mode, char ***names, si
 		const struct check_side *sd = &c->side[s];
 		for (size_t i = 0; i < sd->n; i++) {
 			const struct check_run *r = &sd->runs[i];
-			if (strcmp(r->mode, mode))
+			if (mode && strcmp(r->mode, mode))
 				continue;
 			for (size_t k = 0; k < r->a.nstages; k++) {
 				const char *name = r->a.stages[k].name;
@@ -432,6 +466,28 @@ static void stages_of(const struct check *c, const char *mode, char ***names, si
 			*nbase_stages = *n;
 	}
 	strindex_release(&ix);
+}
+
+/* Stages other modes entered that no run of MODE did, on either side: the
+ * pipeline has them, this mode never got there. */
+static void uncompared_elsewhere(struct check *c, const char *mode, char **mine, size_t nmine)
+{
+	char **all = NULL;
+	size_t nall = 0, nbase = 0;
+	stages_of(c, NULL, &all, &nall, &nbase);
+	for (size_t i = 0; i < nall; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < nmine && !seen; k++)
+			seen = !strcmp(mine[k], all[i]);
+		if (seen)
+			continue;
+		const char *why = "no run of the mode reached it on either side (other modes did)";
+		struct check_finding *f = add_finding(c, CK_NOT_JUDGED, CM_MEASURES, mode, all[i]);
+		f->now_text = xstrdup(check_metric_name(CM_MEASURES));
+		f->detail = xstrdup(why);
+		add_case(c, mode, all[i], CM_MEASURES, NULL, CK_NOT_JUDGED, why);
+	}
+	free(all);
 }
 
 static void judge_latents(struct check *c, size_t mi)
@@ -678,10 +734,12 @@ int check_run(struct check *c)
 				continue;
 			}
 			judge_outcome(c, mode, stages[si]);
+			judge_uncompared(c, mode, stages[si]);
 			for (int m = 0; m < CM_NNUMERIC; m++)
 				judge_metric(c, mode, stages[si], (enum check_metric)m, &noise[m]);
 			swap_says_footprint(c, mode, stages[si]);
 		}
+		uncompared_elsewhere(c, mode, stages, ns);
 		free(stages);
 		merge_not_judged(c, first);
 		struct latent_set *ls = &c->latents[mi];
@@ -695,6 +753,14 @@ int check_run(struct check *c)
 		judge_latents(c, mi);
 	}
 	return 0;
+}
+
+size_t check_candidate_failed(const struct check *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->side[CHECK_CANDIDATE].n; i++)
+		n += c->side[CHECK_CANDIDATE].runs[i].a.outcome != RUN_COMPLETED;
+	return n;
 }
 
 size_t check_count(const struct check *c, enum check_kind kind)

@@ -107,6 +107,18 @@
  * Modes present on one side only, and stages only the candidate entered, are
  * notes.
  *
+ * What could not be compared
+ * --------------------------
+ * A stage with no completed run of the mode on one side or both has no
+ * memory or time to compare: a not-judged row "memory and time" says why ("no
+ * completed run in the candidate", "... in the baseline", "... on either
+ * side"), one JUnit case skipped with that reason. A stage the candidate's
+ * runs did not all complete, where the baseline's did not either (so the
+ * outcome rule finds nothing worse), is a not-judged outcome naming the runs
+ * and how they ended: a candidate whose runs failed never passes silently.
+ * `stagebench check` exits 1 when a candidate run failed, even where the
+ * baseline's failed too ("both sides failed"): see check_candidate_failed().
+ *
  * Versions: when the baseline's and the candidate's runs imported different
  * versions of Python or a library (versions.h: a new torch is a usual reason
  * for a candidate), markdown says so under its first line ("Versions differ:
@@ -173,6 +185,7 @@ enum check_metric {
 	CM_NNUMERIC,
 	CM_OUTCOME = CM_NNUMERIC,
 	CM_LATENT,
+	CM_MEASURES,    /* "memory and time": a stage with no completed run on a side */
 };
 
 enum check_kind { CK_REGRESSION = 0, CK_IMPROVEMENT, CK_NOT_JUDGED, CK_NOTE,
@@ -276,6 +289,8 @@ size_t check_collect(const struct check_side *sd, const char *mode, const char *
 		     enum check_metric m, double **out);
 
 size_t check_count(const struct check *c, enum check_kind kind);
+/* Candidate runs that did not complete (a crash, the guard, a signal). */
+size_t check_candidate_failed(const struct check *c);
 static inline size_t check_regressions(const struct check *c)
 {
 	return check_count(c, CK_REGRESSION);

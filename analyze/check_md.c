@@ -18,14 +18,11 @@ static void add_value(struct strbuf *sb, enum check_metric m, double v, bool sig
 
 static void add_range(struct strbuf *sb, enum check_metric m, double lo, double hi, size_t n)
 {
-	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
-	add_value(&a, m, lo, false);
-	add_value(&b, m, hi, false);
-	strbuf_addstr(sb, a.buf);
-	if (strcmp(a.buf, b.buf)) /* the same when rounded: one figure */
-		strbuf_addf(sb, " to %s", b.buf);
-	strbuf_release(&a);
-	strbuf_release(&b);
+	/* units.h's one range form, as history and table print it */
+	if (check_metric_is_time(m))
+		units_add_seconds_range(sb, lo, hi, UNITS_FINE);
+	else
+		units_add_size_range(sb, lo, hi, UNITS_FINE);
 	strbuf_addf(sb, " (%zu run%s)", n, n == 1 ? "" : "s");
 }
 
@@ -171,6 +168,26 @@ void check_format_md(const struct check *c, struct strbuf *out)
 		    c->side[0].label ? c->side[0].label : "-", c->side[0].n,
 		    plural(c->side[0].n, "run", "runs"), c->side[1].label ? c->side[1].label : "-",
 		    c->side[1].n, plural(c->side[1].n, "run", "runs"));
+	if (check_candidate_failed(c)) {
+		strbuf_addf(out, "\nCandidate runs failed (check exits 1 for them, even where the "
+				 "baseline's failed too):");
+		const struct check_side *cs = &c->side[CHECK_CANDIDATE];
+		size_t k = 0;
+		for (size_t i = 0; i < cs->n; i++) {
+			const struct analysis *a = &cs->runs[i].a;
+			if (a->outcome == RUN_COMPLETED)
+				continue;
+			char buf[64];
+			strbuf_addf(out, "%s ", k++ ? ";" : "");
+			render_md_text(out, cs->runs[i].id);
+			strbuf_addf(out, " %s", analysis_outcome_str(a, buf, sizeof(buf)));
+			if (a->nstages) {
+				strbuf_addstr(out, " in ");
+				render_md_text(out, a->stages[a->ran_to].name);
+			}
+		}
+		strbuf_addstr(out, ".\n");
+	}
 	if (c->versions.ndiffs) {
 		strbuf_addstr(out, "\nVersions differ: ");
 		versions_diff_text(&c->versions, out, true);

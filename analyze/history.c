@@ -83,6 +83,29 @@ static void commit_of(const struct loaded *l, struct history_commit *c)
 	}
 	if (!c->commit)
 		c->commit = xstrdup("?");
+	size_t n = strlen(c->commit), hex = strspn(c->commit, "0123456789abcdef");
+	c->short_id = hex == n && n > HISTORY_SHORT_ID ? xstrndup(c->commit, HISTORY_SHORT_ID)
+						       : xstrdup(c->commit);
+}
+
+void history_commit_label(const struct history_commit *k, bool subject, struct strbuf *out)
+{
+	strbuf_addstr(out, k->short_id ? k->short_id : k->commit);
+	if (k->dirty)
+		strbuf_addch(out, '*');
+	if (subject && k->subject)
+		strbuf_addf(out, " %s", k->subject);
+}
+
+bool history_regressed(const struct history *h, size_t series, size_t commit)
+{
+	const struct history_series *s = &h->series[series];
+	for (size_t i = 0; i < h->nregressions; i++) {
+		const struct history_regression *r = &h->regressions[i];
+		if (r->commit == commit && !strcmp(r->mode, s->mode) && !strcmp(r->stage, s->stage))
+			return true;
+	}
+	return false;
 }
 
 struct series_ix {
@@ -148,6 +171,33 @@ static void points_of(struct history *h, size_t ci, const struct check_side *sd,
 		fill_point(&s->points[ci * HM_NMETRICS + m], v, n);
 		free(v);
 	}
+	size_t runs = 0, failed = 0;
+	for (size_t r = 0; r < sd->n; r++) {
+		if (strcmp(sd->runs[r].mode, s->mode))
+			continue;
+		const struct stage_stats *st = analysis_stage(&sd->runs[r].a, s->stage);
+		runs++;
+		failed += !st || !st->completed;
+	}
+	for (int m = 0; m < HM_NMETRICS; m++) {
+		s->points[ci * HM_NMETRICS + m].runs = runs;
+		s->points[ci * HM_NMETRICS + m].failed = failed;
+	}
+}
+
+static void add_regression(struct history *h, size_t ci, const struct check_finding *f, int m)
+{
+	ALLOC_GROW(h->regressions, h->nregressions + 1, h->regressions_alloc);
+	struct history_regression *r = &h->regressions[h->nregressions++];
+	struct strbuf line = STRBUF_INIT;
+	r->commit = ci;
+	r->metric = m;
+	r->mode = xstrdup(f->mode);
+	r->stage = xstrdup(f->stage);
+	r->what = f->metric == CM_LATENT ? xasprintf("latent %s", f->latent)
+					 : xstrdup(check_metric_name(f->metric));
+	check_finding_line(f, &line);
+	r->line = strbuf_detach(&line);
 }
 
 /* Mark what check of commit ci against ci - 1 flags. */
@@ -163,7 +213,10 @@ static int mark_regressions(struct history *h, struct series_ix *sx, const struc
 		int m = f->metric == CM_PEAK ? HM_PEAK : f->metric == CM_TIME ? HM_TIME :
 			f->metric == CM_KPEAK_RSS || f->metric == CM_KPEAK_FP ? HM_KPEAK :
 			f->metric == CM_DEVICE ? HM_DEVICE : -1;
-		if (f->kind != CK_REGRESSION || m < 0 || !f->stage)
+		if (f->kind != CK_REGRESSION || !f->stage)
+			continue;
+		add_regression(h, ci, f, m);
+		if (m < 0)
 			continue;
 		size_t si = series_of(h, sx, f->mode, f->stage, false);
 		if (si != STRINDEX_NONE)
@@ -222,7 +275,16 @@ void history_release(struct history *h)
 		free(h->commits[i].dir);
 		free(h->commits[i].commit);
 		free(h->commits[i].utc);
+		free(h->commits[i].short_id);
+		free(h->commits[i].subject);
 	}
+	for (size_t i = 0; i < h->nregressions; i++) {
+		free(h->regressions[i].mode);
+		free(h->regressions[i].stage);
+		free(h->regressions[i].what);
+		free(h->regressions[i].line);
+	}
+	free(h->regressions);
 	free(h->commits);
 	for (size_t i = 0; i < h->nseries; i++) {
 		free(h->series[i].mode);

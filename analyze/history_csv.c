@@ -14,7 +14,7 @@ static void number(struct strbuf *out, double v)
 void history_render_csv(const struct history *h, struct strbuf *out)
 {
 	strbuf_addstr(out, "mode,stage,metric,unit,commit_index,commit,dirty,dir,runs,min,median,max,"
-			   "regression\n");
+			   "regression,failed\n");
 	for (size_t s = 0; s < h->nseries; s++)
 		for (int m = 0; m < HM_NMETRICS; m++)
 			for (size_t c = 0; c < h->ncommits && history_metric_shown(h, (enum history_metric)m);
@@ -39,6 +39,6 @@ void history_render_csv(const struct history *h, struct strbuf *out)
 				} else {
 					strbuf_addstr(out, ",,");
 				}
-				strbuf_addf(out, ",%s\n", p->regression ? "true" : "false");
+				strbuf_addf(out, ",%s,%zu\n", p->regression ? "true" : "false", p->failed);
 			}
 }

@@ -9,15 +9,18 @@ static void json_points(struct jsonw *w, const struct history *h, size_t s, enum
 	jw_array_begin(w);
 	for (size_t c = 0; c < h->ncommits; c++) {
 		const struct history_point *p = history_point(h, s, c, m);
-		if (!p->n) {
+		if (!p->n && !p->failed) {
 			jw_null(w);
 			continue;
 		}
 		jw_object_begin(w);
 		jw_key(w, "runs"); jw_u64(w, p->n);
-		jw_key(w, "min"); jw_double(w, p->min);
-		jw_key(w, "median"); jw_double(w, p->median);
-		jw_key(w, "max"); jw_double(w, p->max);
+		if (p->n) {
+			jw_key(w, "min"); jw_double(w, p->min);
+			jw_key(w, "median"); jw_double(w, p->median);
+			jw_key(w, "max"); jw_double(w, p->max);
+		}
+		jw_key(w, "failed"); jw_u64(w, p->failed);
 		jw_key(w, "regression"); jw_bool(w, p->regression);
 		jw_object_end(w);
 	}
@@ -43,6 +46,12 @@ void history_render_json(const struct history *h, struct strbuf *out)
 		const struct history_commit *k = &h->commits[c];
 		jw_object_begin(&w);
 		jw_key(&w, "commit"); jw_string(&w, k->commit);
+		jw_key(&w, "short"); jw_string(&w, k->short_id);
+		jw_key(&w, "subject");
+		if (k->subject)
+			jw_string(&w, k->subject);
+		else
+			jw_null(&w);
 		jw_key(&w, "dirty"); jw_bool(&w, k->dirty);
 		jw_key(&w, "dir"); jw_string(&w, k->dir);
 		jw_key(&w, "utc"); jw_string(&w, k->utc);
@@ -59,6 +68,20 @@ void history_render_json(const struct history *h, struct strbuf *out)
 		for (int m = 0; m < HM_NMETRICS; m++)
 			if (history_metric_shown(h, (enum history_metric)m))
 				json_points(&w, h, s, (enum history_metric)m);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_key(&w, "regressions");
+	jw_array_begin(&w);
+	for (size_t i = 0; i < h->nregressions; i++) {
+		const struct history_regression *r = &h->regressions[i];
+		jw_object_begin(&w);
+		jw_key(&w, "from"); jw_string(&w, h->commits[r->commit - 1].commit);
+		jw_key(&w, "to"); jw_string(&w, h->commits[r->commit].commit);
+		jw_key(&w, "mode"); jw_string(&w, r->mode);
+		jw_key(&w, "stage"); jw_string(&w, r->stage);
+		jw_key(&w, "what"); jw_string(&w, r->what);
+		jw_key(&w, "check"); jw_string(&w, r->line);
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);

@@ -61,6 +61,16 @@ void latent_set_add_trace(struct latent_set *s, const char *id, const char *mode
 		r->note = xasprintf("ended by signal %d", tr->end.signal);
 	else if (!tr->has_end)
 		r->note = xstrdup("no end record");
+	else if (tr->end.has_exit && tr->end.exit_code != 0)
+		r->note = xasprintf("exit %d", tr->end.exit_code);
+	r->failed = r->note != NULL;
+	for (size_t i = 0; i < tr->nevents; i++)
+		if (tr->events[i].kind == EV_STAGE && tr->events[i].stage) {
+			r->stages = xrealloc(r->stages, (r->nstages + 1) * sizeof(*r->stages));
+			r->stages[r->nstages++] = xstrdup(tr->events[i].stage);
+		}
+	if (r->failed && r->nstages)
+		r->ended_in = xstrdup(r->stages[r->nstages - 1]);
 
 	char *dir = dir_of(tr->path);
 	double first_load = INFINITY;
@@ -158,6 +168,7 @@ int latent_set_add_path(struct latent_set *s, const char *path)
 			    (e->has_exit && e->exit == 3 && e->stopped_by == STOPPED_NONE)) {
 				free(r->note);
 				r->note = xstrdup("stopped by the guard");
+				r->failed = true;
 			}
 		}
 	}
@@ -576,6 +587,10 @@ void latent_set_release(struct latent_set *s)
 		free(run->trace_path);
 		free(run->dir_label);
 		free(run->note);
+		free(run->ended_in);
+		for (size_t k = 0; k < run->nstages; k++)
+			free(run->stages[k]);
+		free(run->stages);
 	}
 	free(s->runs);
 	for (size_t i = 0; i < s->nlatents; i++) {

@@ -132,7 +132,11 @@ struct latent_run {
 	char *mode;
 	char *trace_path;
 	char *dir_label; /* the RUN_DIR as given (NULL for add_trace) */
-	char *note;      /* "stopped by the guard", "no end record", ... or NULL */
+	char *note;      /* "stopped by the guard", "no end record", "exit 1", ... or NULL */
+	bool failed;     /* the run did not complete: a note says how */
+	char *ended_in;  /* the last stage it entered (failed runs); NULL before any */
+	char **stages;   /* the stages it entered, in order */
+	size_t nstages;
 	struct latent_copy *events; /* its latent events in trace order */
 	size_t nevents, events_alloc;
 };

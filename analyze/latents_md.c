@@ -269,6 +269,70 @@ static void md_latent_section(const struct latent_set *s, const struct latent *l
 	}
 }
 
+static size_t failed_runs(const struct latent_set *s)
+{
+	size_t n = 0;
+	for (size_t r = 0; r < s->nruns; r++)
+		n += s->runs[r].failed;
+	return n;
+}
+
+static bool entered(const struct latent_run *r, const char *stage)
+{
+	for (size_t k = 0; k < r->nstages; k++)
+		if (stage && !strcmp(r->stages[k], stage))
+			return true;
+	return false;
+}
+
+/* The result line's second half when runs failed: which, where, and the
+ * latents they therefore lack ("; but 2 of 4 runs failed (staged-1: exit 1 in
+ * classify, ...): missing from them: mask (segment, never reached), ...").
+ * Latents that no run recorded cannot be named: said so when every run failed. */
+static void md_failed(const struct latent_set *s, bool but, struct strbuf *out)
+{
+	size_t nf = failed_runs(s);
+	if (!nf)
+		return;
+	strbuf_addf(out, "; %s%zu of %zu run%s failed (", but ? "but " : "", nf, s->nruns, s->nruns == 1 ? "" : "s");
+	bool first = true;
+	for (size_t r = 0; r < s->nruns; r++) {
+		const struct latent_run *run = &s->runs[r];
+		if (!run->failed)
+			continue;
+		strbuf_addf(out, "%s%s: %s", first ? "" : "; ", run->id, run->note);
+		if (run->ended_in)
+			strbuf_addf(out, " in %s", run->ended_in);
+		first = false;
+	}
+	strbuf_addstr(out, ")");
+	struct strbuf miss = STRBUF_INIT;
+	for (size_t i = 0; i < s->nlatents; i++) {
+		const struct latent *l = &s->latents[i];
+		size_t lacking = 0, unreached = 0;
+		for (size_t r = 0; r < s->nruns; r++)
+			if (s->runs[r].failed && !l->copies[r]) {
+				lacking++;
+				unreached += !entered(&s->runs[r], l->stage);
+			}
+		if (!lacking)
+			continue;
+		char *label = latent_label(l);
+		strbuf_addf(&miss, "%s%s (%zu run%s", miss.len ? ", " : "", label, lacking,
+			    lacking == 1 ? "" : "s");
+		if (unreached)
+			strbuf_addf(&miss, ", %s never reached", l->stage ? l->stage : "its stage");
+		strbuf_addch(&miss, ')');
+		free(label);
+	}
+	if (miss.len)
+		strbuf_addf(out, ": missing from them: %s", miss.buf);
+	if (nf == s->nruns)
+		strbuf_addstr(out, "; every run failed, so latents of the stages after are "
+				   "unknown, not identical");
+	strbuf_release(&miss);
+}
+
 /* The closing count of pairs by result and the findings. */
 static void md_summary(const struct latent_set *s, struct strbuf *out)
 {
@@ -293,9 +357,13 @@ static void md_summary(const struct latent_set *s, struct strbuf *out)
 	if (t.unmeasured)
 		strbuf_addf(out, ", %zu differ without a copy", t.unmeasured);
 	if (findings)
-		strbuf_addf(out, ".\nResult: %zu finding%s.\n", findings, findings == 1 ? "" : "s");
+		strbuf_addf(out, ".\nResult: %zu finding%s", findings, findings == 1 ? "" : "s");
+	else if (!failed_runs(s))
+		strbuf_addstr(out, ".\nResult: every pair identical or within noise");
 	else
-		strbuf_addstr(out, ".\nResult: every pair identical or within noise.\n");
+		strbuf_addstr(out, ".\nResult: every pair recorded identical or within noise");
+	md_failed(s, true, out);
+	strbuf_addstr(out, ".\n");
 }
 
 void latent_format_md(const struct latent_set *s, struct strbuf *out)
@@ -309,6 +377,11 @@ void latent_format_md(const struct latent_set *s, struct strbuf *out)
 		}
 	if (!s->nlatents) {
 		strbuf_addstr(out, "\nNo latent events in these runs.\n");
+		if (failed_runs(s)) {
+			strbuf_addstr(out, "Result: nothing to compare");
+			md_failed(s, false, out);
+			strbuf_addstr(out, ".\n");
+		}
 		return;
 	}
 	/* Latents identical in every pair (every run has a sound copy) read best

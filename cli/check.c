@@ -61,8 +61,13 @@ static const char usage_text[] =
 	"                          ::notice lines for GitHub Actions (docs/ci.md)\n"
 	"  -h, --help              this text\n"
 	"\n"
-	"exit: 0 no regression, 1 a regression, 2 usage, 3 unreadable input\n"
-	"(a missing directory, one without traces, a trace or .npy that cannot be read).\n";
+	"A stage with no completed run on a side is listed as not judged (\"memory\n"
+	"and time\": no completed run in the baseline, the candidate, or either).\n"
+	"\n"
+	"exit: 0 no regression, 1 a regression or a failed candidate run (also when\n"
+	"the baseline's runs failed too: both sides failed), 2 usage, 3 unreadable\n"
+	"input (a missing directory, one without traces, a trace or .npy that cannot\n"
+	"be read).\n";
 
 int cmd_check(int argc, char **argv)
 {
@@ -149,7 +154,7 @@ int cmd_check(int argc, char **argv)
 	render_find(RM_CHECK, format)(&c, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	strbuf_release(&out);
-	rc = check_regressions(&c) ? SB_EXIT_FINDING : SB_EXIT_OK;
+	rc = check_regressions(&c) || check_candidate_failed(&c) ? SB_EXIT_FINDING : SB_EXIT_OK;
 out:
 	check_release(&c);
 	return rc;

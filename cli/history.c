@@ -9,6 +9,7 @@
 #include "../analyze/render.h"
 #include "../common/util.h"
 #include "../plots/plot.h"
+#include "../runner/spawn.h"
 #include "commands.h"
 #include "opt.h"
 
@@ -22,7 +23,11 @@ static const char usage_text[] =
 	"device peak too where the runs read a device: MPS driver, CUDA reserved), the\n"
 	"commit and whether its checkout was dirty (from the runs' start records),\n"
 	"and \"(regression)\" where `stagebench check` of a commit against the one\n"
-	"before it flags that metric in that stage (check's rule and defaults).\n"
+	"before it flags that metric in that stage (check's rule and defaults);\n"
+	"\"failed\" where no run completed the stage, and a Regressions section with\n"
+	"every regression check reports between neighbours (outcome, latents, swap,\n"
+	"load time, memory, time). Commits as short ids, with their subject line\n"
+	"where the current directory is a git checkout that knows them.\n"
 	"\n"
 	"  --format FMT        md (default), csv or json (bytes and seconds, unrounded)\n"
 	"  --order ORDER       recorded (default): by the earliest run's start time\n"
@@ -31,12 +36,45 @@ static const char usage_text[] =
 	"  --plot DIR          also draw history-peak and history-time charts in DIR\n"
 	"                      (and history-device where the runs read a device):\n"
 	"                      one panel per mode, a line per stage, each point's\n"
-	"                      spread across its runs, regressions ringed, dirty\n"
-	"                      checkouts marked (gnuplot on PATH)\n"
+	"                      spread across its runs, regressions ringed, failed\n"
+	"                      stages crossed, dirty checkouts marked (gnuplot on PATH)\n"
 	"  --plot-format FMT   png (default) or svg\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"exit: 0 ok, 2 usage, 3 a directory or trace could not be read\n";
+
+/* A regression of this series at commit c that no chart has a metric for
+ * (outcome, latents, swap, load time): ringed on every chart. */
+static bool other_regression(const struct history *h, size_t s, size_t c)
+{
+	for (size_t i = 0; i < h->nregressions; i++) {
+		const struct history_regression *r = &h->regressions[i];
+		if (r->commit == c && r->metric < 0 && !strcmp(r->mode, h->series[s].mode) &&
+		    !strcmp(r->stage, h->series[s].stage))
+			return true;
+	}
+	return false;
+}
+
+/* The commits' subject lines, where the current directory is a git checkout
+ * that knows them (`git log -1 --format=%s ID`; ids of hex digits only). */
+static void add_subjects(struct history *h)
+{
+	for (size_t c = 0; c < h->ncommits; c++) {
+		const char *id = h->commits[c].commit;
+		if (!*id || strspn(id, "0123456789abcdef") != strlen(id))
+			continue;
+		const char *argv[] = { "git", "log", "-1", "--format=%s", id, "--", NULL };
+		struct strbuf out = STRBUF_INIT;
+		if (!spawn_capture(argv, &out)) {
+			while (out.len && (out.buf[out.len - 1] == '\n' || out.buf[out.len - 1] == '\r'))
+				out.buf[--out.len] = '\0';
+			if (out.len)
+				h->commits[c].subject = strbuf_detach(&out);
+		}
+		strbuf_release(&out);
+	}
+}
 
 /* One metric of the model as the chart's plain numbers (GB or seconds). */
 static int draw(const struct history *h, enum history_metric m, const struct plot_opts *o,
@@ -44,10 +82,12 @@ static int draw(const struct history *h, enum history_metric m, const struct plo
 {
 	double scale = history_metric_is_time(m) ? 1.0 : 1.0 / 1073741824.0;
 	const char **commits = xcalloc(h->ncommits + 1, sizeof(*commits));
+	const char **subjects = xcalloc(h->ncommits + 1, sizeof(*subjects));
 	bool *dirty = xcalloc(h->ncommits + 1, sizeof(*dirty));
 	struct plot_history_series *series = xcalloc(h->nseries + 1, sizeof(*series));
 	for (size_t c = 0; c < h->ncommits; c++) {
-		commits[c] = h->commits[c].commit;
+		commits[c] = h->commits[c].short_id;
+		subjects[c] = h->commits[c].subject;
 		dirty[c] = h->commits[c].dirty;
 	}
 	for (size_t s = 0; s < h->nseries; s++) {
@@ -61,16 +101,18 @@ static int draw(const struct history *h, enum history_metric m, const struct plo
 			q->value = p->max * scale;
 			q->lo = p->min * scale;
 			q->hi = p->max * scale;
-			q->regression = p->regression;
+			q->regression = p->regression || (p->n && other_regression(h, s, c));
+			q->failed = p->failed > 0;
 		}
 	}
 	struct plot_history ph = { history_metric_name(m), history_metric_is_time(m) ? "s" : "GB",
-				   commits, dirty, h->ncommits, series, h->nseries };
+				   commits, subjects, dirty, h->ncommits, series, h->nseries };
 	int rc = plot_history(o, &ph, name);
 	for (size_t s = 0; s < h->nseries; s++)
 		free(series[s].points);
 	free(series);
 	free(commits);
+	free(subjects);
 	free(dirty);
 	return rc;
 }
@@ -135,6 +177,7 @@ int cmd_history(int argc, char **argv)
 	int rc = SB_EXIT_FAILURE;
 	if (history_build(&h, (const char *const *)argv + optind, (size_t)(argc - optind), order) < 0)
 		goto out;
+	add_subjects(&h);
 	struct strbuf o = STRBUF_INIT;
 	render_find(RM_HISTORY, format)(&h, &o);
 	fwrite(o.buf ? o.buf : "", 1, o.len, stdout);

@@ -23,13 +23,14 @@ struct hlayout {
 	const char **modes, **stages; /* distinct, in order of first appearance */
 	size_t nmodes, nstages;
 	const char *legend[H_LEGEND_MAX];
-	int kind[H_LEGEND_MAX];       /* 0 stage line (colour = index), 1 regression, 2 dirty */
+	int kind[H_LEGEND_MAX];       /* 0 stage line (colour = index), 1 regression, 2 dirty,
+				       * 3 failed */
 	size_t nlegend;
 	double lx[H_LEGEND_MAX];
 	int lrow[H_LEGEND_MAX];
 	double top_px, plot_px, ticks_px, slot_px;
 	int height;
-	bool rotate_ticks, any_regression, any_dirty;
+	bool rotate_ticks, any_regression, any_dirty, any_failed, subjects;
 	double ymax;
 };
 
@@ -59,6 +60,7 @@ static void collect(const struct plot_history *h, struct hlayout *L)
 			L->stages[L->nstages++] = s->stage;
 		for (size_t c = 0; c < h->ncommits; c++) {
 			const struct plot_history_point *p = &s->points[c];
+			L->any_failed |= p->failed;
 			if (!p->has_value)
 				continue;
 			double top = p->hi > p->value ? p->hi : p->value;
@@ -69,13 +71,17 @@ static void collect(const struct plot_history *h, struct hlayout *L)
 	}
 	for (size_t c = 0; c < h->ncommits; c++)
 		L->any_dirty |= is_dirty(h, c);
-	for (size_t k = 0; k < L->nstages && L->nlegend < H_LEGEND_MAX - 2; k++) {
+	for (size_t k = 0; k < L->nstages && L->nlegend < H_LEGEND_MAX - 3; k++) {
 		L->kind[L->nlegend] = 0;
 		L->legend[L->nlegend++] = L->stages[k];
 	}
 	if (L->any_regression) {
 		L->kind[L->nlegend] = 1;
 		L->legend[L->nlegend++] = "regression against the previous commit (check)";
+	}
+	if (L->any_failed) {
+		L->kind[L->nlegend] = 3;
+		L->legend[L->nlegend++] = "failed: no run completed the stage at that commit";
 	}
 	if (L->any_dirty) {
 		L->kind[L->nlegend] = 2;
@@ -87,13 +93,22 @@ static void geometry(const struct plot_history *h, const struct plot_opts *o, st
 {
 	int rows = gp_legend_rows(L->legend, L->nlegend, L->lx, L->lrow);
 	L->top_px = (o->title ? FIG_TITLE_PX : 0) + rows * 20.0 + 8;
-	size_t longest = 0;
-	for (size_t c = 0; c < h->ncommits; c++)
+	size_t longest = 0, longest_subject = 0;
+	for (size_t c = 0; c < h->ncommits; c++) {
 		if (strlen(h->commits[c]) + 2 > longest)
 			longest = strlen(h->commits[c]) + 2;
+		if (h->subjects && h->subjects[c] && strlen(h->subjects[c]) > longest_subject)
+			longest_subject = strlen(h->subjects[c]);
+	}
 	double slot = (RIGHT_PX - LEFT_PX) / (double)(h->ncommits ? h->ncommits : 1);
 	L->rotate_ticks = (double)longest * CHAR_PX + 6 > slot;
-	L->ticks_px = H_TICKS_PX + (L->rotate_ticks ? (double)longest * CHAR_PX * 0.5 : 0);
+	/* the subject as a second tick line only where every one fits its slot, and
+	 * the first and last stay inside the figure: never a label cut at an edge */
+	L->subjects = longest_subject && !L->rotate_ticks &&
+		      (double)longest_subject * CHAR_PX + 6 <= slot &&
+		      (double)longest_subject * CHAR_PX / 2 <= LEFT_PX + slot / 2;
+	L->ticks_px = H_TICKS_PX + (L->rotate_ticks ? (double)longest * CHAR_PX * 0.5 : 0) +
+		      (L->subjects ? 14 : 0);
 	L->plot_px = L->nmodes > 1 ? H_PLOT_MANY_PX : H_PLOT_ONE_PX;
 	L->slot_px = H_PANEL_TITLE_PX + L->plot_px + L->ticks_px;
 	double bottom_px = 22 + (o->note ? FIG_NOTE_PX : 0);
@@ -119,6 +134,17 @@ static void data_blocks(struct strbuf *sb, const struct plot_history *h)
 		for (size_t c = 0; c < h->ncommits; c++)
 			if (s->points[c].has_value && s->points[c].regression)
 				strbuf_addf(sb, "%zu %s\n", c, gp_num(s->points[c].value, 4).s);
+		/* a stage that failed: a cross where its line would go on (its value
+		 * there, else the last value before, else the axis) */
+		strbuf_addf(sb, "EOD\n$f%zu << EOD\n", i);
+		double last = 0;
+		for (size_t c = 0; c < h->ncommits; c++) {
+			const struct plot_history_point *p = &s->points[c];
+			if (p->has_value)
+				last = p->value;
+			if (p->failed)
+				strbuf_addf(sb, "%zu %s\n", c, gp_num(last, 4).s);
+		}
 		strbuf_addstr(sb, "EOD\n");
 	}
 }
@@ -137,6 +163,9 @@ static void legend(struct strbuf *sb, const struct hlayout *L, const struct plot
 			strbuf_addf(sb, "set object circle at screen %.4f, screen %.4f size char 0.6 front "
 					"fs empty border lc rgb '%s' lw 2\n", (x0 + x1) / 2, y,
 				    COLOR_REGRESSION);
+		else if (L->kind[i] == 3)
+			strbuf_addf(sb, "set label 'x' at screen %.4f, screen %.4f center front "
+					"tc rgb '%s' font ',14'\n", (x0 + x1) / 2, y, COLOR_REGRESSION);
 		else
 			strbuf_addf(sb, "set object rect from screen %.4f, screen %.4f to screen %.4f, "
 					"screen %.4f front fc rgb '%s' fs solid 1.0 noborder\n", x0,
@@ -168,6 +197,8 @@ static void axes(struct strbuf *sb, const struct plot_history *h, const struct h
 	for (size_t c = 0; c < h->ncommits; c++) {
 		struct strbuf t = STRBUF_INIT;
 		strbuf_addf(&t, "%s%s", h->commits[c], is_dirty(h, c) ? " *" : "");
+		if (L->subjects && h->subjects[c])
+			strbuf_addf(&t, "\n%s", h->subjects[c]);
 		strbuf_addstr(sb, c ? ", " : "");
 		gp_quote(sb, t.buf);
 		strbuf_addf(sb, " %zu", c);
@@ -219,6 +250,13 @@ static void panel(struct strbuf *sb, const struct plot_history *h, const struct 
 		if (reg)
 			strbuf_addf(sb, ", \\\n     $r%zu using 1:2 with points pt 6 ps 2.2 lw 2 lc rgb '%s' "
 					"notitle", i, COLOR_REGRESSION);
+		bool failed = false;
+		for (size_t c = 0; c < h->ncommits; c++)
+			failed |= s->points[c].failed;
+		if (failed)
+			strbuf_addf(sb, ", \\\n     $f%zu using 1:2 with points pt 2 ps 2.4 lw 3 lc rgb '%s' "
+					"notitle, \\\n     $f%zu using 1:2:(\"failed\") with labels offset 0,1.4 "
+					"tc rgb '%s' notitle", i, COLOR_REGRESSION, i, COLOR_REGRESSION);
 		first = false;
 	}
 	strbuf_addstr(sb, first ? "NaN notitle\n" : "\n");

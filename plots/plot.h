@@ -158,6 +158,7 @@ struct plot_history_point {
 	double value;     /* the point: the highest run, in `unit` */
 	double lo, hi;    /* the spread across the commit's runs */
 	bool regression;  /* check against the previous commit flagged it */
+	bool failed;      /* no run completed the stage here: a cross, "failed" */
 };
 
 struct plot_history_series {
@@ -170,6 +171,7 @@ struct plot_history {
 	const char *metric;   /* "peak footprint", "kernel peak", "stage time" */
 	const char *unit;     /* "GB", "s": the axis label and the values' unit */
 	const char *const *commits; /* tick labels (short hashes), in order */
+	const char *const *subjects; /* per commit: a second tick line where it fits; NULL */
 	const bool *dirty;    /* per commit: the checkout had local changes; NULL for none */
 	size_t ncommits;
 	const struct plot_history_series *series;

@@ -616,7 +616,7 @@ Test(check, swap_growth_is_a_regression_even_when_the_footprint_fell)
 	only_regressions_in(&c, "work");
 	struct strbuf md = STRBUF_INIT;
 	check_format_md(&c, &md);
-	cr_assert(strstr(md.buf, "| m | work | swap rise | 0.0 GB (2 runs) | 1.95 GB to 2.00 GB (2 runs) | "
+	cr_assert(strstr(md.buf, "| m | work | swap rise | 0.0 GB (2 runs) | 1.95 to 2.00 GB (2 runs) | "
 				 "+1.95 GB, while the peak footprint fell by 1.94 GB or more"), "%s", md.buf);
 	strbuf_release(&md);
 	check_release(&c);

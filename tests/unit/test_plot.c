@@ -1045,13 +1045,13 @@ static void history_of(struct plot_history *h, struct plot_history_series *ser,
 		ser[i].points = pts[i];
 		for (int c = 0; c < 5; c++) {
 			double v = (i / 2 ? 10 : 30) + (i % 2) * 5 + c * 0.1;
-			pts[i][c] = (struct plot_history_point){ true, v, v - 0.5, v, false };
+			pts[i][c] = (struct plot_history_point){ true, v, v - 0.5, v, false, false };
 		}
 	}
 	pts[1][1].has_value = false;
 	pts[3][3].value = pts[3][3].hi = 19;
 	pts[3][3].regression = true;
-	*h = (struct plot_history){ "peak footprint", "GB", hist_commits, hist_dirty, 5, ser, 4 };
+	*h = (struct plot_history){ "peak footprint", "GB", hist_commits, NULL, hist_dirty, 5, ser, 4 };
 }
 
 Test(plot, history_draws_a_line_per_stage_a_panel_per_mode_and_marks_regressions_and_dirty)
@@ -1086,6 +1086,33 @@ Test(plot, history_draws_a_line_per_stage_a_panel_per_mode_and_marks_regressions
 	cr_assert(strstr(s, "set object rect from 1.60, graph 0 to 2.40, graph 1 behind"), "%s", s);
 	cr_assert(strstr(s, "\"* dirty checkout (local changes)\""), "%s", s);
 	cr_assert(strstr(s, "set ylabel \"peak footprint (GB)\""), "%s", s);
+	strbuf_release(&sb);
+}
+
+/* A stage whose runs stopped completing: a red cross labelled "failed" at that
+ * commit, at the line's last value, in the legend; subjects under the short ids. */
+Test(plot, history_crosses_a_stage_that_failed_and_shows_subjects)
+{
+	struct plot_history h;
+	struct plot_history_series ser[4];
+	struct plot_history_point pts[4][5];
+	history_of(&h, ser, pts);
+	static const char *const subjects[] = { "A", "B", "C", "D", "E" };
+	h.subjects = subjects;
+	pts[3][4].has_value = false;
+	pts[3][4].failed = true;
+	struct plot_opts o = PLOT_OPTS_INIT;
+	o.format = PLOT_SVG;
+	struct strbuf sb = STRBUF_INIT;
+	plot_history_script(&sb, &h, &o, "/out/history.svg");
+	const char *s = sb.buf;
+	cr_assert(strstr(s, "$f3 << EOD\n4 19.0000\nEOD\n"), "at the last value: %s", s);
+	cr_assert(strstr(s, "$f3 using 1:2 with points pt 2"), "%s", s);
+	cr_assert(strstr(s, "$f3 using 1:2:(\"failed\") with labels"), "%s", s);
+	cr_assert(strstr(s, "'failed: no run completed the stage at that commit'") ||
+		  strstr(s, "\"failed: no run completed the stage at that commit\""), "%s", s);
+	cr_assert(!strstr(s, "$f0 using"), "no cross where nothing failed: %s", s);
+	cr_assert(strstr(s, "\"a1b2c3d\\nA\" 0"), "the subject under the id: %s", s);
 	strbuf_release(&sb);
 }
 
