@@ -161,6 +161,8 @@ done
 # `kill -PIPE` of `compare --task` stops the task's run like SIGTERM: exit 141, the command
 # gone, the run's trace closed with an end record (stopped_by signal).
 O=$T/task
+"$SB" compare p --pipeline "$T/sig.json" --reps 1 --out "$O" --plan >/dev/null 2>"$T/task.plan.err" ||
+	bad "compare --plan before the task: $(cat "$T/task.plan.err")"
 "$SB" compare p --pipeline "$T/sig.json" --task 0 --reps 1 --grace 300ms --out "$O" \
 	>"$T/task.out" 2>"$T/task.err" &
 pid=$!
