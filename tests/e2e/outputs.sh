@@ -10,24 +10,37 @@ E=${SB_HELPERS:?SB_HELPERS not set}/eatmem
 printf '%s\n' "{\"name\": \"out\", \"command\": [\"$E\", \"stage=work\", \"alloc=8M\", \"sleep=50ms\"," \
 	'"stage=done", "print=done"], "variants": {"p": {}}}' >"$tmp/out.json"
 
-# 1. symlinks in --out, pointing outside it
+# 1. symlinks in --out, pointing outside it: a run's log, stderr copy and chart in a whole
+# compare; its trace in a task of a campaign (a trace already in --out is an earlier
+# comparison's: a whole compare refuses that --out, and writes nothing through the link either)
 O=$tmp/links
 mkdir "$O"
 for f in p-1.log p-1.err p-1.trace.jsonl.zst memory.png; do
 	echo "precious $f" >"$tmp/precious-$f"
+done
+for f in p-1.log p-1.err memory.png; do
 	ln -s "$tmp/precious-$f" "$O/$f"
 done
 "$SB" compare p --pipeline "$tmp/out.json" --reps 1 --interval 10ms --out "$O" \
 	>"$tmp/links.out" 2>"$tmp/links.err"
 rc=$?
 check "symlinks in --out: exit 0 (got $rc: $(tail -n 3 "$tmp/links.err"))" [ "$rc" -eq 0 ]
+T=$tmp/tlinks
+"$SB" compare p --pipeline "$tmp/out.json" --reps 1 --out "$T" --plan >/dev/null 2>&1
+ln -s "$tmp/precious-p-1.trace.jsonl.zst" "$T/p-1.trace.jsonl.zst"
+"$SB" compare p --pipeline "$tmp/out.json" --reps 1 --interval 10ms --out "$T" --task 0 \
+	>"$tmp/tlinks.out" 2>"$tmp/tlinks.err"
+rc=$?
+check "a symlink where a task's trace goes: exit 0 (got $rc: $(tail -n 3 "$tmp/tlinks.err"))" [ "$rc" -eq 0 ]
 for f in p-1.log p-1.err p-1.trace.jsonl.zst memory.png; do
+	d=$O
+	[ "$f" = p-1.trace.jsonl.zst ] && d=$T
 	check "$f: the file its symlink pointed to is untouched" \
 		[ "$(cat "$tmp/precious-$f")" = "precious $f" ]
-	check "$f: written in --out in the symlink's place" [ ! -L "$O/$f" ]
+	check "$f: written in --out in the symlink's place" [ ! -L "$d/$f" ]
 done
 check "p-1.log holds the run's stdout" grep -q '^done$' "$O/p-1.log"
-check "the trace is whole" sh -c "zstd -dc '$O/p-1.trace.jsonl.zst' | tail -n 1 | grep -q '\"type\":\"end\"'"
+check "the trace is whole" sh -c "zstd -dc '$T/p-1.trace.jsonl.zst' | tail -n 1 | grep -q '\"type\":\"end\"'"
 
 # 2. a chart cut short: a stand-in gnuplot truncates what the real one wrote (a full disk)
 if command -v gnuplot >/dev/null 2>&1; then
@@ -53,6 +66,8 @@ if command -v gnuplot >/dev/null 2>&1; then
 	# as root, for real: the run done (--task) on a tmpfs, then the disk filled but for 16 KB,
 	# then the report (--merge): the text files fit, the charts (17 KB and more) do not
 	if [ "$(id -u)" = 0 ] && mkdir "$tmp/full" && mount -t tmpfs -o size=256k tmpfs "$tmp/full" 2>/dev/null; then
+		"$SB" compare p --pipeline "$tmp/out.json" --reps 1 --out "$tmp/full/o" --plan \
+			>/dev/null 2>&1
 		"$SB" compare p --pipeline "$tmp/out.json" --reps 1 --interval 10ms --task 0 \
 			--out "$tmp/full/o" >/dev/null 2>"$tmp/full-task.err"
 		dd if=/dev/zero of="$tmp/full/fill" bs=4k 2>/dev/null
@@ -77,6 +92,7 @@ fi
 printf '%s\n' "{\"name\": \"out\", \"command\": [\"$E\", \"stage=work\", \"stage=x\\n::error::stage\"," \
 	'"exit=3"], "variants": {"p": {}}}' >"$tmp/inj.json"
 O=$tmp/inj
+"$SB" compare p --pipeline "$tmp/inj.json" --reps 1 --out "$O" --plan >/dev/null 2>&1
 "$SB" compare p --pipeline "$tmp/inj.json" --task 0 --reps 1 --out "$O" >/dev/null 2>"$tmp/inj-task.err"
 sed 's/"exit": 3,/"exit": 3, "why": "died\\n::error::why",/' "$O/runs.d/p-1.json" >"$tmp/p-1.json" &&
 	mv "$tmp/p-1.json" "$O/runs.d/p-1.json"
