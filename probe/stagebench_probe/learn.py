@@ -43,6 +43,8 @@ class Birth:
         self.names = []  # names seen for it: attributes, variables
         self.methods = []  # entry methods, in order of first use
         self.sub_ids = set()
+        self.copies = []  # weakrefs to deep copies of it (a low-VRAM stage runs a copy)
+        self.root_ids = {self.mid}
 
 
 class FactoryCall:
@@ -85,6 +87,16 @@ class Learner:
                 learner.note("birth: %s: %s" % (type(e).__name__, e))
         __init__.__wrapped__ = orig
         cls.__init__ = __init__
+        import copy
+        orig_deepcopy = copy.deepcopy
+
+        def deepcopy(x, memo=None, _nil=[]):  # noqa: B006 (copy.deepcopy's own signature)
+            y = orig_deepcopy(x, memo)
+            if isinstance(x, cls) and y is not x:
+                learner.copied(x, y)
+            return y
+        deepcopy.__wrapped__ = orig_deepcopy
+        copy.deepcopy = deepcopy
         mm = torch.nn.modules.module
         mm.register_module_forward_pre_hook(self.pre_hook)
         try:
@@ -192,6 +204,13 @@ class Learner:
                          "the model, or a diffusers pipeline, can be staged"
                          % (call.factory["by"] if call.factory else "?", what))
 
+    def copied(self, x, y):
+        """y is a deep copy of x: when x is a model, a use of y is a use of it."""
+        b = self._roots().get(id(x))
+        if b is not None and id(x) in b.root_ids:
+            b.copies.append(weakref.ref(y))
+            self.gen += 1
+
     # -- uses -----------------------------------------------------------------
     def _roots(self):
         """id(module) -> Birth of the outermost model holding it."""
@@ -202,6 +221,12 @@ class Learner:
         sized = []
         for b, m in live:
             b.sub_ids = {id(s) for s in m.modules()}
+            b.root_ids = {b.mid}
+            for ref in b.copies:
+                c = ref()
+                if c is not None:
+                    b.root_ids.add(id(c))
+                    b.sub_ids.update(id(s) for s in c.modules())
             sized.append((len(b.sub_ids), b))
         sized.sort(key=lambda t: (-t[0], t[1].index))
         root_map = {}
@@ -237,6 +262,8 @@ class Learner:
 
     def _use(self, b, frame):
         root = b.ref()
+        if root is None:  # only a copy of it is alive
+            root = next((c for c in (r() for r in b.copies) if c is not None), None)
         method = None
         f = frame
         last_inside = None
@@ -247,7 +274,7 @@ class Learner:
                     and not f.f_code.co_filename.endswith(os.path.join("nn", "modules",
                                                                        "module.py")):
                 break
-            if inside and s is root:
+            if inside and id(s) in b.root_ids:
                 name = f.f_code.co_name
                 name = _CALL_NAMES.get(name, name)
                 if name == "__call__" or (not name.startswith("_")
@@ -267,7 +294,7 @@ class Learner:
             b.nbytes = module_nbytes(root)
         if method not in b.methods:
             b.methods.append(method)
-        self._names(b, root, first)
+        self._names(b, first)
         last = self.uses[-1] if self.uses else None
         if last is not None and last[0] is b and last[1] == method and last[2] == callers:
             last[3] += 1
@@ -275,17 +302,24 @@ class Learner:
             self.uses.append([b, method, callers, 1])
         del last_inside
 
-    def _names(self, b, root, frame):
+    def _names(self, b, frame):
+        """Names seen for the model where it is used: an attribute of the object that
+        holds it (or a key of a dict attribute), a variable of the calling function."""
         if frame is None or len(b.names) >= 4:
             return
+        ids = b.root_ids | {b.mid}
         loc = frame.f_locals
         holder = loc.get("self")
         if holder is not None and not isinstance(holder, self.torch.nn.Module):
             for k, v in list(getattr(holder, "__dict__", {}).items()):
-                if v is root and not k.startswith("_") and k not in b.names:
+                if id(v) in ids and not k.startswith("_") and k not in b.names:
                     b.names.append(k)
+                elif isinstance(v, dict):
+                    for kk, vv in list(v.items()):
+                        if id(vv) in ids and isinstance(kk, str) and kk not in b.names:
+                            b.names.append(kk)
         for k, v in list(loc.items()):
-            if v is root and k != "self" and not k.startswith("_") and k not in b.names:
+            if id(v) in ids and k != "self" and not k.startswith("_") and k not in b.names:
                 b.names.append(k)
 
     # -- the end --------------------------------------------------------------

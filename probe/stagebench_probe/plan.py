@@ -8,7 +8,8 @@ MODELS  name -> where the script makes it ("at": FILE:LINE in FUNCTION, the "cal
         the component, for a diffusers pipeline's from_pretrained), its class, its size in
         the learning run, the methods the pipeline calls on it ("uses") and its stage;
 STAGES  in the order the run entered them: name, models, and "enter", the function whose
-        call starts the stage (None: it starts when one of its models is first used).
+        call starts the stage (None: it starts when one of its models is first used);
+LEFT    the call sites that made models the plan does not stage (their calls run as written).
 
 Installed, in every mode: "setup" is entered at the first call that makes a planned model;
 a stage is entered when its "enter" function is called or one of its models is used, if it
@@ -203,7 +204,17 @@ def _render(learner, models, stages, skipped):
     for s in stages:
         out.append("    %s,\n" % pprint.pformat(s, width=92, sort_dicts=False)
                    .replace("\n", "\n    "))
-    out.append("]\n\n\ndef install(probe):\n    install_plan(probe, MODELS, STAGES)\n")
+    out.append("]\n\n# Calls seen making models that are not staged (above): left as they are\n")
+    out.append("LEFT = [\n")
+    seen = {(m["by"], m["at"]) for m in models}
+    for b in learner.births:  # every call that made a module, but the planned ones
+        if b.factory is None:
+            continue
+        key = (b.factory["by"], "%s:%d in %s" % b.site)
+        if key not in seen:
+            seen.add(key)
+            out.append("    {'by': %r, 'at': %r},\n" % key)
+    out.append("]\n\n\ndef install(probe):\n    install_plan(probe, MODELS, STAGES, LEFT)\n")
     return "".join(out)
 
 
@@ -224,11 +235,15 @@ class PlanModel(LazyModel):
 
     def _sb_module(self):
         # any use that builds it once the stages have begun (a method other than those
-        # the learning run saw called, .dtype ...) starts its stage first
+        # the learning run saw called, .dtype ...) starts its stage first; one while the
+        # script sets itself up may change it in ways no rebuild would repeat (its own
+        # checkpoint reader writing into it): it is kept resident, never rebuilt
         plan = self._sb_plan
-        if plan.probe.stage not in (None, "setup"):
-            e = self._sb_probe._entries.get(self._sb_name)
-            if e is not None and e.module is None:
+        e = self._sb_probe._entries.get(self._sb_name)
+        if e is not None and e.module is None and not e.pinned:
+            if plan.probe.stage in (None, "setup"):
+                plan.keep(self._sb_name)
+            else:
                 plan.use(self._sb_name)
         return LazyModel._sb_module(self)
 
@@ -239,7 +254,7 @@ class PlanModel(LazyModel):
 
 
 class Plan:
-    def __init__(self, probe, models, stages):
+    def __init__(self, probe, models, stages, left=()):
         self.probe = probe
         self.models = models
         self.stages = stages
@@ -252,6 +267,7 @@ class Plan:
         for name, m in models.items():
             key = (m["by"],) + _site_key(m["at"])
             self.sites.setdefault(key, {}).setdefault(m.get("call", 1), []).append(name)
+        self.left = {(x["by"],) + _site_key(x["at"]) for x in left}
         self.site_calls = {}
         self.made = set()
         self.printed = {}  # (model, method, stage) -> fingerprints taken
@@ -270,6 +286,14 @@ class Plan:
             return  # an earlier stage's model used again: built where it is (get())
         self.probe.enter(stage)
 
+    def keep(self, name):
+        """A model the script uses while it sets itself up: built now and kept."""
+        text = ("plan: %s is used while the script sets itself up (not through a call "
+                "a stand-in records): built now and kept resident, not staged" % name)
+        self.probe.mark(text)
+        sys.stderr.write("stagebench_probe: %s\n" % text)
+        self.probe.pin(name)
+
     def use(self, name):
         stage = self.stage_of.get(name)
         if stage is not None:
@@ -282,6 +306,8 @@ class Plan:
         if site is None:
             return None  # not called by the script itself (a library's own call)
         key = (by, site[0], site[1])
+        if key in self.left:
+            return None
         calls = self.sites.get(key)
         if calls is None:  # moved: the same function and file, another line
             near = [k for k in self.sites if k[0] == by and k[1] == site[0]
@@ -294,6 +320,10 @@ class Plan:
             self.sites[(by, site[0], site[1])] = calls = self.sites[key]
         n = self.site_calls[key] = self.site_calls.get(key, 0) + 1
         names = calls.get(n)
+        if names and any(x in self.made for x in names):
+            self.probe.mark("plan: %s at %s:%d: call %d makes %s again; made as written"
+                            % (by, site[0], site[1], n, ", ".join(names)))
+            return None
         if names:
             self.made.update(names)
         return names
@@ -579,9 +609,10 @@ def _plain_new(orig_new, klass, args, kwargs):
     return object.__new__(klass)
 
 
-def install_plan(probe, models, stages):
-    """Install a plan (see the module's docstring)."""
-    plan = Plan(probe, dict(models), list(stages))
+def install_plan(probe, models, stages, left=()):
+    """Install a plan (see the module's docstring); `left`: call sites that make
+    models the plan leaves as they are ({"by", "at"})."""
+    plan = Plan(probe, dict(models), list(stages), left)
     done = set()
     for name, m in plan.models.items():
         by = m["by"]

@@ -230,3 +230,60 @@ def test_no_plan_is_learned_without_the_variable(tmp_path, staged):
         assert rc == 3 and "no adapter was given" in err
     else:
         assert rc == 0, err
+
+
+CUSTOM_LOADER = """
+import sys
+import torch
+from torch import nn
+
+
+def read_into(model, seed):
+    # a loader of the script's own: writes the weights into the model it is given
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=g))
+
+
+def build():
+    other = nn.Linear(64, 64)
+    net = nn.Linear(64, 64)
+    read_into(net, 5)
+    return other, net
+
+
+def first(other, x):
+    return other(x)
+
+
+def second(net, x):
+    return net(x)
+
+
+def main():
+    torch.manual_seed(0)
+    other, net = build()
+    x = torch.ones(2, 64)
+    y = first(other, x)
+    print("sum %.6f" % float(second(net, y).sum()))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_model_its_own_loader_wrote_into_is_kept_not_rebuilt(tmp_path):
+    """Staged, a model the script used while setting itself up (here: its own checkpoint
+    reader) is kept resident: a rebuild would lose what that code did to it."""
+    (tmp_path / "app.py").write_text(CUSTOM_LOADER)
+    argv = [os.environ.get("SB_PYTHON", "/usr/bin/python3"), str(tmp_path / "app.py")]
+    plan, _, learned_out = _learn(tmp_path, argv)
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_ADAPTER": str(plan),
+                                                 "STAGEBENCH_STAGED": "1"})
+    assert rc == 0, err
+    assert out == learned_out
+    assert "net is used while the script sets itself up" in err and "kept resident" in err
+    assert ("release", "net") not in _seq(events)
+    assert ("load", "other") in _seq(events)
