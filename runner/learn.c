@@ -6,15 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/path.h"
 #include "../common/util.h"
 #include "compare_int.h"
 #include "pipeline.h"
-
-static bool file_exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
 
 /* The variant the plan is learned from: the first given that does not set
  * STAGEBENCH_STAGED, else the pipeline's first such, else the first given. */
@@ -66,12 +61,12 @@ static int run_learn(struct session *s)
 	if (res.stopped_by == STOPPED_SIGNAL) {
 		s->interrupted = res.exit_code;
 		rc = -1;
-	} else if (!res.started || res.stopped_by || res.exit_code || !file_exists(plan)) {
+	} else if (!res.started || res.stopped_by || res.exit_code || !path_exists(plan)) {
 		struct strbuf words = STRBUF_INIT;
 		outcome_words(&res, &words);
 		rc = error("learn: the %s run that learns the plan %s%s: nothing else runs (its "
 			   "output is in %s, its stderr in %s)", v->name,
-			   file_exists(plan) ? "" : "wrote no plan: ", words.buf, cr.log_path,
+			   path_exists(plan) ? "" : "wrote no plan: ", words.buf, cr.log_path,
 			   cr.err_path);
 		strbuf_release(&words);
 	} else {

@@ -6,12 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef __APPLE__
-#include <limits.h>
-#include <mach-o/dyld.h>
-#endif
 
 #include "../common/jsonw.h"
+#include "../common/path.h"
 #include "../common/util.h"
 #include "compare.h"
 #include "compare_int.h"
@@ -216,7 +213,7 @@ void compare_plan_adapter(const char *probe_dir, const char *adapter, bool stage
 	*r = (struct compare_run)COMPARE_RUN_INIT;
 	strbuf_addf(&pp, "%s/site:%s", probe_dir, probe_dir);
 	if (adapter && (strchr(adapter, '/') || str_ends_with(adapter, ".py"))) {
-		abs = compare_absolute(adapter);
+		abs = path_absolute(adapter);
 		const char *slash = strrchr(abs, '/');
 		strbuf_addf(&pp, ":%.*s", (int)(slash - abs), abs);
 	}
@@ -274,18 +271,6 @@ int compare_set_option(const struct pipeline *p, const char *arg, struct kv_list
 	return 0;
 }
 
-bool compare_is_dir(const char *path)
-{
-	struct stat st;
-	return !stat(path, &st) && S_ISDIR(st.st_mode);
-}
-
-static bool exists(const char *path)
-{
-	struct stat st;
-	return !stat(path, &st);
-}
-
 char *compare_find_share(const char *home, const char *exe, const char *what)
 {
 	char *cands[3] = { NULL, NULL, NULL };
@@ -300,24 +285,11 @@ char *compare_find_share(const char *home, const char *exe, const char *what)
 		free(dir);
 	}
 	for (size_t i = 0; i < 3 && !found; i++)
-		if (cands[i] && exists(cands[i]))
+		if (cands[i] && path_exists(cands[i]))
 			found = realpath(cands[i], NULL);
 	for (size_t i = 0; i < 3; i++)
 		free(cands[i]);
 	return found;
-}
-
-char *compare_self_exe(void)
-{
-#ifdef __APPLE__
-	char buf[PATH_MAX];
-	uint32_t size = sizeof(buf);
-	if (_NSGetExecutablePath(buf, &size))
-		return NULL;
-	return realpath(buf, NULL);
-#else
-	return realpath("/proc/self/exe", NULL);
-#endif
 }
 
 const char *compare_python(void)
@@ -355,22 +327,12 @@ char *compare_default_out(const char *date, const char *name, const char *commit
 /* A fresh default directory: BASE, else BASE-2, BASE-3 ... */
 char *compare_fresh_dir(const char *base)
 {
-	if (!exists(base))
+	if (!path_exists(base))
 		return xstrdup(base);
 	for (int i = 2;; i++) {
 		char *d = xasprintf("%s-%d", base, i);
-		if (!exists(d))
+		if (!path_exists(d))
 			return d;
 		free(d);
 	}
-}
-
-char *compare_absolute(const char *p)
-{
-	if (p[0] == '/')
-		return xstrdup(p);
-	char *cwd = getcwd(NULL, 0);
-	char *a = cwd ? xasprintf("%s/%s", cwd, p) : xstrdup(p);
-	free(cwd);
-	return a;
 }

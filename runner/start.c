@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../common/jsonw.h"
+#include "../common/path.h"
 #include "../common/util.h"
 #include "../common/version.h"
 #include "git.h"
@@ -70,16 +71,6 @@ void fill_start(struct run *r, struct trace_start *st, struct host_info *h)
 	}
 }
 
-static char *absolute_path(const char *p)
-{
-	if (!p || p[0] == '/')
-		return xstrdup(p);
-	char *cwd = getcwd(NULL, 0);
-	char *abs = cwd ? xasprintf("%s/%s", cwd, p) : xstrdup(p);
-	free(cwd);
-	return abs;
-}
-
 /* The command's environment: the caller's env_set, then ours; r->env owns
  * the entries past the caller's. */
 void build_env(struct run *r)
@@ -100,7 +91,7 @@ void build_env(struct run *r)
 	if (o->latents_dir)
 		r->env[k++] = xasprintf("STAGEBENCH_LATENTS=%s", o->latents_dir);
 	if (o->trace_path) {
-		r->trace_abs = absolute_path(o->trace_path);
+		r->trace_abs = path_absolute(o->trace_path);
 		r->env[k++] = xasprintf("STAGEBENCH_TRACE=%s", r->trace_abs);
 	}
 	r->env[k] = NULL;
