@@ -1,4 +1,5 @@
-/* compare_int.h -- what compare.c and compare_parts.c (plan, task, merge) share */
+/* compare_int.h -- what compare.c, plan.c, learn.c, report.c and compare_parts.c (plan,
+ * task, merge) share */
 #ifndef SB_COMPARE_INT_H
 #define SB_COMPARE_INT_H
 
