@@ -24,8 +24,8 @@
 void on_reaped(void *arg, pid_t pid, uint64_t maxrss)
 {
 	struct run *r = arg;
-	if (r->window_open && maxrss && meter_peak_exited(r->m, pid, maxrss) > 0)
-		r->exit_peaks++;
+	if (r->sw.open && maxrss && meter_peak_exited(r->m, pid, maxrss) > 0)
+		r->sw.exit_peaks++;
 }
 
 /* After a SIGCHLD: every zombie child of ours but the leader. The recorder's
@@ -83,8 +83,8 @@ static void on_turn(struct loop *l, int64_t now, void *arg)
 	/* Lines written before a process exited are applied before it is
 	 * reaped: a stage boundary counts at the event's own time, and the
 	 * ru_maxrss of a process that ends goes to the window it ended in. */
-	if (got_chld && r->probe_fd >= 0)
-		on_probe_pipe(l, r->probe_fd, POLLIN, r);
+	if (got_chld && r->pin.fd >= 0)
+		on_probe_pipe(l, r->pin.fd, POLLIN, r);
 	if (root_exited(r, &r->chld)) {
 		/* Last look at the tree before the leader is reaped (the
 		 * leader itself is a zombie: its memory is gone already). */
@@ -198,7 +198,7 @@ static void on_probe_pipe(struct loop *l, int fd, short revents, void *arg)
 {
 	struct run *r = arg;
 	probe_read(r, PROBE_READ_TURN);
-	if (r->probe_fd < 0)
+	if (r->pin.fd < 0)
 		loop_del_fd(l, fd);
 }
 
@@ -206,7 +206,7 @@ static void on_err_pipe(struct loop *l, int fd, short revents, void *arg)
 {
 	struct run *r = arg;
 	err_relay(r, PROBE_READ_TURN);
-	if (r->err_fd < 0)
+	if (r->err.fd < 0)
 		loop_del_fd(l, fd);
 }
 
@@ -240,10 +240,10 @@ void run_loop(struct run *r)
 	r->t_flush = loop_add_timer(l, now + FLUSH_INTERVAL_NS, on_flush_due, r);
 	r->t_stop = loop_add_timer(l, LOOP_NEVER, on_stop_tick, r);
 	loop_add_fd(l, r->sigfd, POLLIN, on_signal_pipe, r);
-	if (r->probe_fd >= 0)
-		loop_add_fd(l, r->probe_fd, POLLIN, on_probe_pipe, r);
-	if (r->err_fd >= 0)
-		loop_add_fd(l, r->err_fd, POLLIN, on_err_pipe, r);
+	if (r->pin.fd >= 0)
+		loop_add_fd(l, r->pin.fd, POLLIN, on_probe_pipe, r);
+	if (r->err.fd >= 0)
+		loop_add_fd(l, r->err.fd, POLLIN, on_err_pipe, r);
 	if (r->psi_fd >= 0 && r->o->guarded)
 		loop_add_fd(l, r->psi_fd, POLLPRI, on_psi, r);
 	loop_run(l);

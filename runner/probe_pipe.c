@@ -23,10 +23,10 @@ static void probe_line(struct run *r, const char *line, size_t len)
 	const char *msg = NULL;
 	memset(&ev, 0, sizeof(ev));
 	if (trace_parse_probe_line(line, len, (double)r->t0_ns / 1e9, &ev, &msg)) {
-		if (!r->probe_warned)
+		if (!r->pin.warned)
 			warning("ignoring a malformed line from the command's probe pipe: %s: '%.*s'",
 				msg ? msg : "unreadable", (int)(len > 80 ? 80 : len), line);
-		r->probe_warned = true;
+		r->pin.warned = true;
 		trace_event_release(&ev);
 		return;
 	}
@@ -60,7 +60,7 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		window_sample(r, ev.t);
 	} else {
 		write_event(r, &ev);
-		if (window_step(&r->win, &ev) == WINDOW_MOVE && r->window_open) {
+		if (window_step(&r->win, &ev) == WINDOW_MOVE && r->sw.open) {
 			window_open_at(r, r->win.start_t, true);
 			window_sample(r, ev.t);
 		}
@@ -76,12 +76,12 @@ static void probe_take(struct run *r, const char *p, size_t n)
 	while (n) {
 		const char *nl = memchr(p, '\n', n);
 		size_t len = nl ? (size_t)(nl - p) : n;
-		if (r->probe_skipping) {
+		if (r->pin.skipping) {
 			/* dropped up to its end */
-		} else if (r->probe_buf.len + len > PROBE_LINE_MAX) {
-			if (!r->probe_skipped++) {
+		} else if (r->pin.buf.len + len > PROBE_LINE_MAX) {
+			if (!r->pin.skipped++) {
 				char head[41];
-				const char *h = r->probe_buf.len ? r->probe_buf.buf : p;
+				const char *h = r->pin.buf.len ? r->pin.buf.buf : p;
 				size_t k;
 				for (k = 0; k < 40 && h[k]; k++)
 					head[k] = h[k] >= 0x20 && h[k] < 0x7f ? h[k] : '?';
@@ -90,20 +90,20 @@ static void probe_take(struct run *r, const char *p, size_t n)
 					"on the probe pipe) from '%s': '%s...'", r->o->name,
 					PROBE_LINE_MAX, r->argv[0], head);
 			}
-			r->probe_skipping = true;
-			strbuf_reset(&r->probe_buf);
-		} else if (nl && !r->probe_buf.len) {
+			r->pin.skipping = true;
+			strbuf_reset(&r->pin.buf);
+		} else if (nl && !r->pin.buf.len) {
 			probe_line(r, p, len); /* a whole line in this read: no copy */
 		} else {
-			strbuf_add(&r->probe_buf, p, len);
+			strbuf_add(&r->pin.buf, p, len);
 			if (nl) {
-				probe_line(r, r->probe_buf.buf, r->probe_buf.len);
-				strbuf_reset(&r->probe_buf);
+				probe_line(r, r->pin.buf.buf, r->pin.buf.len);
+				strbuf_reset(&r->pin.buf);
 			}
 		}
 		if (!nl)
 			return;
-		r->probe_skipping = false;
+		r->pin.skipping = false;
 		p = nl + 1;
 		n -= len + 1;
 	}
@@ -138,11 +138,11 @@ static bool drain(struct run *r, int *fd, size_t max,
 /* The probe's pipe: whole lines as they come; at EOF the last, unended one. */
 void probe_read(struct run *r, size_t max)
 {
-	if (!drain(r, &r->probe_fd, max, probe_take))
+	if (!drain(r, &r->pin.fd, max, probe_take))
 		return;
-	if (r->probe_buf.len && !r->probe_skipping)
-		probe_line(r, r->probe_buf.buf, r->probe_buf.len);
-	strbuf_reset(&r->probe_buf);
+	if (r->pin.buf.len && !r->pin.skipping)
+		probe_line(r, r->pin.buf.buf, r->pin.buf.len);
+	strbuf_reset(&r->pin.buf);
 }
 
 /* ---- the command's stderr, copied --------------------------------------------- */
@@ -151,8 +151,8 @@ void probe_read(struct run *r, size_t max)
  * back: it survives our end) and to our stderr. */
 static void err_take(struct run *r, const char *p, size_t n)
 {
-	if (!r->err_copy_failed && write_all(r->o->stderr_copy_fd, p, n)) {
-		r->err_copy_failed = true;
+	if (!r->err.copy_failed && write_all(r->o->stderr_copy_fd, p, n)) {
+		r->err.copy_failed = true;
 		warning("%s: cannot keep the command's stderr: %s", r->o->name, strerror(errno));
 	}
 	status_clear(r);
@@ -162,7 +162,7 @@ static void err_take(struct run *r, const char *p, size_t n)
 /* Relay the command's stderr, at most max bytes; at EOF the pipe is closed. */
 void err_relay(struct run *r, size_t max)
 {
-	drain(r, &r->err_fd, max, err_take);
+	drain(r, &r->err.fd, max, err_take);
 }
 
 /* The pipe the command's stderr goes to (o->stderr_copy_fd set); 0 or -1. */
@@ -170,11 +170,11 @@ int err_pipe_open(struct run *r)
 {
 	if (r->o->stderr_copy_fd < 0)
 		return 0;
-	if (pipe(r->err_pipe))
+	if (pipe(r->err.pipe))
 		return error("cannot create a pipe: %s", strerror(errno));
-	fcntl(r->err_pipe[0], F_SETFD, FD_CLOEXEC);
-	fcntl(r->err_pipe[0], F_SETFL, O_NONBLOCK);
-	fcntl(r->err_pipe[1], F_SETFD, FD_CLOEXEC);
-	r->sp.stderr_fd = r->err_pipe[1];
+	fcntl(r->err.pipe[0], F_SETFD, FD_CLOEXEC);
+	fcntl(r->err.pipe[0], F_SETFL, O_NONBLOCK);
+	fcntl(r->err.pipe[1], F_SETFD, FD_CLOEXEC);
+	r->sp.stderr_fd = r->err.pipe[1];
 	return 0;
 }

@@ -158,11 +158,11 @@ static int run_command(struct run *r)
 	int started = spawn_start(&r->sp);
 	close(r->probe[1]);
 	r->probe[1] = -1;
-	if (r->err_pipe[1] >= 0) {
-		close(r->err_pipe[1]);
-		r->err_pipe[1] = -1;
-		r->err_fd = r->err_pipe[0];
-		r->err_pipe[0] = -1;
+	if (r->err.pipe[1] >= 0) {
+		close(r->err.pipe[1]);
+		r->err.pipe[1] = -1;
+		r->err.fd = r->err.pipe[0];
+		r->err.pipe[0] = -1;
 	}
 	if (started) {
 		res->exit_code = GUARD_EXIT_CANNOT_RUN;
@@ -170,7 +170,7 @@ static int run_command(struct run *r)
 		return 0;
 	}
 	res->started = true;
-	r->probe_fd = r->probe[0];
+	r->pin.fd = r->probe[0];
 	r->probe[0] = -1;
 	meter_track(r->m, r->sp.pid);
 	/* setup's window: from the command's start to its first stage event
@@ -179,11 +179,11 @@ static int run_command(struct run *r)
 
 	run_loop(r);
 
-	if (r->probe_fd >= 0) {
+	if (r->pin.fd >= 0) {
 		/* whatever the command wrote before it ended; orphans may hold the pipe */
 		probe_read(r, PROBE_READ_LAST);
 	}
-	if (r->err_fd >= 0)
+	if (r->err.fd >= 0)
 		err_relay(r, PROBE_READ_LAST); /* what is there: orphans may hold it */
 	window_close(r, t_of(r, r->exit_ns)); /* one a late stage event opened */
 	res->wall_s = (double)(r->exit_ns - r->spawn_ns) / 1e9;
@@ -232,9 +232,9 @@ static void run_finish(struct run *r)
 	char fp[32], wall[32];
 	format_gb(res->peak_footprint, fp);
 	format_duration((int64_t)(res->wall_s * 1e9), wall);
-	if (r->probe_skipped > 1)
+	if (r->pin.skipped > 1)
 		warning("%s: skipped %u lines longer than %d bytes from the probe pipe in all",
-			r->o->name, r->probe_skipped, PROBE_LINE_MAX);
+			r->o->name, r->pin.skipped, PROBE_LINE_MAX);
 	if (r->o->trace_path)
 		note("%s: %s%s: peak footprint %s, wall %s, exit %d", r->o->name, r->o->trace_path,
 		     r->write_failed ? " (incomplete: a write failed)" : "", fp, wall,
@@ -257,13 +257,13 @@ static int run_close(struct run *r, int ret)
 	for (int i = 0; i < 2; i++)
 		if (r->probe[i] >= 0)
 			close(r->probe[i]);
-	if (r->probe_fd >= 0)
-		close(r->probe_fd);
+	if (r->pin.fd >= 0)
+		close(r->pin.fd);
 	for (int i = 0; i < 2; i++)
-		if (r->err_pipe[i] >= 0)
-			close(r->err_pipe[i]);
-	if (r->err_fd >= 0)
-		close(r->err_fd);
+		if (r->err.pipe[i] >= 0)
+			close(r->err.pipe[i]);
+	if (r->err.fd >= 0)
+		close(r->err.fd);
 	if (r->env) {
 		for (size_t i = r->env_own; r->env[i]; i++)
 			free((char *)r->env[i]);
@@ -274,7 +274,7 @@ static int run_close(struct run *r, int ret)
 	free(r->st.commit);
 	free(r->st.extra_json);
 	window_state_release(&r->win);
-	strbuf_release(&r->probe_buf);
+	strbuf_release(&r->pin.buf);
 	spawn_release(&r->sp);
 	meter_free(r->m);
 	return ret;
@@ -288,15 +288,15 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 	memset(&r, 0, sizeof(r));
 	r.win = (struct window_state)WINDOW_STATE_INIT;
 	r.ss.pipe[0] = r.ss.pipe[1] = r.sigfd = -1;
-	r.probe[0] = r.probe[1] = r.psi_fd = r.probe_fd = -1;
-	r.err_pipe[0] = r.err_pipe[1] = r.err_fd = -1;
+	r.probe[0] = r.probe[1] = r.psi_fd = r.pin.fd = -1;
+	r.err.pipe[0] = r.err.pipe[1] = r.err.fd = -1;
 	*res = (struct record_result)RECORD_RESULT_INIT;
 	r.o = o;
 	r.g = o->guard ? o->guard : &default_guard;
 	r.res = res;
 	r.argv = argv;
 	r.sp = (struct spawn)SPAWN_INIT;
-	strbuf_init(&r.probe_buf);
+	strbuf_init(&r.pin.buf);
 	if (o->interval_ns < NS_PER_MS)
 		BUG("record interval under 1 ms");
 

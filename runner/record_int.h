@@ -37,6 +37,32 @@
 /* ... and once the command ended (orphans may go on writing). */
 #define PROBE_READ_LAST (64 * 1024 * 1024)
 
+/* The stage window open now and its peak so far (windows.c). */
+struct stage_window {
+	bool open;
+	double from;
+	bool has_peak;
+	uint64_t peak;
+	bool late;              /* opened after the command's root was reaped */
+	unsigned exit_peaks;    /* times on_reaped() raised a window's peak */
+};
+
+/* The probe pipe's read side (probe_pipe.c). */
+struct probe_in {
+	int fd;                 /* read end, -1 once closed */
+	struct strbuf buf;      /* a line's start, read before its newline */
+	bool warned;
+	bool skipping;          /* in a line over PROBE_LINE_MAX: dropped up to its newline */
+	unsigned skipped;       /* lines skipped so */
+};
+
+/* The command's stderr, relayed to a copy (probe_pipe.c). */
+struct err_copy {
+	int pipe[2];            /* the command's stderr when o->stderr_copy_fd is set */
+	int fd;                 /* its read end once the command runs, -1 once closed */
+	bool copy_failed;       /* a write to the copy failed (warned once) */
+};
+
 struct run {
 	const struct record_opts *o;
 	const struct guard_opts *g;
@@ -48,22 +74,11 @@ struct run {
 	struct spawn sp;
 	int64_t t0_ns;          /* run origin: t = 0 */
 	int64_t spawn_ns, exit_ns;
-	int probe_fd;           /* read end, -1 once closed */
-	int err_pipe[2];        /* the command's stderr when o->stderr_copy_fd is set */
-	int err_fd;             /* its read end once the command runs, -1 once closed */
-	bool err_copy_failed;   /* a write to the copy failed (warned once) */
-	struct strbuf probe_buf;  /* a line's start, read before its newline */
-	bool probe_warned;
-	bool probe_skipping;      /* in a line over PROBE_LINE_MAX: dropped up to its newline */
-	unsigned probe_skipped;   /* lines skipped so */
+	struct probe_in pin;    /* the probe pipe's read side (probe_pipe.c) */
+	struct err_copy err;    /* the command's stderr copied (probe_pipe.c) */
 	/* stage window for exact peaks */
 	struct window_state win; /* the window rule: the stage in force, its start */
-	bool window_open;
-	double window_from;
-	bool window_has_peak;
-	uint64_t window_peak;
-	bool window_late;       /* opened after the command's root was reaped */
-	unsigned exit_peaks;    /* times on_reaped() raised a window's peak */
+	struct stage_window sw;  /* the open window's peak (windows.c) */
 	/* guard */
 	struct guard_state gs;
 	struct guard_readings last;

@@ -25,30 +25,30 @@ bool kernel_peaks(const struct run *r)
 static void window_poll_peak(struct run *r)
 {
 	uint64_t b;
-	if (!r->window_open || !kernel_peaks(r))
+	if (!r->sw.open || !kernel_peaks(r))
 		return;
 	/* 0 means only zombies answered (they lose their Vm fields): no reading */
 	if (!meter_peak_read(r->m, &b) && b) {
-		if (!r->window_has_peak || b > r->window_peak)
-			r->window_peak = b;
-		r->window_has_peak = true;
+		if (!r->sw.has_peak || b > r->sw.peak)
+			r->sw.peak = b;
+		r->sw.has_peak = true;
 	}
 }
 
 /* A sample's footprint counts for the window it falls in (t >= its start). */
 void window_sampled(struct run *r, const struct trace_sample *s)
 {
-	if (!r->window_open || kernel_peaks(r) || !(s->fields & SF_FOOTPRINT) ||
-	    s->t < r->window_from)
+	if (!r->sw.open || kernel_peaks(r) || !(s->fields & SF_FOOTPRINT) ||
+	    s->t < r->sw.from)
 		return;
-	if (!r->window_has_peak || s->footprint > r->window_peak)
-		r->window_peak = s->footprint;
-	r->window_has_peak = true;
+	if (!r->sw.has_peak || s->footprint > r->sw.peak)
+		r->sw.peak = s->footprint;
+	r->sw.has_peak = true;
 }
 
 static const char *window_why(const struct run *r)
 {
-	if (r->window_late)
+	if (r->sw.late)
 		return "the command had exited before its stage event was read: no process "
 		       "was left to measure";
 	if (kernel_peaks(r))
@@ -59,7 +59,7 @@ static const char *window_why(const struct run *r)
 
 void window_close(struct run *r, double t)
 {
-	if (!r->window_open)
+	if (!r->sw.open)
 		return;
 	/* A process that exited before this stage event was merged (a command
 	 * that ends right after its last stage line) is a zombie without VmHWM:
@@ -67,34 +67,34 @@ void window_close(struct run *r, double t)
 	 * again after the reading for one that died during it. */
 	if (r->sp.pid > 0)
 		spawn_reap(&r->sp);
-	unsigned raised = r->exit_peaks;
+	unsigned raised = r->sw.exit_peaks;
 	window_poll_peak(r);
 	if (r->sp.pid > 0) {
 		spawn_reap(&r->sp);
-		if (r->exit_peaks != raised)
+		if (r->sw.exit_peaks != raised)
 			window_poll_peak(r);
 	}
 	struct trace_event ev;
 	memset(&ev, 0, sizeof(ev));
-	ev.t = t < r->window_from ? r->window_from : t;
+	ev.t = t < r->sw.from ? r->sw.from : t;
 	ev.kind = EV_PEAK;
 	ev.kind_name = (char *)"peak";
 	ev.ndim = -1;
 	ev.stage = (char *)window_stage(&r->win);
 	ev.metric = (char *)(kernel_peaks(r) ? r->mi->peak_metric : SAMPLED_PEAK_METRIC);
-	ev.has_bytes = r->window_has_peak;
-	ev.bytes = r->window_peak;
+	ev.has_bytes = r->sw.has_peak;
+	ev.bytes = r->sw.peak;
 	ev.has_from = true;
-	ev.from = r->window_from;
+	ev.from = r->sw.from;
 	struct strbuf why = STRBUF_INIT;
-	if (!r->window_has_peak) {
+	if (!r->sw.has_peak) {
 		strbuf_addstr(&why, "\"bytes\":null,\"why\":");
 		json_escape(&why, window_why(r));
 		ev.extra_json = why.buf;
 	}
 	write_event(r, &ev);
 	strbuf_release(&why);
-	r->window_open = false;
+	r->sw.open = false;
 }
 
 /* A window from t; reset: the tree's high-water marks start again there (not
@@ -102,11 +102,11 @@ void window_close(struct run *r, double t)
  * right after the spawn could come after a fast command's first peak). */
 void window_open_at(struct run *r, double t, bool reset)
 {
-	r->window_open = true;
-	r->window_from = t;
-	r->window_has_peak = false;
-	r->window_peak = 0;
-	r->window_late = r->sp.reaped;
+	r->sw.open = true;
+	r->sw.from = t;
+	r->sw.has_peak = false;
+	r->sw.peak = 0;
+	r->sw.late = r->sp.reaped;
 	if (!kernel_peaks(r))
 		return;
 	if (reset && meter_peak_reset(r->m))
