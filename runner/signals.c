@@ -1,4 +1,5 @@
-/* signals.c -- the record engine's self-pipe for signals, installed for one run (or by the caller) */
+/* signals.c -- the record engine's self-pipe for signals, installed for one run (or by
+ * the caller) */
 
 #include <errno.h>
 #include <fcntl.h>
