@@ -8,7 +8,9 @@
 
 #include "../analyze/analysis.h"
 #include "../common/parse.h"
+#include "../common/path.h"
 #include "../common/util.h"
+#include "../platform/platform.h"
 #include "../plots/plot.h"
 #include "../runner/compare.h"
 #include "../runner/git.h"
@@ -396,7 +398,7 @@ static void found_release(struct found *f)
  * pipeline read. Returns -1 to go on, else the exit status. */
 static int find_pipeline(const struct args *a, struct found *f)
 {
-	f->exe = compare_self_exe();
+	f->exe = pl_self_exe();
 	const char *home = getenv("STAGEBENCH_HOME");
 	const char *exe = f->exe ? f->exe : "(binary)";
 	if (a->pipeline) {
@@ -408,7 +410,7 @@ static int find_pipeline(const struct args *a, struct found *f)
 		return SB_EXIT_FAILURE;
 	}
 	f->probe_dir = compare_find_share(home, f->exe, "probe");
-	if (!f->probe_dir || !compare_is_dir(f->probe_dir)) {
+	if (!f->probe_dir || !path_is_dir(f->probe_dir)) {
 		error("cannot find the Python probe (probe/) in $STAGEBENCH_HOME, %s/../probe or "
 		      "%s/../share/stagebench/probe: set STAGEBENCH_HOME to the stagebench tree",
 		      exe, exe);
@@ -488,7 +490,7 @@ static int directories(const struct args *a, struct found *f)
 	if (a->part == COMPARE_PLAN && !a->out)
 		return -1; /* nothing is written */
 	if (a->part == COMPARE_PLAN) { /* the campaign starts: OUT/plan.json */
-		f->out = compare_absolute(a->out);
+		f->out = path_absolute(a->out);
 		return mkdir_p(f->out) ? SB_EXIT_FAILURE : -1;
 	}
 	if ((a->part == COMPARE_TASK || a->part == COMPARE_MERGE) && !a->out)
@@ -497,7 +499,7 @@ static int directories(const struct args *a, struct found *f)
 	const char *cd = getenv("STAGEBENCH_COMMIT_DIR");
 	f->commit_dir = xstrdup(cd && *cd ? cd : f->p.dir);
 	if (a->out) {
-		f->out = compare_absolute(a->out);
+		f->out = path_absolute(a->out);
 	} else {
 		char date[16];
 		time_t now = time(NULL);
@@ -513,14 +515,14 @@ static int directories(const struct args *a, struct found *f)
 		char *base = compare_default_out(date, name, commit, dirty > 0);
 		free(name);
 		char *fresh = compare_fresh_dir(base);
-		f->out = compare_absolute(fresh);
+		f->out = path_absolute(fresh);
 		free(base);
 		free(fresh);
 		free(commit);
 	}
 	if (mkdir_p(f->out))
 		return SB_EXIT_FAILURE;
-	f->cache = a->cache ? compare_absolute(a->cache) : compare_default_cache(f->p.name);
+	f->cache = a->cache ? path_absolute(a->cache) : compare_default_cache(f->p.name);
 	return -1;
 }
 
@@ -588,7 +590,7 @@ int cmd_learn(int argc, char **argv)
 	if (rc < 0)
 		rc = directories(&a, &f);
 	if (rc < 0) {
-		char *output = compare_absolute(a.output);
+		char *output = path_absolute(a.output);
 		struct compare_opts o = {
 			.setup = { .p = &f.p, .out = f.out, .probe_dir = f.probe_dir,
 				   .python = compare_python(), .cache = f.cache, .seed = a.seed,

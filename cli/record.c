@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "../common/parse.h"
+#include "../common/path.h"
 #include "../common/util.h"
+#include "../platform/platform.h"
 #include "../runner/compare.h"
 #include "../runner/guard.h"
 #include "../runner/record.h"
@@ -93,7 +95,7 @@ static void probe_plan_release(struct probe_plan *pl)
 
 static char *dir_of_abs(const char *path)
 {
-	char *abs = compare_absolute(path);
+	char *abs = path_absolute(path);
 	char *slash = strrchr(abs, '/');
 	if (slash)
 		*(slash == abs ? slash + 1 : slash) = '\0';
@@ -129,7 +131,7 @@ static int plan_pipeline(const struct probe_args *pa, const char *trace_path,
 				"'--pipeline' (the pipeline file names its adapter and variants)");
 		return SB_EXIT_USAGE;
 	}
-	pl->pipeline_path = compare_absolute(pa->pipeline); /* {pipeline_dir} absolute */
+	pl->pipeline_path = path_absolute(pa->pipeline); /* {pipeline_dir} absolute */
 	if (pipeline_read(pl->pipeline_path, &pl->p) < 0)
 		return SB_EXIT_FAILURE;
 	pl->have_pipeline = true;
@@ -145,7 +147,7 @@ static int plan_pipeline(const struct probe_args *pa, const char *trace_path,
 		if (r < 0)
 			return SB_EXIT_USAGE;
 	}
-	pl->cache = pa->cache ? compare_absolute(pa->cache) : compare_default_cache(pl->p.name);
+	pl->cache = pa->cache ? path_absolute(pa->cache) : compare_default_cache(pl->p.name);
 	pl->out = dir_of_abs(trace_path);
 	struct compare_setup setup = {
 		.p = &pl->p, .out = pl->out, .probe_dir = pl->probe_dir, .python = compare_python(),
@@ -166,9 +168,9 @@ static int plan_pipeline(const struct probe_args *pa, const char *trace_path,
 static int plan_probe(const struct probe_args *pa, const char *trace_path,
 		      struct record_opts *ro, struct probe_plan *pl)
 {
-	pl->exe = compare_self_exe();
+	pl->exe = pl_self_exe();
 	pl->probe_dir = compare_find_share(getenv("STAGEBENCH_HOME"), pl->exe, "probe");
-	if (!pl->probe_dir || !compare_is_dir(pl->probe_dir)) {
+	if (!pl->probe_dir || !path_is_dir(pl->probe_dir)) {
 		if (!pa->pipeline && !pa->adapter)
 			return -1; /* a plain recording: no probe to put on the path */
 		error("cannot find the Python probe (probe/) in $STAGEBENCH_HOME or beside the "

@@ -49,6 +49,10 @@ int pl_set_subreaper(void);
  * bytes when it was reaped (KiB on Linux, bytes on macOS; 0 = unknown). */
 pid_t pl_wait(pid_t pid, int *status, int flags, uint64_t *maxrss);
 
+/* The real path of the running executable (Linux: /proc/self/exe; macOS:
+ * _NSGetExecutablePath), or NULL. Caller frees. */
+char *pl_self_exe(void);
+
 /* Host facts for the start record. */
 struct host_info {
 	char name[256]; /* the node name (uname), which tells machines of one cluster apart */

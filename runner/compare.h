@@ -128,10 +128,6 @@ int compare_set_option(const struct pipeline *p, const char *arg, struct kv_list
  */
 char *compare_find_share(const char *home, const char *exe, const char *what);
 
-/* The real path of the running executable (/proc/self/exe; macOS:
- * _NSGetExecutablePath), or NULL. Caller frees. */
-char *compare_self_exe(void);
-
 /* $STAGEBENCH_PYTHON when set and non-empty, else /usr/bin/python3 when it
  * exists, else "python3" (looked up on PATH). Returns a static string or
  * the environment's. */
@@ -149,14 +145,8 @@ char *compare_default_out(const char *date, const char *name, const char *commit
  * variant index and the repetition (1-based). E S E S for 2 variants. */
 void compare_schedule(size_t nvariants, size_t k, size_t *variant, int *rep);
 
-/* True when PATH is a directory. */
-bool compare_is_dir(const char *path);
-
 /* A fresh default directory: BASE, else BASE-2, BASE-3 ... Caller frees. */
 char *compare_fresh_dir(const char *base);
-
-/* P made absolute against the current directory. Caller frees. */
-char *compare_absolute(const char *p);
 
 /*
  * What a failed command said last on its stderr (TEXT, LEN bytes, its tail),

@@ -1,4 +1,5 @@
-/* compare_int.h -- what compare.c and compare_parts.c (plan, task, merge) share */
+/* compare_int.h -- what compare.c, plan.c, learn.c, report.c and compare_parts.c (plan,
+ * task, merge) share */
 #ifndef SB_COMPARE_INT_H
 #define SB_COMPARE_INT_H
 
@@ -54,6 +55,24 @@ int run_k(struct session *s, size_t k);
 int run_prepare(struct session *s);
 int run_warmups(struct session *s);
 bool take_signal(struct session *s, const struct record_signals *sigs);
+/* compare.c: one plan run under record_run (0, or -1 after error()); a
+ * run's outcome in words. */
+int run_one(const struct record_opts *base, const struct compare_run *cr,
+	    const enum cache_state *state, struct trace_label *labels, size_t nlabels,
+	    struct record_result *res);
+void outcome_words(const struct record_result *res, struct strbuf *sb);
+
+/* learn.c: the plan learned first when a variant run is staged and the
+ * pipeline names no adapter (0, or -1 after error()); stagebench learn
+ * (its exit status). */
+int needs_plan(struct session *s);
+int learn_only(struct session *s);
+
+/* report.c: a warning for each run much slower than its variant's others;
+ * the report (0, or -1 when something could not be read or written;
+ * *findings the latent findings). */
+void compare_warn_slow_runs(const struct session *s);
+int compare_report(const struct session *s, bool charts, size_t *findings);
 
 /* compare_parts.c: --plan's lines; the campaign of OUT started or joined
  * (0 or the exit status); task K run alone (its exit status); every planned

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../analyze/render.h"
+#include "../common/path.h"
 #include "../common/util.h"
 #include "../traces/runs.h"
 #include "../traces/trace.h"
@@ -164,12 +165,6 @@ static void warn_why(const char *id, const char *why)
 	strbuf_release(&sb);
 }
 
-static bool file_exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
 /* What gather_one found of run k. */
 struct found_run {
 	char *id, *trace, *trace_path, *entry_path;
@@ -273,7 +268,7 @@ static void gather_one(struct session *s, size_t k)
 	read_entry(s, &f);
 	struct run_entry lost;
 	const struct run_entry *e = f.one.n == 1 ? &f.one.items[0] : NULL;
-	if (file_exists(f.trace_path)) {
+	if (path_exists(f.trace_path)) {
 		if (!e)
 			e = entryless(s, &f, &lost);
 		if (e)

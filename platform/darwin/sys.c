@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <libproc.h>
+#include <limits.h>
+#include <mach-o/dyld.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +216,15 @@ pid_t pl_wait(pid_t pid, int *status, int flags, uint64_t *maxrss)
 	pid_t r = wait4(pid, status, flags, &ru);
 	*maxrss = r > 0 && ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
 	return r;
+}
+
+char *pl_self_exe(void)
+{
+	char buf[PATH_MAX];
+	uint32_t size = sizeof(buf);
+	if (_NSGetExecutablePath(buf, &size))
+		return NULL;
+	return realpath(buf, NULL);
 }
 
 /* ---- host facts ---------------------------------------------------------- */

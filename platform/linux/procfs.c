@@ -212,6 +212,11 @@ pid_t pl_wait(pid_t pid, int *status, int flags, uint64_t *maxrss)
 	return r;
 }
 
+char *pl_self_exe(void)
+{
+	return realpath("/proc/self/exe", NULL);
+}
+
 /* ---- host facts ---------------------------------------------------------- */
 
 static void copy_str(char *dst, size_t cap, const char *src, size_t n)

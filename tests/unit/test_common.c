@@ -12,7 +12,9 @@
 
 #include "common/jsonw.h"
 #include "common/parse.h"
+#include "common/path.h"
 #include "common/util.h"
+#include "testutil.h"
 
 /* ---- parse_size ---------------------------------------------------------- */
 
@@ -387,4 +389,39 @@ Test(common, read_file_tail_reads_the_last_bytes)
 	cr_assert_str_eq(text, "line one\nline two\n");
 	free(text);
 	unlink(path);
+}
+
+/* ---- path helpers --------------------------------------------------------- */
+
+Test(common, path_helpers_tell_files_from_directories)
+{
+	char *dir = test_tmpdir("path");
+	char *file = xasprintf("%s/f", dir);
+	char *gone = xasprintf("%s/gone", dir);
+	cr_assert_eq(write_file(file, "x", 1), 0);
+	cr_expect(path_exists(dir));
+	cr_expect(path_exists(file));
+	cr_expect_not(path_exists(gone));
+	cr_expect(path_is_dir(dir));
+	cr_expect_not(path_is_dir(file), "a file is not a directory");
+	cr_expect_not(path_is_dir(gone));
+	test_rm_rf(dir);
+	free(gone);
+	free(file);
+	free(dir);
+}
+
+Test(common, path_absolute_is_against_the_working_directory)
+{
+	char *cwd = getcwd(NULL, 0);
+	char *want = xasprintf("%s/a/b", cwd);
+	char *got = path_absolute("a/b");
+	cr_expect_str_eq(got, want);
+	free(got);
+	got = path_absolute("/x/y");
+	cr_expect_str_eq(got, "/x/y", "an absolute path is kept");
+	free(got);
+	cr_expect_null(path_absolute(NULL));
+	free(want);
+	free(cwd);
 }

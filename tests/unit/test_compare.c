@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../../common/util.h"
+#include "../../platform/platform.h"
 #include "../../runner/compare.h"
 #include "../../runner/pipeline.h"
 #include "testutil.h"
@@ -388,7 +389,7 @@ Test(compare, find_share_tries_home_then_beside_the_binary, .init = make_tmp, .f
 
 Test(compare, self_exe_is_this_test_binary)
 {
-	char *exe = compare_self_exe();
+	char *exe = pl_self_exe();
 	cr_assert_not_null(exe);
 	cr_expect(str_ends_with(exe, "/test_compare"), "got %s", exe);
 	free(exe);

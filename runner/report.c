@@ -1,0 +1,334 @@
+/* report.c -- compare's report: the slow-run warnings, the table, the failed runs, the latents,
+ * the run summary and the charts */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analyze/analysis.h"
+#include "../analyze/latents.h"
+#include "../analyze/render.h"
+#include "../analyze/table.h"
+#include "../common/units.h"
+#include "../common/util.h"
+#include "../plots/plot.h"
+#include "compare_int.h"
+#include "conditions.h"
+
+/* A warning for each completed run much slower than the variant's other
+ * completed runs, with what may be why. */
+static void warn_slow_runs(const struct session *s)
+{
+	double *others = xcalloc(s->ndone + 1, sizeof(*others));
+	for (size_t i = 0; i < s->ndone; i++) {
+		const struct done_run *d = &s->done[i];
+		size_t n = 0;
+		double median;
+		if (!d->completed)
+			continue;
+		for (size_t j = 0; j < s->ndone; j++)
+			if (j != i && s->done[j].completed && !strcmp(s->done[j].mode, d->mode))
+				others[n++] = s->done[j].wall_s;
+		if (!run_much_slower(d->wall_s, others, n, &median))
+			continue;
+		char took[UNITS_BUF], med[UNITS_BUF];
+		warning("%s run %d took %s, %.1f times the %s of the other %s run%s: %s",
+			d->mode, d->rep, units_seconds(d->wall_s, UNITS_COARSE, false, took),
+			d->wall_s / median, units_seconds(median, UNITS_COARSE, false, med), d->mode,
+			n == 1 ? "" : "s",
+			d->rep == 1 ? "a first run often pays for building or fetching files, a cold "
+				      "page cache or warming caches (a 'prepare' command in the "
+				      "pipeline file, --warmup N or --cache-state warm make the runs "
+				      "alike)"
+				    : "the machine may have been busy (other processes, swapping) "
+				      "during it");
+	}
+	free(others);
+}
+
+static int write_text(const char *dir, const char *name, const struct strbuf *sb)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	int rc = write_file(path, sb->buf ? sb->buf : "", sb->len);
+	free(path);
+	return rc;
+}
+
+/* The run summary: one row per run. */
+static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
+{
+	strbuf_addstr(o, "| run | outcome | peak footprint | wall | trace |\n|---|---|---|---|---|\n");
+	for (size_t i = 0; i < n; i++) {
+		char buf[96], fp[32];
+		if (!d[i].read) {
+			strbuf_addf(o, "| %s | trace unreadable | | | %s |\n", d[i].id, d[i].trace_path);
+			continue;
+		}
+		const struct analysis *a = &d[i].a;
+		const char *slash = strrchr(d[i].trace_path, '/');
+		strbuf_addf(o, "| %s | %s", d[i].id, analysis_outcome_str(a, buf, sizeof(buf)));
+		if (a->outcome != RUN_COMPLETED) {
+			const struct stage_stats *st = a->nstages ? &a->stages[a->ran_to] : NULL;
+			if (st) {
+				strbuf_addstr(o, " in ");
+				render_md_text(o, st->name); /* the trace's: '|', line breaks */
+			}
+			if (a->reason) {
+				strbuf_addstr(o, ": ");
+				render_md_text(o, a->reason);
+			}
+		}
+		if (a->has_footprint) {
+			format_gb(a->peak_footprint, fp);
+			strbuf_addf(o, " | %s", fp);
+		} else {
+			strbuf_addstr(o, " | no sample");
+		}
+		strbuf_addstr(o, " | ");
+		units_add_seconds(o, a->wall_s, UNITS_COARSE, false);
+		strbuf_addf(o, " | %s |\n", slash ? slash + 1 : d[i].trace_path);
+	}
+}
+
+bool compare_error_line(const char *text, size_t len, struct strbuf *out)
+{
+	static const char tb[] = "Traceback (most recent call last):";
+	static const char pr[] = "stagebench_probe: ";
+	const char *end = text + len, *found = NULL, *probe = NULL, *last = NULL;
+	bool in_tb = false;
+	for (const char *p = text; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n && p[n - 1] == '\r')
+			n--;
+		bool blank = true;
+		for (size_t i = 0; i < n && blank; i++)
+			blank = p[i] == ' ' || p[i] == '\t';
+		if (n == sizeof(tb) - 1 && !memcmp(p, tb, n)) {
+			in_tb = true;
+			found = NULL;
+		} else if (in_tb && !blank && p[0] != ' ' && p[0] != '\t') {
+			found = p; /* the exception line: the first unindented one */
+			in_tb = false;
+		}
+		if (!blank && n > sizeof(pr) - 1 && !memcmp(p, pr, sizeof(pr) - 1) &&
+		    !str_starts_with(p + sizeof(pr) - 1, "the run is a failure"))
+			probe = p;
+		if (!blank)
+			last = p;
+		p = nl ? nl + 1 : end;
+	}
+	const char *pick = found ? found : probe ? probe : last;
+	if (!pick)
+		return false;
+	size_t n = 0;
+	while (pick + n < end && pick[n] != '\n' && pick[n] != '\r')
+		n++;
+	if (n > COMPARE_ERROR_LINE_MAX) {
+		n = COMPARE_ERROR_LINE_MAX;
+		while (n && ((unsigned char)pick[n] & 0xc0) == 0x80)
+			n--; /* not inside a UTF-8 character */
+	}
+	strbuf_add(out, pick, n);
+	return true;
+}
+
+/* The runs whose command failed on their own, first of every finding: which
+ * stage each died in, the error it printed last, where its stderr is. */
+static void report_failed(const struct done_run *d, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < n; i++) {
+		if (!d[i].failed)
+			continue;
+		const struct analysis *a = &d[i].a;
+		strbuf_addf(&sb, "- %s run %d failed", d[i].mode, d[i].rep);
+		/* names and the error line are file contents: one line, controls escaped */
+		if (d[i].read && a->nstages) {
+			strbuf_addstr(&sb, " in ");
+			render_term_text(&sb, a->stages[a->ran_to].name);
+		}
+		char *text = NULL;
+		size_t len = 0;
+		struct strbuf line = STRBUF_INIT;
+		if (!access(d[i].err_path, R_OK) &&
+		    !read_file_tail(d[i].err_path, 65536, &text, &len) &&
+		    compare_error_line(text, len, &line)) {
+			strbuf_addstr(&sb, ": ");
+			render_term_text(&sb, line.buf);
+		}
+		strbuf_release(&line);
+		free(text);
+		if (d[i].read && a->outcome == RUN_SIGNAL)
+			strbuf_addf(&sb, " (killed by signal %d", a->signal);
+		else if (d[i].read)
+			strbuf_addf(&sb, " (exit code %d", a->exit_code);
+		else
+			strbuf_addstr(&sb, " (");
+		strbuf_addf(&sb, "%sits stderr: %s)\n", d[i].read ? "; " : "", d[i].err_path);
+	}
+	if (sb.len)
+		printf("## Failed runs\n\n%s\n", sb.buf);
+	strbuf_release(&sb);
+}
+
+/* table.md, printed too. Returns 0 or -1. */
+static int report_table(const char *out, const struct done_run *d, size_t n, size_t nread)
+{
+	int rc = 0;
+	struct table_run *tr = xcalloc(nread, sizeof(*tr));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (d[i].read)
+			tr[k++].a = d[i].a; /* shallow: d[i].a keeps ownership */
+	struct table t = TABLE_INIT;
+	struct strbuf tmd = STRBUF_INIT;
+	if (table_build(&t, tr, nread, NULL, 0) < 0) {
+		rc = -1;
+	} else {
+		table_render_md(&t, &tmd);
+		if (write_text(out, "table.md", &tmd))
+			rc = -1;
+	}
+	printf("## Per-stage peak footprint\n\n%s\n", strbuf_str(&tmd));
+	table_release(&t);
+	strbuf_release(&tmd);
+	free(tr);
+	return rc;
+}
+
+/* The latent findings (latent_pair_is_finding), except a latent missing from
+ * a run that did not get to the end (stopped by the guard or a signal, no end
+ * record): the table already says how far that run got. */
+static size_t findings_of_finished(const struct latent_set *ls)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ls->nlatents; i++) {
+		const struct latent *l = &ls->latents[i];
+		for (size_t j = 0; j < l->npairs; j++) {
+			const struct latent_pair *p = &l->pairs[j];
+			if (!latent_pair_is_finding(p))
+				continue;
+			if (p->diff.result == LR_MISSING &&
+			    (ls->runs[p->a].note || ls->runs[p->b].note))
+				continue;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* latents.md, printed too. Returns 0, or -1; *findings as
+ * findings_of_finished(). */
+static int report_latents(const char *out, const char *baseline, const struct done_run *d,
+			  size_t n, size_t *findings)
+{
+	int rc = 0;
+	struct latent_set ls = LATENT_SET_INIT;
+	struct strbuf lmd = STRBUF_INIT;
+	*findings = 0;
+	for (size_t i = 0; i < n; i++)
+		if (d[i].read)
+			latent_set_add_trace(&ls, d[i].id, d[i].mode, NULL, &d[i].tr);
+	if (ls.nruns < 2) {
+		strbuf_addstr(&lmd, "Latents: fewer than two runs, nothing to compare.\n");
+	} else if (latent_compare(&ls, baseline) < 0) {
+		rc = -1;
+		strbuf_addstr(&lmd, "Latents: a copy could not be read (see the error above).\n");
+	} else {
+		if (!ls.nlatents)
+			warning("no latent events in the traces of '%s': does the pipeline's adapter "
+				"fingerprint its outputs?", out);
+		latent_format_md(&ls, &lmd);
+		*findings = findings_of_finished(&ls);
+	}
+	latent_set_release(&ls);
+	if (write_text(out, "latents.md", &lmd))
+		rc = -1;
+	printf("## Latents\n\n%s\n", strbuf_str(&lmd));
+	strbuf_release(&lmd);
+	return rc;
+}
+
+/* The charts; a missing gnuplot is a warning. Returns -1 when gnuplot could not
+ * draw them (a full disk: no chart is kept), else 0. */
+static int report_charts(const char *out, const struct done_run *d, size_t n, size_t nread,
+			 const struct run_list *runs)
+{
+	int rc = 0;
+	struct trace *traces = xcalloc(nread, sizeof(*traces));
+	const struct run_entry **ents = xcalloc(nread, sizeof(*ents));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!d[i].read || !d[i].a.has_footprint)
+			continue; /* nothing to draw (a run stopped before its first sample) */
+		traces[k] = d[i].tr; /* shallow */
+		ents[k++] = &runs->items[i];
+	}
+	struct plot_opts po = PLOT_OPTS_INIT;
+	po.out_dir = out;
+	po.quiet_paths = true;
+	if (!k)
+		warning("no run has a footprint sample: no charts");
+	else if (!plot_have_gnuplot(NULL))
+		warning(PLOT_GNUPLOT_MISSING);
+	else if (plot_runs(&po, traces, ents, k) < 0)
+		rc = error("the charts were not drawn (see above); the tables are in '%s'", out);
+	else if (sb_verbosity >= 1)
+		note("charts: %s/memory.png, %s/stages.png", out, out);
+	free(traces);
+	free(ents);
+	return rc;
+}
+
+/* Read the traces, print and write the table, the latents, the summary and
+ * the charts. Returns 0, or -1 when something could not be read or written;
+ * *findings as report_latents(). */
+static int report(const struct session *s, bool charts, size_t *findings)
+{
+	const char *out = s->o->setup.out;
+	struct done_run *d = s->done;
+	size_t n = s->ndone, nread = 0;
+	int rc = 0;
+	*findings = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct run_entry *e = &s->runs.items[i];
+		if (trace_read(d[i].trace_path, &d[i].tr) < 0 && !d[i].tr.has_start) {
+			rc = -1;
+			continue;
+		}
+		if (analysis_run(&d[i].tr, e, &d[i].a) < 0) {
+			rc = -1;
+			continue;
+		}
+		d[i].read = true;
+		nread++;
+	}
+	if (!nread)
+		return error("no run of '%s' could be read", out);
+	if (report_table(out, d, n, nread) < 0)
+		rc = -1;
+	report_failed(d, n);
+	if (report_latents(out, NULL, d, n, findings) < 0)
+		rc = -1;
+	struct strbuf rmd = STRBUF_INIT;
+	runs_md(d, n, &rmd);
+	strbuf_addstr(&rmd, strbuf_str(&s->missing));
+	printf("## Runs\n\n%s", strbuf_str(&rmd));
+	strbuf_release(&rmd);
+	fflush(stdout);
+	if (charts && report_charts(out, d, n, nread, &s->runs) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* compare.c's entry points to the report (compare_int.h). */
+void compare_warn_slow_runs(const struct session *s)
+{
+	warn_slow_runs(s);
+}
+
+int compare_report(const struct session *s, bool charts, size_t *findings)
+{
+	return report(s, charts, findings);
+}
