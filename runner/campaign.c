@@ -218,8 +218,8 @@ static double age_on_fs(const char *out, const char *path)
 	free(probe);
 	if (!ok)
 		return -1;
-	return (double)(now.st_mtim.tv_sec - st.st_mtim.tv_sec) +
-	       (double)(now.st_mtim.tv_nsec - st.st_mtim.tv_nsec) / 1e9;
+	/* whole seconds: st_mtim is st_mtimespec on macOS, and the 5 s rule needs no more */
+	return difftime(now.st_mtime, st.st_mtime);
 }
 
 bool campaign_still_recording(const char *out, const char *run, const char *id,
