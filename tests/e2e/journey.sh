@@ -14,7 +14,9 @@ mkdir -p "$repo"
 cp "$root/demo/pipeline.json" "$root/demo/pipeline.py" "$root/demo/cascade.py" "$root/demo/adapter.py" "$repo/"
 cd "$repo" || exit 1
 git init -q . && git config user.email journey@example.invalid && git config user.name journey
-echo runs/ >.gitignore
+# the runs and Python's byte code are not the pipeline's (a .pyc would make a commit dirty)
+printf '%s\n' runs/ __pycache__/ '*.pyc' >.gitignore
+export PYTHONDONTWRITEBYTECODE=1
 commit() { git add -A && git commit -q -m "$1"; }
 edit() { "$PY" -c 'import sys; p = sys.argv[1]; s = open(p).read(); s2 = eval(sys.argv[2]); assert s2 != s, "no change"; open(p, "w").write(s2)' "$1" "$2"; }
 # at COMMIT-VAR: compare --by-commit at the commit just made; its run directory in $dir_COMMIT
