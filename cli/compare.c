@@ -526,6 +526,21 @@ static int directories(const struct args *a, struct found *f)
 	return -1;
 }
 
+/* The engine's options from the parsed command line and what it found (borrowed). */
+static struct compare_opts compare_opts_of(const struct args *a, struct found *f)
+{
+	return (struct compare_opts){
+		.setup = { .p = &f->p, .out = f->out, .probe_dir = f->probe_dir,
+			   .python = compare_python(), .cache = f->cache, .seed = a->seed,
+			   .sets = &f->sets, .old_pythonpath = getenv("PYTHONPATH") },
+		.variants = f->variants, .nvariants = f->nvariants, .reps = a->reps,
+		.interval_ns = a->interval_ns, .guard = &a->g, .commit_dir = f->commit_dir,
+		.part = a->part, .task = a->task, .warmup = a->warmup,
+		.cache_state = a->cache_state, .cache_state_given = a->cache_state_given,
+		.no_peak_reset = a->no_peak_reset,
+	};
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct args a = { .g = GUARD_OPTS_INIT, .seed = "7", .reps = 2,
@@ -548,17 +563,8 @@ int cmd_compare(int argc, char **argv)
 			      plot_have_gnuplot(NULL);
 		if (!charts && a.part != COMPARE_PLAN && a.part != COMPARE_TASK)
 			warning("%s; the runs go on without charts", PLOT_GNUPLOT_MISSING);
-		struct compare_opts o = {
-			.setup = { .p = &f.p, .out = f.out, .probe_dir = f.probe_dir,
-				   .python = compare_python(), .cache = f.cache, .seed = a.seed,
-				   .sets = &f.sets, .old_pythonpath = getenv("PYTHONPATH") },
-			.variants = f.variants, .nvariants = f.nvariants, .reps = a.reps,
-			.interval_ns = a.interval_ns, .guard = &a.g, .commit_dir = f.commit_dir,
-			.charts = charts, .part = a.part, .task = a.task,
-			.warmup = a.warmup, .cache_state = a.cache_state,
-			.cache_state_given = a.cache_state_given,
-			.no_peak_reset = a.no_peak_reset,
-		};
+		struct compare_opts o = compare_opts_of(&a, &f);
+		o.charts = charts;
 		rc = compare_execute(&o);
 		if (finish_stdout() < 0 && rc == SB_EXIT_OK)
 			rc = SB_EXIT_FAILURE;
@@ -591,14 +597,9 @@ int cmd_learn(int argc, char **argv)
 		rc = directories(&a, &f);
 	if (rc < 0) {
 		char *output = path_absolute(a.output);
-		struct compare_opts o = {
-			.setup = { .p = &f.p, .out = f.out, .probe_dir = f.probe_dir,
-				   .python = compare_python(), .cache = f.cache, .seed = a.seed,
-				   .sets = &f.sets, .old_pythonpath = getenv("PYTHONPATH") },
-			.variants = f.variants, .nvariants = f.nvariants, .reps = 1,
-			.interval_ns = a.interval_ns, .guard = &a.g, .commit_dir = f.commit_dir,
-			.part = COMPARE_LEARN, .learn_to = output, .learn_force = a.force,
-		};
+		struct compare_opts o = compare_opts_of(&a, &f);
+		o.part = COMPARE_LEARN;
+		o.learn_to = output;
 		rc = compare_execute(&o);
 		free(output);
 		if (finish_stdout() < 0 && rc == SB_EXIT_OK)

@@ -194,7 +194,6 @@ struct compare_opts {
 				       * pipeline declares files, as-is when not */
 	bool no_peak_reset;           /* record_opts.no_peak_reset for every run */
 	const char *learn_to;         /* COMPARE_LEARN: where the learned plan goes */
-	bool learn_force;             /* COMPARE_LEARN: replace learn_to when it exists */
 };
 
 /*

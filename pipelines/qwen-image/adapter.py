@@ -27,6 +27,9 @@ import importlib
 import inspect
 
 from stagebench_probe import LazyModel
+# what diffusers reads on every component in pipe.to(), and its config dict: the probe's own
+# zero-adapter stand-ins answer them the same way
+from stagebench_probe.components import QUANT_ATTRS, Config as _Config, quantized as _quantized
 
 # pipeline class -> component -> (module, class, stages); and the class of its VAE
 PIPELINES = {
@@ -41,12 +44,6 @@ PIPELINES = {
 }
 VAES = {"QwenImage21Pipeline": "AutoencoderKLQwenImage21",
         "QwenImagePipeline": "AutoencoderKLQwenImage"}
-
-
-# Attributes diffusers reads on every component in pipe.to() (its bitsandbytes check:
-# hasattr(module, "is_loaded_in_4bit") ...): a model that is not quantized has none of them, so a
-# stand-in whose config names no quantization answers them as absent instead of loading.
-QUANT_ATTRS = frozenset(("is_loaded_in_4bit", "is_loaded_in_8bit", "quantization_method"))
 
 
 class Component(LazyModel):
@@ -75,22 +72,6 @@ class Component(LazyModel):
         if attr in QUANT_ATTRS and not _quantized(self.config):
             raise AttributeError(attr)
         return LazyModel.__getattr__(self, attr)
-
-
-def _quantized(config):
-    q = config.get("quantization_config") if isinstance(config, dict) else getattr(
-        config, "quantization_config", None)
-    return q is not None
-
-
-class _Config(dict):
-    """A diffusers config dict read with attribute access (as its FrozenDict)."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
 
 
 def install(probe):

@@ -71,7 +71,7 @@ class Component(PlanModel):
             return self._sb_conf()
         if attr.startswith("_"):
             raise AttributeError(attr)
-        if attr in QUANT_ATTRS and not _quantized(self._sb_conf()):
+        if attr in QUANT_ATTRS and not quantized(self._sb_conf()):
             raise AttributeError(attr)
         if self._sb_diffusers and self._sb_probe._entries[self._sb_name].module is None:
             conf = self._sb_conf()
@@ -88,7 +88,7 @@ def stand_in_class(real):
                                               "_sb_real": real})
 
 
-def _quantized(config):
+def quantized(config):
     q = config.get("quantization_config") if isinstance(config, dict) else getattr(
         config, "quantization_config", None)
     return q is not None
