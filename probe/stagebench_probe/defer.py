@@ -267,30 +267,34 @@ class Interceptor:
     def _stand_in(self, fn, args, kwargs):
         probe = self.probe
         replay = probe.rng_replay if self.replay_rng is None else self.replay_rng
-        state0 = None
-        cls = None
-        if replay:
-            # Eager's random init happens here: run it (one model at a time),
-            # drop the model, and build the real one later from the same state.
-            state0 = RngState()
-            module = fn(*resolve(args), **resolve(kwargs))
-            cls = type(module)
-            del module
-            from .release import flush_allocators
-            flush_allocators()
-        device = self.device
-
-        def builder():
-            if state0 is None:
-                return _build_on(device, fn, resolve(args), resolve(kwargs))
-            with preserved_rng(True):
-                state0.restore()
-                return _build_on(device, fn, resolve(args), resolve(kwargs))
-
+        builder, cls = replay_builder(fn, args, kwargs, replay, self.device)
         with probe._lock:  # the name stays free until it is registered (threads)
             name = self._name(fn, args, kwargs)
             stages = self.stages(name) if callable(self.stages) else self.stages
             return probe.register(name, builder, stages or (), record=True, cls=cls)
+
+
+def replay_builder(fn, args, kwargs, replay, device=None, then=None):
+    """(builder, class or None) for a deferred call fn(*args, **kwargs). replay:
+    eager's random init happens now (the call runs, one model at a time, and its
+    result is dropped) and the builder builds from that same generator state.
+    then(module) is applied to every module built (a plan's hooks)."""
+    state0 = cls = None
+    if replay:
+        state0 = RngState()
+        module = fn(*resolve(args), **resolve(kwargs))
+        cls = type(module)
+        del module
+        from .release import flush_allocators
+        flush_allocators()
+
+    def builder():
+        with preserved_rng(state0 is not None):
+            if state0 is not None:
+                state0.restore()
+            module = _build_on(device, fn, resolve(args), resolve(kwargs))
+        return then(module) if then is not None else module
+    return builder, cls
 
 
 def _same(a, b):

@@ -29,7 +29,7 @@ import time
 
 from . import frames as fr
 from .core import LazyModel, _nbytes
-from .defer import Interceptor, _build_on, resolve
+from .defer import Interceptor, replay_builder, resolve
 from .rng import RngState, preserved_rng
 
 FINGERPRINTS = 16
@@ -447,20 +447,8 @@ class PlanFactory(Interceptor):
 
     def _stand_in(self, name, fn, args, kwargs):
         probe, plan = self.probe, self.plan
-        state0 = None
-        if probe.rng_replay:
-            state0 = RngState()
-            module = fn(*resolve(args), **resolve(kwargs))
-            del module
-            from .release import flush_allocators
-            flush_allocators()
-
-        def builder():
-            if state0 is None:
-                return plan.attach(name, _build_on(None, fn, resolve(args), resolve(kwargs)))
-            with preserved_rng(True):
-                state0.restore()
-                return plan.attach(name, _build_on(None, fn, resolve(args), resolve(kwargs)))
+        builder, _ = replay_builder(fn, args, kwargs, probe.rng_replay,
+                                    then=functools.partial(plan.attach, name))
         stage = plan.stage_of.get(name)
         probe.register(name, builder, [stage] if stage else (), record=True,
                        cls=_known_class(plan.models[name].get("class")))
