@@ -41,13 +41,14 @@ struct runs_cache {
 	bool present;
 };
 
-/* Read PATH into *tr and find its runs.json entry (read once per directory
+/* Read PATH into *tr and *ps (plot_read_trace: one pass, the samples reduced
+ * as they are read) and find its runs.json entry (read once per directory
  * into cache) into *entry. Returns 0, or -1 after an error; dies on a trace
  * that cannot be drawn at all. */
-static int load_trace(const char *path, struct trace *tr, const struct run_entry **entry,
-		      struct runs_cache *cache, size_t *ncache)
+static int load_trace(const char *path, struct trace *tr, struct plot_samples *ps,
+		      const struct run_entry **entry, struct runs_cache *cache, size_t *ncache)
 {
-	if (trace_read(path, tr)) {
+	if (plot_read_trace(path, tr, ps)) {
 		/* a trace cut short still draws (a killed run); a refused one does not */
 		if (!tr->damaged || !tr->has_start)
 			die(SB_EXIT_FAILURE, "cannot plot '%s'", path);
@@ -143,21 +144,26 @@ int cmd_plot(int argc, char **argv)
 
 	size_t all = n + nsup;
 	struct trace *traces = xcalloc(all, sizeof(*traces));
+	struct plot_samples *samples = xcalloc(all, sizeof(*samples));
 	const struct run_entry **entries = xcalloc(all, sizeof(*entries));
 	struct runs_cache *cache = xcalloc(all, sizeof(*cache));
 	size_t ncache = 0;
 	int rc = SB_EXIT_FAILURE;
 	for (size_t i = 0; i < all; i++)
-		if (load_trace(i < n ? argv[optind + (int)i] : sup[i - n], &traces[i], &entries[i],
-			       cache, &ncache))
+		if (load_trace(i < n ? argv[optind + (int)i] : sup[i - n], &traces[i], &samples[i],
+			       &entries[i], cache, &ncache))
 			goto out;
 	o.supplements = traces + n;
 	o.supplement_runs = entries + n;
 	o.nsupplements = nsup;
+	o.samples = samples;
 	rc = plot_runs(&o, traces, entries, n) ? SB_EXIT_FAILURE : SB_EXIT_OK;
 out:
-	for (size_t i = 0; i < all; i++)
+	for (size_t i = 0; i < all; i++) {
 		trace_release(&traces[i]);
+		plot_samples_release(&samples[i]);
+	}
+	free(samples);
 	for (size_t k = 0; k < ncache; k++) {
 		free(cache[k].dir);
 		runs_release(&cache[k].list);

@@ -14,24 +14,24 @@ double plot_gb(uint64_t bytes)
 	return (double)bytes / (double)(1ull << 30);
 }
 
-static void series_add(struct plot_series *s, size_t *alloc, double t, double gb)
-{
-	if (s->n + 1 > *alloc) {
-		*alloc = *alloc ? *alloc * 2 : 64;
-		s->t = xrealloc(s->t, *alloc * sizeof(*s->t));
-		s->gb = xrealloc(s->gb, *alloc * sizeof(*s->gb));
-	}
-	s->t[s->n] = t;
-	s->gb[s->n] = gb;
-	s->n++;
-}
-
 static void series_release(struct plot_series *s)
 {
 	free(s->t);
 	free(s->gb);
 	s->t = s->gb = NULL;
 	s->n = 0;
+}
+
+static struct plot_series series_copy(const struct plot_series *s)
+{
+	struct plot_series c = { s->n, NULL, NULL };
+	if (s->n) {
+		c.t = xmalloc(s->n * sizeof(*c.t));
+		c.gb = xmalloc(s->n * sizeof(*c.gb));
+		memcpy(c.t, s->t, s->n * sizeof(*c.t));
+		memcpy(c.gb, s->gb, s->n * sizeof(*c.gb));
+	}
+	return c;
 }
 
 /* N from ".../MODE-N.trace.jsonl[.zst]", or 0. */
@@ -53,30 +53,14 @@ static int run_number_from_name(const char *path, const char *mode)
 	return n;
 }
 
-static void samples_to_series(const struct trace *tr, struct plot_run *r)
+/* The series drawn: ps's, taken over (their arrays now the run's). */
+static void take_series(const struct plot_samples *ps, struct plot_run *r)
 {
-	size_t fa = 0, ga = 0, sa = 0, da = 0;
-	bool have_swap0 = false;
-	uint64_t swap0 = 0;
-	for (size_t i = 0; i < tr->nsamples; i++) {
-		const struct trace_sample *s = &tr->samples[i];
-		if (s->fields & SF_FOOTPRINT)
-			series_add(&r->footprint, &fa, s->t, plot_gb(s->footprint));
-		if (s->fields & SF_GPU)
-			series_add(&r->gpu, &ga, s->t, plot_gb(s->gpu));
-		if (s->fields & SF_DEVMEM)
-			series_add(&r->dev, &da, s->t, plot_gb(s->devmem));
-		if (s->fields & SF_SWAP_USED) {
-			if (!have_swap0) {
-				swap0 = s->swap_used;
-				have_swap0 = true;
-			}
-			series_add(&r->swap, &sa, s->t,
-				   plot_gb(s->swap_used) - plot_gb(swap0));
-		}
-		if (i + 1 == tr->nsamples)
-			r->t_last = s->t;
-	}
+	r->footprint = ps->footprint;
+	r->gpu = ps->gpu;
+	r->dev = ps->dev;
+	r->swap = ps->swap;
+	r->t_last = ps->any ? ps->t_last : 0;
 }
 
 static enum plot_outcome outcome_of(const struct analysis *a)
@@ -133,15 +117,15 @@ static void coalesce_bands(struct plot_run *r)
 }
 
 /* Bands: from each stage event to the next, the last one to the last sample. */
-static void bands_of(const struct trace *tr, const struct analysis *a, struct plot_run *r)
+static void bands_of(const struct plot_samples *ps, const struct analysis *a, struct plot_run *r)
 {
 	r->bands = xcalloc(a->nwindows ? a->nwindows : 1, sizeof(*r->bands));
 	for (size_t i = 0; i < a->nwindows; i++) {
 		const struct stage_window *w = &a->windows[i];
 		double t0 = isfinite(w->stage_t) ? w->stage_t : 0;
 		double t1 = i + 1 < a->nwindows ? a->windows[i + 1].stage_t : r->t_last;
-		if (i == 0 && t0 > 0 && tr->nsamples && tr->samples[0].t <= t0)
-			t0 = tr->samples[0].t;
+		if (i == 0 && t0 > 0 && ps->any && ps->t_first <= t0)
+			t0 = ps->t_first;
 		if (t1 < t0)
 			t1 = t0;
 		r->bands[r->nbands].t0 = t0;
@@ -182,10 +166,12 @@ static char *ending_of(const struct trace *tr, const struct analysis *a, const s
 	return xasprintf("%s in %s", how, r->ended_in);
 }
 
-/* Analyse one trace into *a and describe it in *r. The analysis takes the
- * plotted mode name, so that the table groups runs as the panels name them. */
-static int fill_run(const struct trace *tr, const struct run_entry *entry, int ordinal,
-		    uint64_t ram_override, struct plot_run *r, struct analysis *a)
+/* Analyse one trace into *a and describe it in *r, its samples from ps (or
+ * the trace's own when NULL). The analysis takes the plotted mode name, so
+ * that the table groups runs as the panels name them. */
+static int fill_run(const struct trace *tr, const struct plot_samples *given,
+		    const struct run_entry *entry, int ordinal, uint64_t ram_override,
+		    struct plot_run *r, struct analysis *a)
 {
 	if (analysis_run(tr, entry, a))
 		return -1;
@@ -197,7 +183,17 @@ static int fill_run(const struct trace *tr, const struct run_entry *entry, int o
 		r->run = run_number_from_name(tr->path, r->mode);
 	if (!r->run)
 		r->run = ordinal;
-	samples_to_series(tr, r);
+	struct plot_samples ps;
+	if (given) {
+		ps = *given;
+		ps.footprint = series_copy(&given->footprint);
+		ps.gpu = series_copy(&given->gpu);
+		ps.dev = series_copy(&given->dev);
+		ps.swap = series_copy(&given->swap);
+	} else {
+		plot_samples_of(tr->samples, tr->nsamples, &ps);
+	}
+	take_series(&ps, r);
 	r->dev_label = analysis_device_label(a);
 	r->peak_gb = a->has_footprint ? plot_gb(a->peak_footprint) : 0;
 	r->ram_bytes = ram_override ? ram_override : tr->has_start ? tr->start.host_memory : 0;
@@ -210,7 +206,7 @@ static int fill_run(const struct trace *tr, const struct run_entry *entry, int o
 	}
 	r->stop_t = stop_time(tr, r->t_last);
 	r->ending = ending_of(tr, a, r);
-	bands_of(tr, a, r);
+	bands_of(&ps, a, r);
 	return 0;
 }
 
@@ -263,7 +259,8 @@ int plot_model_build(const struct plot_opts *opts, const struct trace *traces,
 			if (!strcmp(r[j].mode, mode))
 				ordinal++;
 		out->nruns = out->nanalyses = i + 1;
-		if (fill_run(&traces[i], runs ? runs[i] : NULL, ordinal, opts->ram_bytes, &r[i],
+		if (fill_run(&traces[i], opts->samples ? &opts->samples[i] : NULL,
+			     runs ? runs[i] : NULL, ordinal, opts->ram_bytes, &r[i],
 			     &out->analyses[i].a))
 			goto fail;
 		if (r[i].footprint.n)

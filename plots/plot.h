@@ -45,7 +45,9 @@
 #include "../common/util.h"
 
 struct trace;
+struct trace_sample;
 struct run_entry;
+struct plot_samples;
 
 enum plot_format { PLOT_PNG = 0, PLOT_SVG };
 
@@ -64,6 +66,10 @@ struct plot_opts {
 	const struct trace *supplements;
 	const struct run_entry *const *supplement_runs; /* NULL, or one entry (or NULL) each */
 	size_t nsupplements;
+	/* NULL, or one per trace: its samples as read by plot_read_trace(), the
+	 * traces then being summaries (trace_read_summary); NULL: taken from
+	 * the traces' samples (trace_read) */
+	const struct plot_samples *samples;
 };
 #define PLOT_OPTS_INIT { .out_dir = ".", .format = PLOT_PNG }
 
@@ -88,6 +94,32 @@ struct plot_series {
 	double *t;  /* seconds since the run started, ascending */
 	double *gb; /* value in GB (2^30 bytes) */
 };
+
+/*
+ * A trace's samples as the memory chart draws them. Up to 65,536 points a
+ * series they are all there, in time order; past that, reduced while read:
+ * on a grid of 4,096 time buckets over the run, each bucket's lowest and
+ * highest point at their own times, then the last point, so every peak (a
+ * spike of one sample) is drawn and the memory does not grow with the trace.
+ */
+struct plot_samples {
+	struct plot_series footprint, gpu, dev;
+	struct plot_series swap; /* growth since the first sample that has swap_used */
+	bool any;                /* the trace has a sample */
+	double t_first, t_last;  /* the first and last sample's t */
+};
+
+/*
+ * Read PATH for the charts in one pass (plots/reduce.c): *tr as
+ * trace_read_summary() gives it (enough for the analysis and the stages
+ * chart), *ps its samples reduced as they are read. Returns and prints as
+ * trace_read_summary() does; release *tr with trace_release() and *ps with
+ * plot_samples_release() either way.
+ */
+int plot_read_trace(const char *path, struct trace *tr, struct plot_samples *ps);
+/* The same reduction of samples in memory (sorted by t or not). */
+int plot_samples_of(const struct trace_sample *samples, size_t n, struct plot_samples *ps);
+void plot_samples_release(struct plot_samples *ps); /* NULL ok */
 
 struct plot_band {
 	double t0, t1; /* seconds */

@@ -404,109 +404,114 @@ static void end_from_json(json_t *o, struct trace_end *end)
 	end->extra_json = extra_detach(&extra);
 }
 
-/* One version of the run (trace.h, trace.versions): a non-empty string for a
- * name not known yet. */
-static void version_add(struct trace *tr, const char *name, json_t *v)
+/* One version of the run (trace.h, trace.versions): a non-empty string;
+ * the sink keeps the first value of each name. */
+static void version_add(struct decoded *d, const char *name, json_t *v)
 {
-	if (!json_is_string(v) || !*name || !*json_string_value(v) ||
-	    tr->nversions >= TRACE_MAX_VERSIONS)
+	if (!json_is_string(v) || !*name || !*json_string_value(v))
 		return;
-	for (size_t i = 0; i < tr->nversions; i++)
-		if (!strcmp(tr->versions[i].key, name))
-			return;
-	tr->versions = xrealloc(tr->versions, (tr->nversions + 1) * sizeof(*tr->versions));
-	tr->versions[tr->nversions].key = xstrdup(name);
-	tr->versions[tr->nversions].value = xstrdup(json_string_value(v));
-	tr->nversions++;
+	d->versions = xrealloc(d->versions, (d->nversions + 1) * sizeof(*d->versions));
+	d->versions[d->nversions].key = xstrdup(name);
+	d->versions[d->nversions].value = xstrdup(json_string_value(v));
+	d->nversions++;
+}
+
+void decoded_release_versions(struct decoded *d)
+{
+	for (size_t i = 0; i < d->nversions; i++) {
+		free(d->versions[i].key);
+		free(d->versions[i].value);
+	}
+	free(d->versions);
+	d->versions = NULL;
+	d->nversions = 0;
 }
 
 /* A `versions` object: {name: version}; anything else is ignored. */
-static void versions_from_object(struct trace *tr, json_t *o)
+static void versions_from_object(struct decoded *d, json_t *o)
 {
 	const char *k;
 	json_t *v;
 	if (json_is_object(o))
 		json_object_foreach(o, k, v)
-			version_add(tr, k, v);
+			version_add(d, k, v);
 }
 
 /* The start record's versions: its `versions` object, then the top-level keys
  * stageload writes ("torch":"2.14.0","diffusers":"0.41.0.dev0"). The keys stay
  * in extra_json as they were. */
-static void versions_from_start(struct trace *tr, json_t *o)
+static void versions_from_start(struct decoded *d, json_t *o)
 {
 	static const char *const keys[] = { "python", "torch", "diffusers", "transformers",
 					     "accelerate" };
-	versions_from_object(tr, json_object_get(o, "versions"));
+	versions_from_object(d, json_object_get(o, "versions"));
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		version_add(tr, keys[i], json_object_get(o, keys[i]));
+		version_add(d, keys[i], json_object_get(o, keys[i]));
 }
 
-int reader_slow_line(struct reader *r, const char *p, const char *end)
+/* The record of type ts in o into *d. 0, -1 or -2 (why). */
+static int decode_object(json_t *o, const char *ts, bool skip_start, bool skip_end,
+			 struct decoded *d, char *why, size_t whylen)
 {
-	struct trace *tr = r->tr;
-	json_error_t jerr;
-	char why[512];
 	const char *cwhy;
+	if (!strcmp(ts, "sample")) {
+		if (sample_from_json(o, &d->sample, why, whylen))
+			return -1;
+		d->kind = REC_SAMPLE;
+	} else if (!strcmp(ts, "event")) {
+		if (event_from_json(o, &d->event, false, 0, &cwhy)) {
+			trace_event_release(&d->event);
+			snprintf(why, whylen, "%s", cwhy);
+			return -1;
+		}
+		d->kind = REC_EVENT;
+		if (d->event.kind == EV_VERSIONS)
+			versions_from_object(d, json_object_get(o, "versions"));
+	} else if (!strcmp(ts, "start") && !skip_start) { /* a repeated start is ignored */
+		int rc = start_from_json(o, &d->start, why, whylen);
+		if (rc) {
+			reader_start_release(&d->start);
+			return rc;
+		}
+		d->kind = REC_START;
+		versions_from_start(d, o);
+	} else if (!strcmp(ts, "end") && !skip_end) {
+		end_from_json(o, &d->end);
+		d->kind = REC_END;
+	}
+	/* other record types: from a later minor revision, ignored */
+	return 0;
+}
+
+int decode_line(const char *p, const char *end, bool skip_start, bool skip_end,
+		struct decoded *d, char *why, size_t whylen)
+{
+	json_error_t jerr;
 	int ret = 0;
 
+	memset(d, 0, sizeof(*d));
+	d->event.ndim = -1;
 	json_t *o = json_loadb(p, (size_t)(end - p), 0, &jerr);
 	if (!o) {
-		snprintf(why, sizeof(why), "malformed line: %s (column %d)", jerr.text, jerr.column);
-		return reader_line_error(r, why);
-	}
-	if (!json_is_object(o)) {
-		json_decref(o);
-		return reader_line_error(r, "malformed line: not a JSON object");
+		snprintf(why, whylen, "malformed line: %s (column %d)", jerr.text, jerr.column);
+		return -1;
 	}
 	json_t *type = json_object_get(o, "type");
 	const char *ts = json_string_value(type);
-	if (!type) {
-		ret = reader_line_error(r, "record has no \"type\"");
+	if (!json_is_object(o)) {
+		snprintf(why, whylen, "malformed line: not a JSON object");
+		ret = -1;
+	} else if (!type) {
+		snprintf(why, whylen, "record has no \"type\"");
+		ret = -1;
 	} else if (!ts) {
-		ret = reader_line_error(r, "record \"type\" is not a string");
-	} else if (!strcmp(ts, "sample")) {
-		struct trace_sample s;
-		if (sample_from_json(o, &s, why, sizeof(why)))
-			ret = reader_line_error(r, why);
-		else
-			add_sample(r, &s);
-	} else if (!strcmp(ts, "event")) {
-		struct trace_event ev;
-		memset(&ev, 0, sizeof(ev));
-		if (event_from_json(o, &ev, false, 0, &cwhy)) {
-			ret = reader_line_error(r, cwhy);
-		} else {
-			ev.line = r->line;
-			if (tr->nevents && ev.t < r->last_event_t)
-				r->events_sorted = false;
-			r->last_event_t = ev.t;
-			if (r->sum)
-				summary_event(r->sum, &ev);
-			if (ev.kind == EV_VERSIONS)
-				versions_from_object(tr, json_object_get(o, "versions"));
-			ALLOC_GROW(tr->events, tr->nevents + 1, tr->events_alloc);
-			tr->events[tr->nevents++] = ev;
-		}
-	} else if (!strcmp(ts, "start")) {
-		if (!tr->has_start) { /* a repeated start is ignored */
-			int rc = start_from_json(o, &tr->start, why, sizeof(why));
-			if (rc) {
-				reader_start_release(&tr->start);
-				reader_line_error(r, why);
-				ret = rc;
-			} else {
-				tr->has_start = true;
-				versions_from_start(tr, o);
-			}
-		}
-	} else if (!strcmp(ts, "end")) {
-		if (!tr->has_end) {
-			end_from_json(o, &tr->end);
-			tr->has_end = true;
-		}
+		snprintf(why, whylen, "record \"type\" is not a string");
+		ret = -1;
+	} else {
+		ret = decode_object(o, ts, skip_start, skip_end, d, why, whylen);
 	}
-	/* other record types: from a later minor revision, ignored */
+	if (ret)
+		decoded_release_versions(d);
 	json_decref(o);
 	return ret;
 }

@@ -302,13 +302,12 @@ static inline int known_sample_key(const char *k, const char *end, size_t *klen)
  * the rest straight into the sample. 1 done, 0 use another path, -1 error.
  */
 #define SAMPLE_PREFIX "{\"type\":\"sample\","
-static int direct_sample(struct reader *r, const char *p, const char *end)
+static int direct_sample(const char *p, const char *end, struct trace_sample *s, char *why,
+			 size_t whylen)
 {
-	struct trace_sample s;
 	bool has_t = false;
-	char why[128];
 
-	memset(&s, 0, sizeof(s));
+	memset(s, 0, sizeof(*s));
 	p += sizeof(SAMPLE_PREFIX) - 1;
 	for (;;) {
 		const char *k;
@@ -335,8 +334,8 @@ static int direct_sample(struct reader *r, const char *p, const char *end)
 		} else {
 			return 0; /* strings, null, ...: the general path */
 		}
-		if (sample_key_apply(&s, &has_t, i, &v, why, sizeof(why)))
-			return reader_line_error(r, why);
+		if (sample_key_apply(s, &has_t, i, &v, why, whylen))
+			return -1;
 		if (p < end && *p == ',') {
 			p++;
 			continue;
@@ -345,9 +344,10 @@ static int direct_sample(struct reader *r, const char *p, const char *end)
 			break;
 		return 0;
 	}
-	if (!has_t)
-		return reader_line_error(r, "sample has no \"t\"");
-	add_sample(r, &s);
+	if (!has_t) {
+		snprintf(why, whylen, "sample has no \"t\"");
+		return -1;
+	}
 	return 1;
 }
 
@@ -363,10 +363,10 @@ static inline bool has_sample_prefix(const char *p)
 	return a == x && b == y && p[16] == want[16];
 }
 
-int reader_fast_line(struct reader *r, const char *p, const char *end)
+int fast_sample(const char *p, const char *end, struct trace_sample *s, char *why, size_t whylen)
 {
 	if ((size_t)(end - p) > sizeof(SAMPLE_PREFIX) && has_sample_prefix(p)) {
-		int rc = direct_sample(r, p, end);
+		int rc = direct_sample(p, end, s, why, whylen);
 		if (rc)
 			return rc;
 	}
@@ -381,18 +381,17 @@ int reader_fast_line(struct reader *r, const char *p, const char *end)
 	if (!type || type->v.kind != JV_STRING || type->slen != 6 || memcmp(type->s, "sample", 6))
 		return 0;
 
-	struct trace_sample s;
 	bool has_t = false;
-	char why[128];
-	memset(&s, 0, sizeof(s));
+	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < n; i++) {
-		if (sample_key_apply(&s, &has_t, sample_key_index(pairs[i].k, pairs[i].klen), &pairs[i].v,
-				     why, sizeof(why)))
-			return reader_line_error(r, why);
+		if (sample_key_apply(s, &has_t, sample_key_index(pairs[i].k, pairs[i].klen), &pairs[i].v,
+				     why, whylen))
+			return -1;
 	}
-	if (!has_t)
-		return reader_line_error(r, "sample has no \"t\"");
-	add_sample(r, &s);
+	if (!has_t) {
+		snprintf(why, whylen, "sample has no \"t\"");
+		return -1;
+	}
 	return 1;
 }
 

@@ -1,9 +1,5 @@
-/* reader.c -- trace reader: zstd or plain JSON lines into a struct trace
- *
- * The parts (reader_int.h): this file splits lines, sorts and releases;
- * fastpath.c parses sample lines in place, decode.c every other record
- * through jansson, zread.c decompresses zstd a chunk ahead.
- */
+/* reader.c -- trace_read(): a sink of the layered reader (reader_int.h) that
+ * keeps every record in a struct trace, sorted by t; releasing records */
 #include "reader_int.h"
 
 #include <errno.h>
@@ -95,41 +91,6 @@ void trace_release(struct trace *tr)
 	memset(tr, 0, sizeof(*tr));
 }
 
-int reader_line_error(struct reader *r, const char *why)
-{
-	r->tr->damaged = true;
-	return reader_error(r, "%s:%zu: %s", r->name, r->line, why);
-}
-
-
-int reader_line_too_long(struct reader *r)
-{
-	return reader_line_error(r, "line longer than " TRACE_MAX_LINE_WORDS
-				    " (the longest a trace record may be): not a trace?");
-}
-
-int reader_parse_text(struct reader *r, const char *text, size_t len)
-{
-	const char *p = text, *end = text + len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		r->line++;
-		if ((size_t)(le - p) > TRACE_MAX_LINE)
-			return reader_line_too_long(r);
-		const char *q = skip_ws(p, le);
-		if (q < le) {
-			int rc = reader_fast_line(r, q, le);
-			if (rc < 0)
-				return -1;
-			if (rc == 0 && (rc = reader_slow_line(r, q, le)) < 0)
-				return rc;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	return 0;
-}
-
 /* ---- sorting: stable, by t (the first member of both record types) ------ */
 
 struct sort_key {
@@ -162,124 +123,133 @@ static void sort_by_t(void *base, size_t n, size_t size)
 	free(keys);
 }
 
-/* ---- entry points ---------------------------------------------------------- */
+/* ---- the sink ------------------------------------------------------------ */
 
-/* After the records are in: sort, check for the start record. */
-static int finish(struct reader *r, int ret)
+static void take_start(void *arg, struct trace_start *st)
 {
-	struct trace *tr = r->tr;
+	struct trace_keep *k = arg;
+	k->tr->start = *st;
+	k->tr->has_start = true;
+}
+
+void trace_keep_sample(struct trace_keep *k, const struct trace_sample *s)
+{
+	struct trace *tr = k->tr;
+	if (tr->nsamples && s->t < k->last_sample_t)
+		k->samples_sorted = false;
+	k->last_sample_t = s->t;
+	ALLOC_GROW(tr->samples, tr->nsamples + 1, tr->samples_alloc);
+	tr->samples[tr->nsamples++] = *s;
+}
+
+static void take_sample(void *arg, const struct trace_sample *s)
+{
+	trace_keep_sample(arg, s);
+}
+
+static void take_event(void *arg, struct trace_event *ev)
+{
+	struct trace_keep *k = arg;
+	struct trace *tr = k->tr;
+	if (tr->nevents && ev->t < k->last_event_t)
+		k->events_sorted = false;
+	k->last_event_t = ev->t;
+	ALLOC_GROW(tr->events, tr->nevents + 1, tr->events_alloc);
+	tr->events[tr->nevents++] = *ev;
+}
+
+static void take_end(void *arg, struct trace_end *end)
+{
+	struct trace_keep *k = arg;
+	k->tr->end = *end;
+	k->tr->has_end = true;
+}
+
+/* The first value of each name, at most TRACE_MAX_VERSIONS names. */
+static void take_version(void *arg, const char *name, const char *value)
+{
+	struct trace *tr = ((struct trace_keep *)arg)->tr;
+	if (tr->nversions >= TRACE_MAX_VERSIONS)
+		return;
+	for (size_t i = 0; i < tr->nversions; i++)
+		if (!strcmp(tr->versions[i].key, name))
+			return;
+	tr->versions = xrealloc(tr->versions, (tr->nversions + 1) * sizeof(*tr->versions));
+	tr->versions[tr->nversions].key = xstrdup(name);
+	tr->versions[tr->nversions].value = xstrdup(value);
+	tr->nversions++;
+}
+
+static void take_mark(void *arg)
+{
+	struct trace_keep *k = arg;
+	k->mark_samples = k->tr->nsamples;
+	k->mark_events = k->tr->nevents;
+	k->mark_start = k->tr->has_start;
+	k->mark_end = k->tr->has_end;
+}
+
+/* Drop the records read after the mark (those of a frame cut short). The
+ * versions stay: they come only from a start record and versions events,
+ * and a name once seen keeps its first value. */
+static void take_rollback(void *arg)
+{
+	struct trace_keep *k = arg;
+	struct trace *tr = k->tr;
+	tr->nsamples = k->mark_samples;
+	while (tr->nevents > k->mark_events)
+		trace_event_release(&tr->events[--tr->nevents]);
+	if (tr->has_end && !k->mark_end) {
+		reader_end_release(&tr->end);
+		tr->has_end = false;
+	}
+	if (tr->has_start && !k->mark_start) {
+		reader_start_release(&tr->start);
+		tr->has_start = false;
+	}
+}
+
+void trace_keep_init(struct trace_keep *k, struct trace *tr, const char *path)
+{
+	memset(k, 0, sizeof(*k));
+	memset(tr, 0, sizeof(*tr));
+	tr->path = xstrdup(path);
+	k->tr = tr;
+	k->samples_sorted = k->events_sorted = true;
+	k->sink = (struct trace_sink){ .arg = k, .start = take_start, .sample = take_sample,
+				       .event = take_event, .end = take_end, .version = take_version,
+				       .mark = take_mark, .rollback = take_rollback };
+}
+
+int trace_keep_finish(struct trace_keep *k, int ret)
+{
+	struct trace *tr = k->tr;
 	if (ret == -2) { /* unknown format: refused with no records */
 		records_release(tr);
 		tr->damaged = true;
 		return -1;
 	}
-	if (!r->samples_sorted)
+	if (!k->samples_sorted)
 		sort_by_t(tr->samples, tr->nsamples, sizeof(*tr->samples));
-	if (!r->events_sorted)
+	if (!k->events_sorted)
 		sort_by_t(tr->events, tr->nevents, sizeof(*tr->events));
-	if (!ret && !tr->has_start) {
+	if (ret)
 		tr->damaged = true;
-		ret = reader_error(r, "%s: no start record (not a stagebench or stageload trace?)",
-				   r->name);
-	}
 	return ret ? -1 : 0;
 }
 
-static int read_mem(struct reader *r, const void *data, size_t len)
-{
-	if (!len) {
-		r->tr->damaged = true;
-		return reader_error(r, "%s: empty file (no trace records)", r->name);
-	}
-	if (reader_is_zstd(data, len))
-		return finish(r, reader_read_zstd(r, -1, data, len));
-	return finish(r, reader_parse_text(r, data, len));
-}
+/* ---- entry points ---------------------------------------------------------- */
 
 int trace_read_mem(const char *name, const void *data, size_t len, struct trace *tr)
 {
-	struct reader r = { .name = name, .tr = tr, .samples_sorted = true, .events_sorted = true };
-	memset(tr, 0, sizeof(*tr));
-	tr->path = xstrdup(name);
-	return read_mem(&r, data, len);
-}
-
-#define READ_CHUNK (256u << 10)
-
-/* Plain JSON lines from fd, a chunk at a time; buf holds the first len bytes. */
-static int read_plain_fd(struct reader *r, int fd, char *buf, size_t len)
-{
-	struct strbuf tail = STRBUF_INIT;
-	int ret = 0;
-	for (;;) {
-		if ((ret = reader_parse_chunk(r, &tail, buf, len)))
-			break;
-		ssize_t n;
-		do
-			n = read(fd, buf, READ_CHUNK);
-		while (n < 0 && errno == EINTR);
-		if (n < 0) {
-			r->tr->damaged = true;
-			ret = reader_error(r, "cannot read '%s': %s", r->name, strerror(errno));
-			break;
-		}
-		if (!n)
-			break;
-		len = (size_t)n;
-	}
-	if (!ret && tail.len) /* a last line with no newline */
-		ret = reader_parse_text(r, tail.buf, tail.len);
-	strbuf_release(&tail);
-	return ret;
-}
-
-/* The file a chunk at a time: the text of a long trace never sits in memory whole. */
-static int read_path(struct reader *r, const char *path)
-{
-	int fd = open_regular_file(path, r->quiet);
-	if (fd < 0) {
-		r->tr->damaged = true;
-		return -1;
-	}
-	char *buf = xmalloc(READ_CHUNK);
-	ssize_t n;
-	size_t len = 0;
-	do { /* at least the 4 bytes of a zstd magic, when the file has them */
-		n = read(fd, buf + len, READ_CHUNK - len);
-		if (n > 0)
-			len += (size_t)n;
-	} while ((n < 0 && errno == EINTR) || (n > 0 && len < 4));
-	int ret;
-	if (n < 0) {
-		r->tr->damaged = true;
-		ret = reader_error(r, "cannot read '%s': %s", path, strerror(errno));
-	} else if (!len) {
-		r->tr->damaged = true;
-		ret = reader_error(r, "%s: empty file (no trace records)", r->name);
-	} else if (reader_is_zstd(buf, len)) {
-		ret = finish(r, reader_read_zstd(r, fd, buf, len));
-	} else {
-		ret = finish(r, read_plain_fd(r, fd, buf, len));
-	}
-	free(buf);
-	close(fd);
-	return ret;
+	struct trace_keep k;
+	trace_keep_init(&k, tr, name);
+	return trace_keep_finish(&k, trace_read_mem_sink(name, data, len, &k.sink, 0));
 }
 
 int trace_read(const char *path, struct trace *tr)
 {
-	struct reader r = { .name = path, .tr = tr, .samples_sorted = true, .events_sorted = true };
-	memset(tr, 0, sizeof(*tr));
-	tr->path = xstrdup(path);
-	return read_path(&r, path);
+	struct trace_keep k;
+	trace_keep_init(&k, tr, path);
+	return trace_keep_finish(&k, trace_read_sink(path, &k.sink, 0));
 }
-
-int reader_read_quiet(const char *path, struct trace *tr, struct trace_summary *sum)
-{
-	struct reader r = { .name = path, .tr = tr, .samples_sorted = true, .events_sorted = true,
-			    .quiet = true, .sum = sum };
-	memset(tr, 0, sizeof(*tr));
-	tr->path = xstrdup(path);
-	return read_path(&r, path);
-}
-

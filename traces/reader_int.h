@@ -1,10 +1,14 @@
 /* reader_int.h -- what the reader's parts share: scalar values, the reader's
- * state, the sample keys (generated from TRACE_SAMPLE_FIELDS)
+ * layers, the sample keys (generated from TRACE_SAMPLE_FIELDS)
  *
- *   reader.c    entry points, line splitting, sorting, releasing records
- *   fastpath.c  the JSON fast path: sample lines parsed in place
- *   decode.c    every record through jansson (start, event, end, odd samples)
- *   zread.c     zstd: decompression a chunk ahead in a second thread
+ * The reader in layers, each calling only the ones below it:
+ *   bytes.c     bytes: a plain file, memory, or zstd decompressed a chunk ahead
+ *               in a second thread
+ *   lines.c     the bytes split into lines, marks at zstd frame ends
+ *   records.c   lines into records (fastpath.c for samples, decode.c for the
+ *               rest through jansson), handed to a sink (sink.h)
+ *   reader.c    a sink: the whole trace in memory (trace_read)
+ *   summary.c   a sink: the samples reduced for the analysis (trace_read_summary)
  */
 #ifndef SB_READER_INT_H
 #define SB_READER_INT_H
@@ -16,6 +20,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "sink.h"
 #include "trace.h"
 
 /* ---- scalar values, from jansson or from the fast path ------------------ */
@@ -75,46 +80,6 @@ static inline bool jv_int(const struct jv *v, int64_t lo, int64_t hi, int64_t *o
 		return false;
 	*out = x;
 	return true;
-}
-
-/* ---- the reader's state -------------------------------------------------- */
-
-struct trace_summary;
-
-struct reader {
-	const char *name;
-	struct trace *tr;
-	size_t line;
-	bool samples_sorted, events_sorted;
-	double last_sample_t, last_event_t;
-	bool quiet;                 /* errors make -1 without a message */
-	struct trace_summary *sum;  /* samples and events go there too (summary.c) */
-};
-
-/* error() unless the reader is quiet; -1 either way. */
-#define reader_error(r, ...) ((r)->quiet ? -1 : error(__VA_ARGS__))
-
-/* summary.c: a sample instead of keeping it; an event's times. */
-void summary_sample(struct trace_summary *sum, const struct trace_sample *s);
-void summary_event(struct trace_summary *sum, const struct trace_event *ev);
-
-/* "NAME:LINE: why" on stderr, the trace marked damaged; returns -1. */
-int reader_line_error(struct reader *r, const char *why);
-/* The same for line r->line, longer than TRACE_MAX_LINE. */
-int reader_line_too_long(struct reader *r);
-
-static inline void add_sample(struct reader *r, const struct trace_sample *s)
-{
-	struct trace *tr = r->tr;
-	if (r->sum) {
-		summary_sample(r->sum, s);
-		return;
-	}
-	if (tr->nsamples && s->t < r->last_sample_t)
-		r->samples_sorted = false;
-	r->last_sample_t = s->t;
-	ALLOC_GROW(tr->samples, tr->nsamples + 1, tr->samples_alloc);
-	tr->samples[tr->nsamples++] = *s;
 }
 
 static inline const char *skip_ws(const char *p, const char *end)
@@ -204,23 +169,103 @@ static inline int sample_key_apply(struct trace_sample *s, bool *has_t, int i,
 	return 0;
 }
 
-/* ---- between the parts ----------------------------------------------------- */
+/* ---- the layers, bottom first: each calls only the ones above it here ---- */
 
-/* 1: a sample line handled; 0: not for the fast path; -1: error printed. */
-int reader_fast_line(struct reader *r, const char *p, const char *end);
-/* One line through jansson. 0 ok, -1 error printed, -2 unknown format (printed). */
-int reader_slow_line(struct reader *r, const char *p, const char *end);
-/* Parse text[0, len) line by line. 0, -1 (printed), -2 unknown format. */
-int reader_parse_text(struct reader *r, const char *text, size_t len);
+/* What every layer needs to report a fault: the name messages give the input. */
+struct read_ctx {
+	const char *name;
+	bool quiet; /* errors make -1 without a message */
+};
+
+/* error() unless quiet; -1 either way. */
+#define read_error(c, ...) ((c)->quiet ? -1 : error(__VA_ARGS__))
+
+/* bytes.c: the input as chunks of text, plain or zstd (decompressed a chunk
+ * ahead in a second thread). It calls nothing of the reader. */
+struct bytes;
+/* Open a file or memory (not copied). NULL after a message: it cannot be
+ * opened or read, it is empty. */
+struct bytes *bytes_open_path(const struct read_ctx *c, const char *path);
+struct bytes *bytes_open_mem(const struct read_ctx *c, const void *data, size_t len);
+enum bytes_status {
+	BYTES_CHUNK,   /* *p, *len: the next text (the previous chunk is given back) */
+	BYTES_END,     /* the input ended cleanly */
+	BYTES_EREAD,   /* a read error (message printed) */
+	BYTES_ECORRUPT,/* corrupt zstd data: bytes_error() names it (not printed) */
+	BYTES_ETRUNC,  /* the input ends inside a zstd frame (not printed) */
+};
+/* *frame_end: a zstd frame (all of its text) ends with this chunk; always
+ * true for plain text, which has no frames. */
+enum bytes_status bytes_next(struct bytes *b, const char **p, size_t *len, bool *frame_end);
+const char *bytes_error(const struct bytes *b); /* BYTES_ECORRUPT: what zstd said */
+void bytes_close(struct bytes *b); /* NULL ok */
 bool reader_is_zstd(const void *data, size_t len);
-/* Decompress and parse a zstd trace, from fd (data, len: what was read of it
- * already) or from memory (fd -1). 0, -1 (printed), -2 unknown format. */
-int reader_read_zstd(struct reader *r, int fd, const void *data, size_t len);
-/* Parse the complete lines of text[0, len); a line cut at the end waits in tail. */
-int reader_parse_chunk(struct reader *r, struct strbuf *tail, const char *text, size_t len);
+
+/* lines.c: the text split into lines, on top of bytes.c. */
+struct lines {
+	const struct read_ctx *c;
+	struct bytes *b;
+	const char *p, *end;  /* the rest of the current chunk */
+	bool frame_end;       /* the current chunk ends a zstd frame */
+	bool done;
+	struct strbuf tail;   /* a line cut by the end of a chunk */
+	bool tail_out;        /* the tail was handed out as a line */
+	size_t line;          /* lines handed out: the number of the last one */
+	size_t mark_line;     /* line at the end of the last complete frame */
+};
+enum line_kind {
+	LINE_TEXT,  /* a line (without its newline) */
+	LINE_MARK,  /* every line so far came from complete zstd frames */
+	LINE_END,   /* no more lines */
+	LINE_ERROR, /* a fault, printed */
+	LINE_CUT,   /* a zstd frame cut short or corrupt, printed: the records
+		     * since the last mark must be dropped */
+};
+void lines_init(struct lines *L, const struct read_ctx *c, struct bytes *b);
+enum line_kind lines_next(struct lines *L, const char **p, const char **end);
+void lines_release(struct lines *L);
+
+/* fastpath.c: a sample line parsed in place. 1 *s parsed; 0 not for the
+ * fast path; -1 a bad sample (why). */
+int fast_sample(const char *p, const char *end, struct trace_sample *s, char *why, size_t whylen);
+
+/* decode.c: one line through jansson into *d. */
+enum rec_kind { REC_NONE, REC_SAMPLE, REC_EVENT, REC_START, REC_END };
+struct decoded {
+	enum rec_kind kind; /* REC_NONE: a record type from a later revision */
+	struct trace_sample sample;
+	struct trace_event event;
+	struct trace_start start;
+	struct trace_end end;
+	struct trace_label *versions; /* names and versions the record gives */
+	size_t nversions;
+};
+/* skip_start, skip_end: a start (end) was read already: a repeated one is
+ * not decoded. 0 ok (the records in *d are the caller's), -1 a bad record
+ * (why), -2 an unknown format (why). */
+int decode_line(const char *p, const char *end, bool skip_start, bool skip_end,
+		struct decoded *d, char *why, size_t whylen);
+void decoded_release_versions(struct decoded *d);
 void reader_start_release(struct trace_start *st);
-/* trace_read() without messages, the samples going to sum (summary.c). */
-int reader_read_quiet(const char *path, struct trace *tr, struct trace_summary *sum);
 void reader_end_release(struct trace_end *end);
+
+/* records.c: lines into records handed to a sink (sink.h). */
+int records_read(const struct read_ctx *c, struct bytes *b, const struct trace_sink *sink);
+
+/* reader.c: the sink that keeps the records in a struct trace. */
+struct trace_keep {
+	struct trace_sink sink;
+	struct trace *tr;
+	bool samples_sorted, events_sorted;
+	double last_sample_t, last_event_t;
+	size_t mark_samples, mark_events;
+	bool mark_start, mark_end;
+};
+/* *tr emptied, named path. */
+void trace_keep_init(struct trace_keep *k, struct trace *tr, const char *path);
+void trace_keep_sample(struct trace_keep *k, const struct trace_sample *s);
+/* After reading with result ret (a trace_read_sink() return): sorted, a
+ * fault marked. Returns trace_read()'s result. */
+int trace_keep_finish(struct trace_keep *k, int ret);
 
 #endif

@@ -30,6 +30,9 @@ struct queued {
 };
 
 struct trace_summary {
+	struct trace_keep keep_sink; /* start, events, end, versions: kept whole */
+	struct trace_sink sink;
+	const struct trace_sink *also; /* every sample, mark and rollback too */
 	struct trace *tr;
 	struct queued *q;      /* samples not placed yet, sorted by t; q[qhead..qlen) */
 	size_t qhead, qlen, qalloc;
@@ -80,7 +83,7 @@ static void add_bound(struct trace_summary *m, double b)
 	m->nbounds++;
 }
 
-void summary_event(struct trace_summary *m, const struct trace_event *ev)
+static void summary_event(struct trace_summary *m, const struct trace_event *ev)
 {
 	if (ev->t > m->newest)
 		m->newest = ev->t;
@@ -188,7 +191,7 @@ static void place(struct trace_summary *m, const struct queued *queued)
 		KEEP_IF(K_MAXGPU, s->gpu > m->keep[K_MAXGPU].s.gpu);
 }
 
-void summary_sample(struct trace_summary *m, const struct trace_sample *s)
+static void summary_sample(struct trace_summary *m, const struct trace_sample *s)
 {
 	if (m->fallback)
 		return;
@@ -217,13 +220,70 @@ void summary_sample(struct trace_summary *m, const struct trace_sample *s)
 		place(m, &m->q[m->qhead++]);
 }
 
-int trace_read_summary(const char *path, struct trace *tr)
+/* ---- the sink ------------------------------------------------------------ */
+
+static void sum_start(void *arg, struct trace_start *st)
+{
+	struct trace_summary *m = arg;
+	m->keep_sink.sink.start(&m->keep_sink, st);
+}
+
+static void sum_end(void *arg, struct trace_end *end)
+{
+	struct trace_summary *m = arg;
+	m->keep_sink.sink.end(&m->keep_sink, end);
+}
+
+static void sum_version(void *arg, const char *name, const char *value)
+{
+	struct trace_summary *m = arg;
+	m->keep_sink.sink.version(&m->keep_sink, name, value);
+}
+
+static void sum_sample(void *arg, const struct trace_sample *s)
+{
+	struct trace_summary *m = arg;
+	summary_sample(m, s);
+	if (m->also && m->also->sample)
+		m->also->sample(m->also->arg, s);
+}
+
+static void sum_event(void *arg, struct trace_event *ev)
+{
+	struct trace_summary *m = arg;
+	summary_event(m, ev);
+	m->keep_sink.sink.event(&m->keep_sink, ev);
+}
+
+static void sum_mark(void *arg)
+{
+	struct trace_summary *m = arg;
+	m->keep_sink.sink.mark(&m->keep_sink);
+	if (m->also && m->also->mark)
+		m->also->mark(m->also->arg);
+}
+
+/* Only on a fault, after which the summary is not used (a full read is). */
+static void sum_rollback(void *arg)
+{
+	struct trace_summary *m = arg;
+	m->keep_sink.sink.rollback(&m->keep_sink);
+	if (m->also && m->also->rollback)
+		m->also->rollback(m->also->arg);
+}
+
+int trace_read_summary_also(const char *path, struct trace *tr, const struct trace_sink *also)
 {
 	struct trace_summary m;
 	memset(&m, 0, sizeof(m));
+	trace_keep_init(&m.keep_sink, tr, path);
+	m.sink = (struct trace_sink){ .arg = &m, .start = sum_start, .sample = sum_sample,
+				      .event = sum_event, .end = sum_end, .version = sum_version,
+				      .mark = sum_mark, .rollback = sum_rollback };
 	m.tr = tr;
+	m.also = also;
 	m.newest = -INFINITY;
-	int ret = reader_read_quiet(path, tr, &m);
+	int ret = trace_keep_finish(&m.keep_sink, trace_read_sink(path, &m.sink, TRACE_READ_QUIET));
 	if (!ret && !m.fallback) {
 		while (m.qhead < m.qlen && !m.fallback)
 			place(&m, &m.q[m.qhead++]);
@@ -239,4 +299,9 @@ int trace_read_summary(const char *path, struct trace *tr)
 	}
 	tr->summary = true;
 	return 0;
+}
+
+int trace_read_summary(const char *path, struct trace *tr)
+{
+	return trace_read_summary_also(path, tr, NULL);
 }

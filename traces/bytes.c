@@ -1,5 +1,6 @@
-/* zread.c -- zstd traces: decompressed a chunk ahead in a second thread,
- * parsed in place; only the records of complete frames are kept */
+/* bytes.c -- the reader's lowest layer: a trace's text as chunks, from a
+ * plain file read a chunk at a time, from memory, or from zstd decompressed a
+ * chunk ahead in a second thread. It calls nothing of the reader above it. */
 #include "reader_int.h"
 
 #include <errno.h>
@@ -17,38 +18,6 @@ bool reader_is_zstd(const void *data, size_t len)
 	uint32_t magic = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
 			 (uint32_t)b[3] << 24;
 	return magic == ZSTD_MAGICNUMBER || (magic & 0xFFFFFFF0u) == ZSTD_MAGIC_SKIPPABLE_START;
-}
-
-/* What the reader had at the end of the last complete zstd frame. */
-struct mark {
-	size_t nsamples, nevents, line;
-	bool has_start, has_end;
-};
-
-static void take_mark(const struct reader *r, struct mark *m)
-{
-	m->nsamples = r->tr->nsamples;
-	m->nevents = r->tr->nevents;
-	m->line = r->line;
-	m->has_start = r->tr->has_start;
-	m->has_end = r->tr->has_end;
-}
-
-/* Drop the records read after the mark (those of a frame cut short). */
-static void back_to_mark(struct reader *r, const struct mark *m)
-{
-	struct trace *tr = r->tr;
-	tr->nsamples = m->nsamples;
-	while (tr->nevents > m->nevents)
-		trace_event_release(&tr->events[--tr->nevents]);
-	if (tr->has_end && !m->has_end) {
-		reader_end_release(&tr->end);
-		tr->has_end = false;
-	}
-	if (tr->has_start && !m->has_start) {
-		reader_start_release(&tr->start);
-		tr->has_start = false;
-	}
 }
 
 /*
@@ -211,101 +180,170 @@ static void zsource_stop(struct zsource *src)
 	ZSTD_freeDStream(src->ds);
 }
 
-/*
- * Parse the complete lines of text[0, len), in place; a line cut by the end
- * of the chunk waits in tail for the rest.
- */
-/* A line still without its end may not grow past the limit: a small
- * compressed file must not make the reader hold a huge line. */
-static int tail_check(struct reader *r, const struct strbuf *tail)
-{
-	if (tail->len <= TRACE_MAX_LINE)
-		return 0;
-	r->line++;
-	return reader_line_too_long(r);
-}
 
-int reader_parse_chunk(struct reader *r, struct strbuf *tail, const char *text, size_t len)
-{
-	const char *p = text, *end = text + len;
-	const char *nl;
-	int ret;
+/* ---- the byte source ---------------------------------------------------- */
 
-	if (tail->len) {
-		if (!(nl = memchr(p, '\n', len))) {
-			strbuf_add(tail, p, len);
-			return tail_check(r, tail);
-		}
-		strbuf_add(tail, p, (size_t)(nl + 1 - p));
-		ret = reader_parse_text(r, tail->buf, tail->len);
-		strbuf_reset(tail);
-		if (ret)
-			return ret;
-		p = nl + 1;
-	}
-	const char *last = end;
-	while (last > p && last[-1] != '\n')
-		last--; /* just past the last newline (memrchr is GNU-only) */
-	if (last > p) {
-		if ((ret = reader_parse_text(r, p, (size_t)(last - p))))
-			return ret;
-		p = last;
-	}
-	strbuf_add(tail, p, (size_t)(end - p));
-	return tail_check(r, tail);
-}
+#define READ_CHUNK (256u << 10)
 
-/*
- * Decompress and parse as the text comes, a chunk at a time (the text of a
- * long trace never sits in memory whole). Only the records of complete
- * frames are kept: a frame cut short (the writer killed inside write(2)) or
- * corrupt is reported at the line after the last complete one.
- */
-int reader_read_zstd(struct reader *r, int fd, const void *data, size_t len)
-{
+struct bytes {
+	const struct read_ctx *c;
+	int fd;           /* -1: memory */
+	char *buf;        /* READ_CHUNK bytes: a plain file's chunks, a zstd file's first bytes */
+	const char *mem;  /* plain text not yet handed out (memory, a file's first chunk) */
+	size_t memlen;
+	bool zstd;
 	struct zsource src;
-	struct strbuf tail = STRBUF_INIT;
-	struct mark mark;
-	size_t z = 0;
-	int ret = 0;
+	int zi;           /* the zstd chunk handed out last; -1 none */
+	size_t z;         /* what decompression said last */
+	bool last;        /* the chunk handed out is the last one */
+	bool ended;
+};
 
-	if (zsource_start(&src, fd, data, len))
-		return reader_error(r, "%s: cannot allocate a zstd context", r->name);
-	take_mark(r, &mark);
-	for (int i = 0;; i ^= 1) {
-		struct zchunk *c = next_chunk(&src, i);
-		bool last = c->last;
-		z = c->z;
-		if (ZSTD_isError(z))
-			break;
-		ret = reader_parse_chunk(r, &tail, c->buf, c->len);
-		give_back_chunk(&src, i);
-		if (ret)
-			break;
-		if (z == 0) /* a frame ended and all of its text is out */
-			take_mark(r, &mark);
-		if (last)
-			break;
-	}
-	int read_errno = src.read_errno;
-	zsource_stop(&src);
-	if (!ret && read_errno) {
-		r->tr->damaged = true;
-		ret = reader_error(r, "cannot read '%s': %s", r->name, strerror(read_errno));
-	} else if (!ret && ZSTD_isError(z)) {
-		back_to_mark(r, &mark);
-		r->tr->damaged = true;
-		ret = reader_error(r, "%s:%zu: corrupt zstd data: %s (the %zu lines before it are kept)",
-			    r->name, mark.line + 1, ZSTD_getErrorName(z), mark.line);
-	} else if (!ret && z != 0) {
-		back_to_mark(r, &mark);
-		r->tr->damaged = true;
-		ret = reader_error(r, "%s:%zu: truncated zstd frame (the recording was cut off here; "
-			    "the %zu lines before it are kept)", r->name, mark.line + 1, mark.line);
-	} else if (!ret && tail.len) { /* a last line with no newline */
-		ret = reader_parse_text(r, tail.buf, tail.len);
-	}
-	strbuf_release(&tail);
-	return ret;
+static struct bytes *bytes_new(const struct read_ctx *c, int fd)
+{
+	struct bytes *b = xcalloc(1, sizeof(*b));
+	b->c = c;
+	b->fd = fd;
+	b->zi = -1;
+	return b;
 }
 
+/* The text starts at data[0, len): zstd or plain. NULL after a message. */
+static struct bytes *bytes_begin(struct bytes *b, const void *data, size_t len)
+{
+	if (!len) {
+		read_error(b->c, "%s: empty file (no trace records)", b->c->name);
+		bytes_close(b);
+		return NULL;
+	}
+	if (reader_is_zstd(data, len)) {
+		b->zstd = true;
+		if (zsource_start(&b->src, b->fd, data, len)) {
+			read_error(b->c, "%s: cannot allocate a zstd context", b->c->name);
+			b->zstd = false;
+			bytes_close(b);
+			return NULL;
+		}
+	} else {
+		b->mem = data;
+		b->memlen = len;
+	}
+	return b;
+}
+
+struct bytes *bytes_open_mem(const struct read_ctx *c, const void *data, size_t len)
+{
+	return bytes_begin(bytes_new(c, -1), data, len);
+}
+
+/* read(2) again on EINTR; -1 with errno. */
+static ssize_t read_some(int fd, char *buf, size_t len)
+{
+	ssize_t n;
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+/* The file a chunk at a time: the text of a long trace never sits in memory whole. */
+struct bytes *bytes_open_path(const struct read_ctx *c, const char *path)
+{
+	int fd = open_regular_file(path, c->quiet);
+	if (fd < 0)
+		return NULL;
+	struct bytes *b = bytes_new(c, fd);
+	b->buf = xmalloc(READ_CHUNK);
+	ssize_t n;
+	size_t len = 0;
+	do { /* at least the 4 bytes of a zstd magic, when the file has them */
+		n = read_some(fd, b->buf + len, READ_CHUNK - len);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0 && len < 4);
+	if (n < 0) {
+		read_error(c, "cannot read '%s': %s", path, strerror(errno));
+		bytes_close(b);
+		return NULL;
+	}
+	return bytes_begin(b, b->buf, len);
+}
+
+static enum bytes_status next_plain(struct bytes *b, const char **p, size_t *len)
+{
+	if (!b->memlen && b->fd >= 0 && !b->ended) {
+		ssize_t n = read_some(b->fd, b->buf, READ_CHUNK);
+		if (n < 0) {
+			b->ended = true;
+			read_error(b->c, "cannot read '%s': %s", b->c->name, strerror(errno));
+			return BYTES_EREAD;
+		}
+		b->mem = b->buf;
+		b->memlen = (size_t)n;
+	}
+	if (!b->memlen) {
+		b->ended = true;
+		return BYTES_END;
+	}
+	*p = b->mem;
+	*len = b->memlen;
+	b->memlen = 0;
+	return BYTES_CHUNK;
+}
+
+static enum bytes_status next_zstd(struct bytes *b, const char **p, size_t *len, bool *frame_end)
+{
+	if (b->zi >= 0) {
+		give_back_chunk(&b->src, b->zi);
+		if (b->last) {
+			b->ended = true;
+			if (b->src.read_errno) {
+				read_error(b->c, "cannot read '%s': %s", b->c->name,
+					   strerror(b->src.read_errno));
+				return BYTES_EREAD;
+			}
+			return b->z == 0 ? BYTES_END : BYTES_ETRUNC;
+		}
+	}
+	b->zi = b->zi < 0 ? 0 : b->zi ^ 1;
+	struct zchunk *c = next_chunk(&b->src, b->zi);
+	b->z = c->z;
+	b->last = c->last;
+	if (ZSTD_isError(c->z)) {
+		b->ended = true;
+		if (b->src.read_errno) {
+			read_error(b->c, "cannot read '%s': %s", b->c->name, strerror(b->src.read_errno));
+			return BYTES_EREAD;
+		}
+		return BYTES_ECORRUPT;
+	}
+	*p = c->buf;
+	*len = c->len;
+	*frame_end = c->z == 0;
+	return BYTES_CHUNK;
+}
+
+enum bytes_status bytes_next(struct bytes *b, const char **p, size_t *len, bool *frame_end)
+{
+	*frame_end = true;
+	if (b->ended)
+		return BYTES_END;
+	return b->zstd ? next_zstd(b, p, len, frame_end) : next_plain(b, p, len);
+}
+
+const char *bytes_error(const struct bytes *b)
+{
+	return ZSTD_getErrorName(b->z);
+}
+
+void bytes_close(struct bytes *b)
+{
+	if (!b)
+		return;
+	if (b->zstd)
+		zsource_stop(&b->src);
+	if (b->fd >= 0)
+		close(b->fd);
+	free(b->buf);
+	free(b);
+}
