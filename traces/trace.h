@@ -8,8 +8,9 @@
  *
  * zstd and jansson are used inside traces/ (and jansson by runner/pipeline.c
  * for pipeline files). Everything else sees the plain C structs below. The
- * reader's parts: reader.c, fastpath.c, decode.c, zread.c (reader_int.h);
- * the schema's tables: schema.c; the window rule: window.h.
+ * reader's layers: bytes.c, lines.c, records.c (with fastpath.c, decode.c),
+ * then the sinks reader.c and summary.c (reader_int.h; a sink of one's own:
+ * sink.h); the schema's tables: schema.c; the window rule: window.h.
  *
  * Absent fields: a sample field the platform lacks is absent from the line and
  * its bit is clear in `fields`, never a 0.
