@@ -298,6 +298,58 @@ static inline int known_sample_key(const char *k, const char *end, size_t *klen)
 }
 
 /*
+ * A byte count or process count as the writer writes it: "0", or up to 19
+ * digits not starting with 0, followed by ',' or '}'. NULL for anything
+ * else (a sign, a fraction, an exponent, more digits): fast_number() and
+ * sample_key_apply() then see it, which give the same value for these.
+ */
+static inline const char *plain_uint(const char *p, const char *end, uint64_t *out)
+{
+	const char *q = p;
+	uint64_t m = 0;
+	if (*q == '0') {
+		q++;
+	} else {
+		const char *lim = end - q > 19 ? q + 19 : end;
+		if (end - q >= 8 && eight_digits(q, &m))
+			q += 8;
+		while (q < lim && is_digit(*q))
+			m = m * 10 + (uint64_t)(*q++ - '0');
+	}
+	if (q >= end || (*q != ',' && *q != '}'))
+		return NULL;
+	*out = m;
+	return q;
+}
+
+#define STORE_BYTES(key) \
+	s->key = m; \
+	break;
+#define STORE_COUNT(key) \
+	if (m > 2147483647) \
+		return false; \
+	s->key = (int)m; \
+	break;
+#define STORE_NUMBER(key) return false;
+
+/* Field i (an SFI_*) of kind BYTES or COUNT set to m; false for a NUMBER
+ * field or a count out of range (the general path reports it). */
+static inline bool store_uint(struct trace_sample *s, int i, uint64_t m)
+{
+	switch (i) {
+#define X(UP, key, bit, kind, what) \
+	case SFI_##UP: \
+		STORE_##kind(key)
+	TRACE_SAMPLE_FIELDS(X)
+#undef X
+	default:
+		return false;
+	}
+	s->fields |= trace_sample_fields[i].bit;
+	return true;
+}
+
+/*
  * The writer's own sample lines (and stageload's) start with this: parse
  * the rest straight into the sample. 1 done, 0 use another path, -1 error.
  */
@@ -328,14 +380,19 @@ static int direct_sample(const char *p, const char *end, struct trace_sample *s,
 		p++;
 		if (p >= end)
 			return 0;
-		if (*p == '-' || is_digit(*p)) {
+		const char *q;
+		uint64_t m;
+		if (i >= 0 && i != SK_T && is_digit(*p) && (q = plain_uint(p, end, &m)) &&
+		    store_uint(s, i, m)) {
+			p = q; /* a byte or process count: no struct jv */
+		} else if (*p == '-' || is_digit(*p)) {
 			if (!(p = fast_number(p, end, &v)))
 				return 0;
+			if (sample_key_apply(s, &has_t, i, &v, why, whylen))
+				return -1;
 		} else {
 			return 0; /* strings, null, ...: the general path */
 		}
-		if (sample_key_apply(s, &has_t, i, &v, why, whylen))
-			return -1;
 		if (p < end && *p == ',') {
 			p++;
 			continue;
