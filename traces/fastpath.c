@@ -2,7 +2,8 @@
  *
  * A sample line the writer wrote (or stageload did) is a flat object of
  * numbers: it is parsed straight into a struct trace_sample, numbers exact
- * (the very double strtod would give). Anything else (strings, nesting,
+ * (the very double strtod would give). So is an event line of known keys
+ * with values of the expected types. Anything else (other keys, nesting,
  * escapes, an odd number) returns 0 and goes to decode.c through jansson.
  */
 #include "reader_int.h"
@@ -405,7 +406,7 @@ static int direct_sample(const char *p, const char *end, struct trace_sample *s,
 		snprintf(why, whylen, "sample has no \"t\"");
 		return -1;
 	}
-	return 1;
+	return FAST_SAMPLE;
 }
 
 /* p starts with SAMPLE_PREFIX (17 bytes there): two 8-byte loads, one byte. */
@@ -420,7 +421,120 @@ static inline bool has_sample_prefix(const char *p)
 	return a == x && b == y && p[16] == want[16];
 }
 
-int fast_sample(const char *p, const char *end, struct trace_sample *s, char *why, size_t whylen)
+/* ---- events: the flat ones of known keys, as decode.c would read them ---- */
+
+/* The event keys the fast path takes; any other key (one that would go to
+ * extra_json, "shape", "versions", "mono") leaves the line to decode.c. */
+enum { EK_TYPE, EK_KIND, EK_T, EK_STAGE, EK_NAME, EK_NOTE, EK_SHA256, EK_DTYPE, EK_FILE,
+       EK_METRIC, EK_DEVICE, EK_ACTION, EK_REASON, EK_NBYTES, EK_BYTES, EK_MAX_BYTES,
+       EK_SECONDS, EK_FROM, EK_N };
+
+static const struct {
+	const char *name;
+	size_t off; /* of the string member (EK_STAGE .. EK_REASON) */
+} event_keys[EK_N] = {
+	[EK_TYPE] = { "type", 0 }, [EK_KIND] = { "kind", 0 }, [EK_T] = { "t", 0 },
+	[EK_STAGE] = { "stage", offsetof(struct trace_event, stage) },
+	[EK_NAME] = { "name", offsetof(struct trace_event, name) },
+	[EK_NOTE] = { "note", offsetof(struct trace_event, note) },
+	[EK_SHA256] = { "sha256", offsetof(struct trace_event, sha256) },
+	[EK_DTYPE] = { "dtype", offsetof(struct trace_event, dtype) },
+	[EK_FILE] = { "file", offsetof(struct trace_event, file) },
+	[EK_METRIC] = { "metric", offsetof(struct trace_event, metric) },
+	[EK_DEVICE] = { "device", offsetof(struct trace_event, device) },
+	[EK_ACTION] = { "action", offsetof(struct trace_event, action) },
+	[EK_REASON] = { "reason", offsetof(struct trace_event, reason) },
+	[EK_NBYTES] = { "nbytes", 0 }, [EK_BYTES] = { "bytes", 0 },
+	[EK_MAX_BYTES] = { "max_bytes", 0 }, [EK_SECONDS] = { "seconds", 0 },
+	[EK_FROM] = { "from", 0 },
+};
+
+static int event_key(const struct pair *pr)
+{
+	for (int i = 0; i < EK_N; i++)
+		if (strlen(event_keys[i].name) == pr->klen && !memcmp(event_keys[i].name, pr->k, pr->klen))
+			return i;
+	return -1;
+}
+
+/* A number jansson reads too: an integer it holds (int64_t), or a real. */
+static bool jansson_number(const struct jv *v)
+{
+	return v->kind == JV_REAL || (v->kind == JV_INT && v->u <= (uint64_t)INT64_MAX);
+}
+
+/* One pair into ev; false when it is not what decode.c would take as is. */
+static bool event_pair(struct trace_event *ev, int k, const struct pair *pr, bool *has_t)
+{
+	const struct jv *v = &pr->v;
+	if (k >= EK_STAGE && k <= EK_REASON) {
+		if (v->kind != JV_STRING)
+			return false;
+		*(char **)((char *)ev + event_keys[k].off) = xstrndup(pr->s, pr->slen);
+		return true;
+	}
+	if (k == EK_TYPE)
+		return true; /* "event": the caller saw it */
+	if (k == EK_KIND) {
+		if (v->kind != JV_STRING)
+			return false;
+		ev->kind_name = xstrndup(pr->s, pr->slen);
+		return true;
+	}
+	if (!jansson_number(v))
+		return false;
+	switch (k) {
+	case EK_T:
+		return *has_t = jv_number(v, &ev->t);
+	case EK_NBYTES:
+		return ev->has_nbytes = jv_bytes(v, &ev->nbytes);
+	case EK_BYTES:
+		return ev->has_bytes = jv_bytes(v, &ev->bytes);
+	case EK_MAX_BYTES:
+		return ev->has_max_bytes = jv_bytes(v, &ev->max_bytes);
+	case EK_SECONDS:
+		return ev->has_seconds = jv_number(v, &ev->seconds);
+	default: /* EK_FROM */
+		return ev->has_from = jv_number(v, &ev->from);
+	}
+}
+
+/* An event line of n pairs into *ev: 1, or 0 (released) for decode.c to
+ * read, which it does in the same way or with the message of a fault. */
+static int event_from_pairs(const struct pair *pairs, int n, struct trace_event *ev)
+{
+	unsigned seen = 0;
+	bool has_t = false;
+	memset(ev, 0, sizeof(*ev));
+	ev->ndim = -1;
+	for (int i = 0; i < n; i++) {
+		int k = event_key(&pairs[i]);
+		if (k < 0 || (seen & 1u << k) || !event_pair(ev, k, &pairs[i], &has_t))
+			goto other;
+		seen |= 1u << k;
+	}
+	if (!ev->kind_name || !has_t)
+		goto other;
+	ev->kind = event_kind_from_name(ev->kind_name);
+	if (ev->kind != EV_VERSIONS)
+		return 1;
+other:
+	trace_event_release(ev);
+	return 0;
+}
+
+/* The record type of a flat object: its "type" string, or NULL. */
+static const struct pair *type_of(const struct pair *pairs, int n)
+{
+	const struct pair *type = NULL;
+	for (int i = 0; i < n; i++)
+		if (pairs[i].klen == 4 && !memcmp(pairs[i].k, "type", 4))
+			type = &pairs[i];
+	return type && type->v.kind == JV_STRING ? type : NULL;
+}
+
+int fast_record(const char *p, const char *end, struct trace_sample *s, struct trace_event *ev,
+		char *why, size_t whylen)
 {
 	if ((size_t)(end - p) > sizeof(SAMPLE_PREFIX) && has_sample_prefix(p)) {
 		int rc = direct_sample(p, end, s, why, whylen);
@@ -431,11 +545,10 @@ int fast_sample(const char *p, const char *end, struct trace_sample *s, char *wh
 	int n = fast_object(p, end, pairs);
 	if (n < 0)
 		return 0;
-	const struct pair *type = NULL;
-	for (int i = 0; i < n; i++)
-		if (pairs[i].klen == 4 && !memcmp(pairs[i].k, "type", 4))
-			type = &pairs[i];
-	if (!type || type->v.kind != JV_STRING || type->slen != 6 || memcmp(type->s, "sample", 6))
+	const struct pair *type = type_of(pairs, n);
+	if (type && type->slen == 5 && !memcmp(type->s, "event", 5))
+		return event_from_pairs(pairs, n, ev) ? FAST_EVENT : 0;
+	if (!type || type->slen != 6 || memcmp(type->s, "sample", 6))
 		return 0;
 
 	bool has_t = false;
@@ -449,6 +562,6 @@ int fast_sample(const char *p, const char *end, struct trace_sample *s, char *wh
 		snprintf(why, whylen, "sample has no \"t\"");
 		return -1;
 	}
-	return 1;
+	return FAST_SAMPLE;
 }
 

@@ -225,9 +225,12 @@ void lines_init(struct lines *L, const struct read_ctx *c, struct bytes *b);
 enum line_kind lines_next(struct lines *L, const char **p, const char **end);
 void lines_release(struct lines *L);
 
-/* fastpath.c: a sample line parsed in place. 1 *s parsed; 0 not for the
- * fast path; -1 a bad sample (why). */
-int fast_sample(const char *p, const char *end, struct trace_sample *s, char *why, size_t whylen);
+/* fastpath.c: a sample or plain event line parsed in place. FAST_SAMPLE (*s
+ * parsed), FAST_EVENT (*ev parsed, its strings the caller's); 0 not for the
+ * fast path (decode.c reads it); -1 a bad sample (why). */
+enum { FAST_SAMPLE = 1, FAST_EVENT = 2 };
+int fast_record(const char *p, const char *end, struct trace_sample *s, struct trace_event *ev,
+		char *why, size_t whylen);
 
 /* decode.c: one line through jansson into *d. */
 enum rec_kind { REC_NONE, REC_SAMPLE, REC_EVENT, REC_START, REC_END };

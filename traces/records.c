@@ -67,16 +67,22 @@ static void hand_over(struct records *R, struct decoded *d)
 static int record(struct records *R, const char *p, const char *end)
 {
 	char why[512];
-	struct trace_sample s;
-	int rc = fast_sample(p, end, &s, why, sizeof(why));
-	if (rc > 0) {
+	struct decoded d;
+	int rc = fast_record(p, end, &d.sample, &d.event, why, sizeof(why));
+	if (rc == FAST_SAMPLE) {
 		if (R->sink->sample)
-			R->sink->sample(R->sink->arg, &s);
+			R->sink->sample(R->sink->arg, &d.sample);
+		return 0;
+	}
+	if (rc == FAST_EVENT) {
+		d.kind = REC_EVENT;
+		d.versions = NULL;
+		d.nversions = 0;
+		hand_over(R, &d);
 		return 0;
 	}
 	if (rc < 0)
 		return line_error(R, why);
-	struct decoded d;
 	if ((rc = decode_line(p, end, R->has_start, R->has_end, &d, why, sizeof(why)))) {
 		line_error(R, why);
 		return rc;
