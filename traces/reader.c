@@ -1,63 +1,8 @@
 /* reader.c -- trace_read(): a sink of the layered reader (reader_int.h) that
- * keeps every record in a struct trace, sorted by t; releasing records */
+ * keeps every record in a struct trace, sorted by t; releasing a trace */
 #include "reader_int.h"
 
-#include <errno.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-void trace_event_release(struct trace_event *ev)
-{
-	if (!ev)
-		return;
-	free(ev->kind_name);
-	free(ev->stage);
-	free(ev->name);
-	free(ev->note);
-	free(ev->sha256);
-	free(ev->dtype);
-	free(ev->file);
-	free(ev->metric);
-	free(ev->device);
-	free(ev->action);
-	free(ev->reason);
-	free(ev->extra_json);
-	memset(ev, 0, sizeof(*ev));
-	ev->ndim = -1;
-}
-
-void reader_start_release(struct trace_start *st)
-{
-	free(st->format);
-	free(st->utc);
-	free(st->mode);
-	if (st->command)
-		for (char **a = st->command; *a; a++)
-			free(*a);
-	free(st->command);
-	free(st->host_name);
-	free(st->host_os);
-	free(st->host_kernel);
-	free(st->host_machine);
-	free(st->meter_backend);
-	free(st->meter_footprint);
-	for (size_t i = 0; i < st->nlabels; i++) {
-		free(st->labels[i].key);
-		free(st->labels[i].value);
-	}
-	free(st->labels);
-	free(st->commit);
-	free(st->extra_json);
-	free(st->stop_at);
-	memset(st, 0, sizeof(*st));
-}
-
-void reader_end_release(struct trace_end *end)
-{
-	free(end->reason);
-	free(end->extra_json);
-	memset(end, 0, sizeof(*end));
-}
 
 static void records_release(struct trace *tr)
 {

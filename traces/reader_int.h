@@ -1,7 +1,8 @@
 /* reader_int.h -- what the reader's parts share: scalar values, the reader's
  * layers, the sample keys (generated from TRACE_SAMPLE_FIELDS)
  *
- * The reader in layers, each calling only the ones below it:
+ * The reader in layers, each calling only the ones below it (and schema.c,
+ * the tables and the releasing of records, below them all):
  *   bytes.c     bytes: a plain file, memory, or zstd decompressed a chunk ahead
  *               in a second thread
  *   lines.c     the bytes split into lines, marks at zstd frame ends
@@ -249,6 +250,7 @@ struct decoded {
 int decode_line(const char *p, const char *end, bool skip_start, bool skip_end,
 		struct decoded *d, char *why, size_t whylen);
 void decoded_release_versions(struct decoded *d);
+/* schema.c: a start or end record's strings freed, *st (*end) zeroed. */
 void reader_start_release(struct trace_start *st);
 void reader_end_release(struct trace_end *end);
 

@@ -1,7 +1,10 @@
-/* schema.c -- the trace schema's tables: event kinds, stopped_by, sample fields (trace.h) */
-#include "trace.h"
+/* schema.c -- the trace schema's tables: event kinds, stopped_by, sample
+ * fields (trace.h); releasing a record's strings (below the reader's layers,
+ * which all use it) */
+#include "reader_int.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const kind_names[] = {
@@ -66,4 +69,59 @@ const struct sample_field_info *trace_sample_field(const char *key, size_t len)
 		if (trace_sample_fields[i].len == len && !memcmp(trace_sample_fields[i].key, key, len))
 			return &trace_sample_fields[i];
 	return NULL;
+}
+
+/* ---- releasing records -------------------------------------------------- */
+
+void trace_event_release(struct trace_event *ev)
+{
+	if (!ev)
+		return;
+	free(ev->kind_name);
+	free(ev->stage);
+	free(ev->name);
+	free(ev->note);
+	free(ev->sha256);
+	free(ev->dtype);
+	free(ev->file);
+	free(ev->metric);
+	free(ev->device);
+	free(ev->action);
+	free(ev->reason);
+	free(ev->extra_json);
+	memset(ev, 0, sizeof(*ev));
+	ev->ndim = -1;
+}
+
+void reader_start_release(struct trace_start *st)
+{
+	free(st->format);
+	free(st->utc);
+	free(st->mode);
+	if (st->command)
+		for (char **a = st->command; *a; a++)
+			free(*a);
+	free(st->command);
+	free(st->host_name);
+	free(st->host_os);
+	free(st->host_kernel);
+	free(st->host_machine);
+	free(st->meter_backend);
+	free(st->meter_footprint);
+	for (size_t i = 0; i < st->nlabels; i++) {
+		free(st->labels[i].key);
+		free(st->labels[i].value);
+	}
+	free(st->labels);
+	free(st->commit);
+	free(st->extra_json);
+	free(st->stop_at);
+	memset(st, 0, sizeof(*st));
+}
+
+void reader_end_release(struct trace_end *end)
+{
+	free(end->reason);
+	free(end->extra_json);
+	memset(end, 0, sizeof(*end));
 }
