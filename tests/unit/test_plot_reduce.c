@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../common/util.h"
 #include "../../plots/plot.h"
@@ -174,6 +176,110 @@ Test(plot_reduce, a_long_trace_file_is_read_reduced_and_drawn_with_its_spike)
 	cr_assert(strstr(sb.buf, "1500.010 9.0000\n"), "the spike is drawn");
 	strbuf_release(&sb);
 	plot_model_release(&m);
+	plot_samples_release(&ps);
+	trace_release(&tr);
+	test_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
+/* Samples far out of time order (backwards): the grid grows to the left as
+ * well; the points come out in time order with the spike. */
+Test(plot_reduce, samples_backwards_grow_the_grid_to_the_left)
+{
+	size_t n = 200000;
+	struct trace_sample *s = walk(n, 150000, 7);
+	for (size_t i = 0; i < n / 2; i++) {
+		struct trace_sample x = s[i];
+		s[i] = s[n - 1 - i];
+		s[n - 1 - i] = x;
+	}
+	struct plot_samples ps;
+	plot_samples_of(s, n, &ps);
+	assert_ascending(&ps.footprint);
+	cr_assert_leq(ps.footprint.n, 2 * 4096 + 1);
+	size_t hi = argmax(&ps.footprint), lo = argmin(&ps.footprint);
+	cr_assert_float_eq(ps.footprint.gb[hi], 9.0, 1e-12);
+	cr_assert_float_eq(ps.footprint.t[hi], 1500.01, 1e-9);
+	cr_assert_float_eq(ps.footprint.gb[lo], 1.0 / 1024, 1e-12);
+	cr_assert_float_eq(ps.t_first, 0.01, 1e-12);
+	cr_assert_float_eq(ps.t_last, (double)n * 0.01, 1e-9);
+	cr_assert_float_eq(ps.footprint.t[ps.footprint.n - 1], (double)n * 0.01, 1e-9);
+	plot_samples_release(&ps);
+	free(s);
+}
+
+/* A zstd trace cut inside a frame: the records of that frame were handed to
+ * the reduction before the cut was seen; the series are those of the
+ * samples kept (the complete frames), as trace_read() gives them. */
+Test(plot_reduce, a_cut_zstd_trace_draws_only_the_samples_of_complete_frames)
+{
+	char *dir = test_tmpdir("plot-reduce-cut");
+	char *path = xasprintf("%s/cut.trace.jsonl.zst", dir);
+	struct trace_writer *w = trace_writer_open(path);
+	cr_assert_not_null(w);
+	trace_writer_set_flush_interval(w, INT64_MAX / 2); /* one frame per flush below */
+	struct trace_start st = { .mode = "eager" };
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	for (int frame = 0; frame < 3; frame++) {
+		/* the last frame, the one cut, is of several zstd blocks (128 KiB
+		 * of text each): the first ones are decompressed and read before
+		 * the cut is found */
+		for (int i = 0; i < (frame == 2 ? 5000 : 1000); i++) {
+			struct trace_sample s = { .t = frame * 100.0 + i * 0.01, .fields = SF_FOOTPRINT };
+			s.footprint = GIB + (uint64_t)(i % 1000) * MIB;
+			cr_assert_eq(trace_writer_sample(w, &s), 0);
+		}
+		cr_assert_eq(trace_writer_flush(w), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+	struct stat sb;
+	cr_assert_eq(stat(path, &sb), 0);
+	cr_assert_eq(truncate(path, sb.st_size - 20), 0);
+
+	struct trace full = TRACE_INIT, tr = TRACE_INIT;
+	struct plot_samples ps;
+	cr_assert_eq(trace_read(path, &full), -1);
+	cr_assert_eq(plot_read_trace(path, &tr, &ps), -1);
+	cr_assert(tr.damaged);
+	cr_assert_eq(ps.footprint.n, full.nsamples, "%zu points, %zu samples kept", ps.footprint.n,
+		     full.nsamples);
+	cr_assert_eq(full.nsamples, 2000, "the samples of the frame cut short are dropped");
+	plot_samples_release(&ps);
+	trace_release(&tr);
+	trace_release(&full);
+	test_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
+/* Samples more than 10 s out of order make the summary read it all again
+ * (trace_read): the series come from that read, whole and in time order. */
+Test(plot_reduce, samples_far_out_of_order_are_drawn_in_time_order)
+{
+	const char *text = "{\"type\":\"start\",\"mode\":\"eager\"}\n"
+			   "{\"type\":\"sample\",\"t\":100,\"footprint\":3221225472}\n"
+			   "{\"type\":\"sample\",\"t\":200,\"footprint\":3221225472}\n"
+			   "{\"type\":\"sample\",\"t\":1,\"footprint\":1073741824}\n"
+			   "{\"type\":\"sample\",\"t\":50,\"footprint\":2147483648}\n";
+	char *dir = test_tmpdir("plot-reduce-order");
+	char *path = xasprintf("%s/o.trace.jsonl", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+	struct trace tr = TRACE_INIT;
+	struct plot_samples ps;
+	cr_assert_eq(plot_read_trace(path, &tr, &ps), 0);
+	cr_assert_not(tr.summary, "the summary fell back to a full read");
+	cr_assert_eq(ps.footprint.n, 4);
+	cr_assert_float_eq(ps.footprint.t[0], 1, 1e-12);
+	cr_assert_float_eq(ps.footprint.gb[0], 1, 1e-12);
+	cr_assert_float_eq(ps.footprint.t[1], 50, 1e-12);
+	cr_assert_float_eq(ps.footprint.t[2], 100, 1e-12);
+	cr_assert_float_eq(ps.footprint.gb[2], 3, 1e-12);
+	cr_assert_float_eq(ps.t_last, 200, 1e-12);
+	cr_assert_float_eq(ps.t_first, 1, 1e-12);
 	plot_samples_release(&ps);
 	trace_release(&tr);
 	test_rm_rf(dir);
