@@ -77,19 +77,15 @@ static void take_start(void *arg, struct trace_start *st)
 	k->tr->has_start = true;
 }
 
-void trace_keep_sample(struct trace_keep *k, const struct trace_sample *s)
+static void take_sample(void *arg, const struct trace_sample *s)
 {
+	struct trace_keep *k = arg;
 	struct trace *tr = k->tr;
 	if (tr->nsamples && s->t < k->last_sample_t)
 		k->samples_sorted = false;
 	k->last_sample_t = s->t;
 	ALLOC_GROW(tr->samples, tr->nsamples + 1, tr->samples_alloc);
 	tr->samples[tr->nsamples++] = *s;
-}
-
-static void take_sample(void *arg, const struct trace_sample *s)
-{
-	trace_keep_sample(arg, s);
 }
 
 static void take_event(void *arg, struct trace_event *ev)

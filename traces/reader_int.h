@@ -268,7 +268,6 @@ struct trace_keep {
 };
 /* *tr emptied, named path. */
 void trace_keep_init(struct trace_keep *k, struct trace *tr, const char *path);
-void trace_keep_sample(struct trace_keep *k, const struct trace_sample *s);
 /* After reading with result ret (a trace_read_sink() return): sorted, a
  * fault marked. Returns trace_read()'s result. */
 int trace_keep_finish(struct trace_keep *k, int ret);

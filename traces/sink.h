@@ -24,8 +24,8 @@ struct trace_end;
  * owns its strings from then on (trace_event_release() frees an event's).
  * A repeated start or end record is not handed over. version: a name and
  * version the record gives (FORMAT.md "versions"), the strings the caller's.
- * mark: every record so far came from complete zstd frames (a plain file:
- * at its end). rollback: a zstd frame was cut short or corrupt: the records
+ * mark: every record so far came from complete zstd frames (plain text:
+ * after each chunk read). rollback: a zstd frame was cut short or corrupt: the records
  * since the last mark must be forgotten (the read then fails).
  */
 struct trace_sink {

@@ -1,5 +1,6 @@
-/* summary.c -- trace_read_summary(): a trace read with only the samples the
- * stage-window analysis needs (see trace.h)
+/* summary.c -- trace_read_summary(): a sink of the layered reader
+ * (reader_int.h) that keeps only the samples the stage-window analysis needs
+ * (see trace.h), the other records through reader.c's sink
  *
  * Every event time cuts the timeline into segments (also a release's t + 2 s
  * and a peak event's `from`): every window, release interval and kernel-peak
