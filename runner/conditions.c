@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,4 +141,21 @@ bool run_much_slower(double wall, double *others, size_t n, double *median)
 	qsort(others, n, sizeof(*others), cmp_double);
 	*median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
 	return wall > 1.5 * *median && wall - *median > 1.0;
+}
+
+double memory_prime(uint64_t bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (page <= 0)
+		page = 4096;
+	if (!bytes || bytes > SIZE_MAX / 2)
+		return -1;
+	int64_t t0 = mono_ns();
+	char *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	for (size_t off = 0; off < (size_t)bytes; off += (size_t)page)
+		((volatile char *)p)[off] = 1;
+	munmap(p, (size_t)bytes);
+	return (double)(mono_ns() - t0) / 1e9;
 }
