@@ -62,7 +62,7 @@ int cmd_analyze(int argc, char **argv)
 		}
 
 	struct strbuf o = STRBUF_INIT;
-	struct render_runs model = { runs, n };
+	struct analysis_runs model = { runs, n };
 	render_find(RM_RUNS, json ? "json" : "text")(&model, &o);
 	for (size_t i = 0; i < n; i++)
 		analysis_warn_spikes(&runs[i]);
