@@ -17,16 +17,16 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "record", cmd_record, "record a memory trace of a command", NULL },
-	{ "guard", cmd_guard, "run a command only while the machine has room for it", NULL },
-	{ "compare", cmd_compare, "run pipeline variants alternately, guarded and recorded", NULL },
-	{ "learn", cmd_learn, "learn a staging plan from one eager run", NULL },
-	{ "analyze", cmd_analyze, "per-run, per-stage memory figures from traces", NULL },
+	{ "record", cmd_record, "record a memory trace of a command", &opt_cmd_record },
+	{ "guard", cmd_guard, "run a command only while the machine has room for it", &opt_cmd_guard },
+	{ "compare", cmd_compare, "run pipeline variants alternately, guarded and recorded", &opt_cmd_compare },
+	{ "learn", cmd_learn, "learn a staging plan from one eager run", &opt_cmd_learn },
+	{ "analyze", cmd_analyze, "per-run, per-stage memory figures from traces", &opt_cmd_analyze },
 	{ "table", cmd_table, "the per-stage peak table, by mode", &opt_cmd_table },
-	{ "latents", cmd_latents, "compare latent copies across runs", NULL },
-	{ "plot", cmd_plot, "draw memory charts with gnuplot", NULL },
-	{ "check", cmd_check, "flag regressions against a baseline run directory", NULL },
-	{ "history", cmd_history, "stages over commits: a table and charts", NULL },
+	{ "latents", cmd_latents, "compare latent copies across runs", &opt_cmd_latents },
+	{ "plot", cmd_plot, "draw memory charts with gnuplot", &opt_cmd_plot },
+	{ "check", cmd_check, "flag regressions against a baseline run directory", &opt_cmd_check },
+	{ "history", cmd_history, "stages over commits: a table and charts", &opt_cmd_history },
 };
 
 static void usage(FILE *f)
@@ -47,8 +47,6 @@ static int complete_spec(void)
 {
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		char why[256];
-		if (!commands[i].opts)
-			continue;
 		if (opt_check(commands[i].opts, why, sizeof(why))) {
 			error("option table %s", why);
 			return SB_EXIT_FAILURE;

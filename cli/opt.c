@@ -187,11 +187,11 @@ int opt_next(struct opt_parser *p)
 	}
 }
 
-int opt_interval(const struct opt_parser *p, int64_t *ns)
+int opt_interval(const char *cmd, const char *arg, int64_t *ns)
 {
-	if (parse_duration(p->arg, ns) || *ns < 1000000LL)
-		return opt_usage_error(p->cmd->name, "option '--interval': invalid duration '%s' "
-				       "(1ms or more)", p->arg);
+	if (parse_duration(arg, ns) || *ns < 1000000LL)
+		return opt_usage_error(cmd, "option '--interval': invalid duration '%s' "
+				       "(1ms or more)", arg);
 	return 0;
 }
 
@@ -252,31 +252,6 @@ void opt_complete_spec(const struct opt_cmd *cmd, FILE *f)
 	}
 	fprintf(f, "arg %s %s\n", cmd->name, value_names[cmd->operands]);
 }
-
-int opt_guard(const char *cmd, struct guard_opts *g, int opt, const char *arg)
-{
-	struct strbuf why = STRBUF_INIT;
-	int rc = guard_parse_option(g, opt, arg, &why);
-	if (rc < 0)
-		opt_usage_error(cmd, "%s", strbuf_str(&why));
-	strbuf_release(&why);
-	return rc;
-}
-
-const char opt_guard_help[] =
-	"guard options:\n"
-	"  --wait-free PCT       start only when this much memory is available (40)\n"
-	"  --swap-budget SIZE    stop when system swap grows by more than this (8G)\n"
-	"  --swap-limit SIZE     start only when swap used + budget fits in this\n"
-	"  --kill-free PCT       stop when available stays under this for two polls (10)\n"
-	"  --busy REGEX          wait while a process whose command line matches runs\n"
-	"  --quiet-for DUR       ... until none was seen for this long (1m)\n"
-	"  --start-timeout DUR   give up (exit 4) after waiting this long (30m)\n"
-	"  --poll DUR            check this often while running (250ms)\n"
-	"  --max-footprint SIZE  stop when the command's tree uses more than this\n"
-	"  --max-device SIZE|PCT%  stop when the probe's device memory (MPS driver,\n"
-	"                        CUDA reserved) passes this, or this share of the device\n"
-	"  --grace DUR           time between SIGTERM and SIGKILL when stopping (5s)\n";
 
 int opt_usage_error(const char *cmd, const char *fmt, ...)
 {

@@ -174,8 +174,9 @@ void opt_begin(struct opt_parser *p, const struct opt_cmd *cmd, int argc, char *
  * exit status in p->rc. */
 int opt_next(struct opt_parser *p);
 
-/* --interval's value: 1ms or more into *ns. 0, or SB_EXIT_USAGE after the error. */
-int opt_interval(const struct opt_parser *p, int64_t *ns);
+/* --interval's value ARG of `stagebench CMD`: 1ms or more into *ns. 0, or
+ * SB_EXIT_USAGE after the error. */
+int opt_interval(const char *cmd, const char *arg, int64_t *ns);
 
 /* The whole --help text of cmd. */
 void opt_help(const struct opt_cmd *cmd, FILE *f);
@@ -202,8 +203,5 @@ int opt_usage_error(const char *cmd, const char *fmt, ...) SB_GNUC_PRINTF(2, 3);
 
 /* option '--NAME': invalid WHAT 'ARG' -- a value the option does not take. */
 int opt_bad_value(const char *cmd, const char *name, const char *arg, const char *what);
-
-int opt_guard(const char *cmd, struct guard_opts *g, int opt, const char *arg);
-extern const char opt_guard_help[];
 
 #endif
