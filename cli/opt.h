@@ -16,7 +16,7 @@
  *   - `stagebench --complete-spec` (cli/main.c), one line per command, option
  *     and operand kind, which `make completions` (scripts/completions.sh)
  *     writes into completions/stagebench.bash and completions/_stagebench.
- * tests/e2e/options.sh checks that --help, the man page and both completions
+ * tests/e2e/completion.sh checks that --help, the man page and both completions
  * name exactly the table's options, command by command.
  *
  * Rows every command shares are declared here once: OPT_QUIET, OPT_VERBOSE
@@ -43,12 +43,33 @@
  * longer name pushes the first line right), its further lines ('\n' in the
  * help) at the column.
  *
+ * Decisions:
+ *   - The synopsis ("usage: ...") and the paragraphs around the option list
+ *     stay hand-written: what goes together on a synopsis line, and what a
+ *     command says about its operands, is prose. Only the option list (what
+ *     must agree with the parser) is generated.
+ *   - The layout keeps each command's column (--help texts came out byte for
+ *     byte as before where the rows allowed it), so the man page generator,
+ *     which reads --help, needs no change.
+ *   - The completions hold the spec (checked in, rewritten by `make
+ *     completions`) rather than asking the binary at each Tab: no process per
+ *     key press, and the installed scripts work as files of their own. A test
+ *     fails when they are out of step with the binary.
+ *   - Ids: a row with a short letter returns the letter; other rows return a
+ *     value from the command's own enum (0x4301..., 0x5201...) or a letter
+ *     getopt never sees (table's 's' for --stages). opt_check() refuses two
+ *     rows with one name, letter or id, and opt_begin() calls it, so a broken
+ *     table fails on the first run of its command.
+ *   - compare and learn share their code and refuse each other's options by
+ *     name ("option '--force' is one of 'stagebench learn'") through .near.
+ *
  * USAGE ERRORS. Every usage error of every command is one line on stderr,
  *   stagebench: error: MESSAGE (see 'stagebench CMD --help')
  * and exit status 2 (SB_EXIT_USAGE). MESSAGE is one of
  *   unknown option '--frob'            unknown option '-z'
  *   option '--baseline' needs a value
  *   option '--format': invalid value 'xml' (md or json)
+ *   option '--force' is one of 'stagebench learn'
  *   (or what a command says about its operands: "no trace given")
  *
  * Adding an option: one row in the command's table and its case in the
