@@ -5,6 +5,7 @@
 #   make bench           measure, write BENCHMARKS.md
 #   make fuzz            run the libFuzzer harnesses of fuzz/ (clang) for FUZZ_TIME s each
 #   make install PREFIX=/usr/local
+#   make completions     rewrite completions/ from the option tables (after changing an option)
 #   make SANITIZE=address,undefined   sanitizer build;  make V=1  show command lines
 PREFIX ?= /usr/local
 CC ?= cc
@@ -82,7 +83,7 @@ NVML_FAKE := $(OUT)/helpers/libnvidia-ml-fake.so $(OUT)/helpers/libnvidia-ml-fak
 HELPER_BIN += $(NVML_FAKE)
 
 .PHONY: all check-deps deps test code-checks unit-test cli-test py-test e2e-test bench install clean helpers charts test-slurm \
-	portability macos
+	portability macos completions
 .PHONY: test-fresh
 
 all: check-deps stagebench
@@ -107,7 +108,11 @@ $(OUT)/%.o: %.c
 $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJ) $(TEST_OS_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(TEST_OS_OBJ) $(LDLIBS) -lcriterion
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_CLI_OBJ) $(LIB_OBJ) $(TEST_OS_OBJ) $(LDLIBS) -lcriterion
+
+# test_opt tests the option tables of cli/opt.c, which the library does not hold.
+$(OUT)/tests/test_opt: TEST_CLI_OBJ = $(OUT)/cli/opt.o
+$(OUT)/tests/test_opt: $(OUT)/cli/opt.o
 
 # Helpers are standalone programs: their .c plus the strict parsers of common/parse.c.
 $(OUT)/helpers/%: tests/helpers/%.c common/parse.c common/parse.h
@@ -246,6 +251,11 @@ fuzz: fuzz-build
 
 fuzz-test: fuzz-build
 	$(Q)fuzz/run.sh $(FUZZ_OUT) runs $(FUZZ_RUNS)
+
+# The completions' data, every command's options, from the binary's option tables (cli/opt.h,
+# scripts/completions.sh); tests/e2e/completion.sh fails when the checked-in files differ.
+completions: $(BIN)
+	$(Q)scripts/completions.sh $(BIN) completions
 
 # The man pages are made from the installed binary's --help texts (scripts/help2man.sh);
 # INSTALL_BIN: install another build of it (tests/e2e/man.sh installs the sanitizer build).
