@@ -24,8 +24,9 @@
 static const char compare_usage[] =
 	"usage: stagebench compare [VARIANT...] [--pipeline FILE] [--seed N] [--reps N] [--out DIR]\n"
 	"                          [--set KEY=VALUE]... [--size S] [--cache DIR] [--interval DUR]\n"
-	"                          [--warmup N] [--cache-state warm|cold|as-is] [--no-peak-reset]\n"
-	"                          [--by-commit] [--plan | --task K | --merge] [GUARD OPTIONS] [-q|-v]\n"
+	"                          [--warmup N] [--cache-state warm|cold|as-is] [--no-prime]\n"
+	"                          [--no-peak-reset] [--by-commit] [--plan | --task K | --merge]\n"
+	"                          [GUARD OPTIONS] [-q|-v]\n"
 	"\n"
 	"Run a pipeline's variants alternately (E S E S ...), each run its own guarded,\n"
 	"recorded process with the Python probe on PYTHONPATH (staged loading, stage\n"
@@ -114,6 +115,7 @@ enum {
 	OPT_WARMUP,
 	OPT_CACHE_STATE,
 	OPT_NO_PEAK_RESET,
+	OPT_NO_PRIME,
 	OPT_FORCE,
 };
 
@@ -164,6 +166,13 @@ static const struct opt_spec compare_rows[] = {
 		  "(evicted with posix_fadvise; no root needed) or as-is;\n"
 		  "default warm when the pipeline declares files, else\n"
 		  "as-is; each trace's start record says which"),
+	OPT_FLAG("no-prime", 0, OPT_NO_PRIME,
+		 "no memory primed before each run (by default as much\n"
+		 "fresh memory as the variant's runs used at most, the\n"
+		 "declared files' size for its first, is written and\n"
+		 "freed just before it starts: a virtual machine that took\n"
+		 "freed memory back would make the first run alone pay\n"
+		 "for touching it again)"),
 	OPT_FLAG("no-peak-reset", 0, OPT_NO_PEAK_RESET,
 		 "no kernel high-water-mark resets (see 'record --help')"),
 	OPT_FLAG("plan", 0, OPT_PLAN,
@@ -242,6 +251,7 @@ struct args {
 	enum cache_state cache_state;
 	bool cache_state_given;
 	bool no_peak_reset;
+	bool no_prime;
 	int64_t interval_ns;
 	bool by_commit;
 	enum compare_part part;
@@ -292,6 +302,9 @@ static int parse_one(struct args *a, int opt, const char *arg)
 		break;
 	case OPT_NO_PEAK_RESET:
 		a->no_peak_reset = true;
+		break;
+	case OPT_NO_PRIME:
+		a->no_prime = true;
 		break;
 	case OPT_OUT:
 		a->out = arg;
@@ -525,7 +538,7 @@ static struct compare_opts compare_opts_of(const struct args *a, struct found *f
 		.interval_ns = a->interval_ns, .guard = &a->g, .commit_dir = f->commit_dir,
 		.part = a->part, .task = a->task, .warmup = a->warmup,
 		.cache_state = a->cache_state, .cache_state_given = a->cache_state_given,
-		.no_peak_reset = a->no_peak_reset,
+		.no_peak_reset = a->no_peak_reset, .no_prime = a->no_prime,
 	};
 }
 

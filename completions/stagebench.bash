@@ -70,6 +70,7 @@ opt compare - --cache dir
 opt compare - --interval text
 opt compare - --warmup text
 opt compare - --cache-state words warm cold as-is
+opt compare - --no-prime flag
 opt compare - --no-peak-reset flag
 opt compare - --plan flag
 opt compare - --task text

@@ -171,6 +171,10 @@ p1=$(primed "$tmp/prime/v-1.trace.jsonl.zst")
 p2=$(primed "$tmp/prime/v-2.trace.jsonl.zst")
 check "primed: run 1 the files' 6 bytes, run 2 the 64 MiB run 1 held (got '$p1', '$p2')" \
 	sh -c "[ '$p1' = 6 ] && [ '${p2:-0}' -ge 67108864 ] && [ '${p2:-0}' -lt 134217728 ]"
+"$SB" compare --pipeline "$tmp/prime.json" --cache "$tmp/ccache" --reps 1 --no-prime \
+	--out "$tmp/noprime" >/dev/null 2>&1
+check "--no-prime: nothing primed" sh -c "zstdcat '$tmp/noprime/v-1.trace.jsonl.zst' | head -n 1 |
+	grep -q '\"cache_bytes\":6}'"
 
 # The control: without RNG restore, staged loading changes the noise from the first stage
 # that builds a model mid-run (preprocess builds rembg_model before its output). Run from a
