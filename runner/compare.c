@@ -50,7 +50,9 @@ int run_one(const struct record_opts *base, const struct compare_run *cr,
 		return -1;
 	}
 	struct record_opts o = *base;
-	char *extra = state ? cache_state_json(*state, &cache) : NULL;
+	struct trace_fields extra = TRACE_FIELDS_INIT;
+	if (state)
+		cache_state_fields(*state, &cache, &extra);
 	o.trace_path = state ? cr->trace_path : NULL;
 	o.latents_dir = state ? cr->latents_dir : NULL;
 	o.labels = labels;
@@ -58,11 +60,11 @@ int run_one(const struct record_opts *base, const struct compare_run *cr,
 	o.env_set = (const char **)cr->env;
 	o.stdout_fd = log;
 	o.stderr_copy_fd = err;
-	o.start_extra = extra;
+	o.start_fields = &extra;
 	int rc = record_run(&o, cr->argv, res);
 	close(log);
 	close(err);
-	free(extra);
+	trace_fields_release(&extra);
 	return rc;
 }
 

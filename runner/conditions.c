@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../common/util.h"
+#include "../traces/trace.h"
 #include "conditions.h"
 
 #define READ_CHUNK (1 << 20)
@@ -119,12 +120,14 @@ int cache_state_apply(enum cache_state c, char *const *paths, struct cache_repor
 	return 0;
 }
 
-char *cache_state_json(enum cache_state c, const struct cache_report *rep)
+void cache_state_fields(enum cache_state c, const struct cache_report *rep,
+			struct trace_fields *f)
 {
+	trace_fields_string(f, "cache_state", cache_state_name(c));
 	if (c == CACHE_AS_IS)
-		return xasprintf("\"cache_state\":\"%s\"", cache_state_name(c));
-	return xasprintf("\"cache_state\":\"%s\",\"cache_files\":%zu,\"cache_bytes\":%llu",
-			 cache_state_name(c), rep->files, (unsigned long long)rep->bytes);
+		return;
+	trace_fields_u64(f, "cache_files", rep->files);
+	trace_fields_u64(f, "cache_bytes", rep->bytes);
 }
 
 static int cmp_double(const void *a, const void *b)

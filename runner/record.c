@@ -272,7 +272,7 @@ static int run_close(struct run *r, int ret)
 	free(r->trace_abs);
 	free(r->st.utc);
 	free(r->st.commit);
-	free(r->st.extra_json);
+	trace_fields_release(&r->st.fields);
 	window_state_release(&r->win);
 	strbuf_release(&r->pin.buf);
 	spawn_release(&r->sp);

@@ -65,8 +65,8 @@ struct record_opts {
 				   * -1: the command writes to ours directly */
 	const struct record_signals *signals; /* the caller's signal pipe (see
 				   * below); NULL: record_run installs its own */
-	const char *start_extra;  /* more keys for the start record, a JSON object's
-				   * body ("\"a\":1,\"b\":\"x\""); NULL for none */
+	const struct trace_fields *start_fields; /* more keys for the start record
+				   * (written after stagebench's own); NULL for none */
 };
 #define RECORD_OPTS_INIT                                                       \
 	{ NULL, NULL, 500LL * 1000000LL, NULL, 0, NULL, false, NULL, NULL,     \
