@@ -316,28 +316,3 @@ int guard_busy_scan(const struct guard_opts *g, char *what, size_t size)
 	free(c.buf);
 	return c.found;
 }
-
-#ifdef __linux__
-int guard_psi_open(void)
-{
-	static const char *const triggers[] = {
-		"some 150000 1000000",
-		"some 300000 2000000", /* unprivileged triggers need a 2 s multiple (6.4+) */
-	};
-	for (size_t i = 0; i < sizeof(triggers) / sizeof(triggers[0]); i++) {
-		int fd = open("/proc/pressure/memory", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			return -1;
-		size_t len = strlen(triggers[i]) + 1;
-		if (write(fd, triggers[i], len) == (ssize_t)len)
-			return fd;
-		close(fd);
-	}
-	return -1;
-}
-#else
-int guard_psi_open(void)
-{
-	return -1;
-}
-#endif

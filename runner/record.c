@@ -308,7 +308,7 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 		if (admitted < 0 && res->exit_code == 0)
 			return run_close(&r, -1); /* could not read the system */
 		if (admitted > 0)
-			r.psi_fd = guard_psi_open();
+			r.psi_fd = pl_memory_pressure_open();
 	}
 	if (admitted > 0 && run_command(&r))
 		return run_close(&r, -1);
