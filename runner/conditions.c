@@ -13,12 +13,12 @@
 
 #define READ_CHUNK (1 << 20)
 
-static const char *const names[] = { "as-is", "warm", "cold" };
+static const char *const cache_state_names[] = { "as-is", "warm", "cold" };
 
 int cache_state_parse(const char *s, enum cache_state *out)
 {
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i])) {
+	for (size_t i = 0; i < sizeof(cache_state_names) / sizeof(cache_state_names[0]); i++)
+		if (!strcmp(s, cache_state_names[i])) {
 			*out = (enum cache_state)i;
 			return 0;
 		}
@@ -27,7 +27,7 @@ int cache_state_parse(const char *s, enum cache_state *out)
 
 const char *cache_state_name(enum cache_state c)
 {
-	return names[c];
+	return cache_state_names[c];
 }
 
 static void file_failed(struct cache_report *rep, const char *path, const char *what)

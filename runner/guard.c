@@ -287,7 +287,9 @@ struct busy_ctx {
 	int found;
 };
 
-static int busy_one(const struct pl_proc *p, void *arg)
+/* pl_proc_each()'s callback: stops the walk at the first process, outside
+ * ours, whose command line matches a --busy pattern. */
+static int busy_match(const struct pl_proc *p, void *arg)
 {
 	struct busy_ctx *c = arg;
 	for (size_t i = 0; i < c->nskip; i++)
@@ -312,7 +314,7 @@ int guard_busy_scan(const struct guard_opts *g, char *what, size_t size)
 	struct busy_ctx c = { g, { 0 }, 0, xmalloc(65536), what, size, 0 };
 	for (pid_t p = getpid(); p > 1 && c.nskip < 64; p = spawn_parent_of(p))
 		c.skip[c.nskip++] = p;
-	pl_proc_each(busy_one, &c);
+	pl_proc_each(busy_match, &c);
 	free(c.buf);
 	return c.found;
 }

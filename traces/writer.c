@@ -122,9 +122,10 @@ int trace_writer_flush(struct trace_writer *w)
 	return ret;
 }
 
-/* Called after each record is appended: flush when the oldest record has
+/* Called after each record is appended: drop it when it is longer than a
+ * trace line may be, else end its line, and flush when the oldest record has
  * waited a flush interval (or the buffer is large). */
-static int record_done(struct trace_writer *w, size_t len_before, int64_t now_ns)
+static int record_added(struct trace_writer *w, size_t len_before, int64_t now_ns)
 {
 	size_t len = w->buf.len - len_before;
 	if (len > TRACE_MAX_LINE) {
@@ -253,7 +254,7 @@ int trace_writer_start(struct trace_writer *w, const struct trace_start *st)
 	}
 	extra_keys(&j, &st->fields, st->extra_json);
 	jw_object_end(&j);
-	record_done(w, before, mono_ns());
+	record_added(w, before, mono_ns());
 	/* the start record goes out at once: a trace file always begins with it */
 	return trace_writer_flush(w);
 }
@@ -300,7 +301,7 @@ int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s)
 	TRACE_SAMPLE_FIELDS(X)
 #undef X
 	jw_object_end(&j);
-	return record_done(w, before, mono_ns());
+	return record_added(w, before, mono_ns());
 }
 
 static void opt_u64(struct jsonw *j, bool has, const char *key, uint64_t v)
@@ -362,7 +363,7 @@ int trace_writer_event(struct trace_writer *w, const struct trace_event *ev)
 	opt_string(&j, "type", "event");
 	event_body(&j, ev);
 	jw_object_end(&j);
-	if (record_done(w, before, mono_ns()))
+	if (record_added(w, before, mono_ns()))
 		return -1;
 	/* events go out at once, as their own frame with whatever samples wait */
 	return trace_writer_flush(w);
@@ -396,7 +397,7 @@ int trace_writer_end(struct trace_writer *w, const struct trace_end *end)
 	}
 	jw_members(&j, end->extra_json);
 	jw_object_end(&j);
-	record_done(w, before, mono_ns());
+	record_added(w, before, mono_ns());
 	return trace_writer_flush(w);
 }
 
