@@ -9,7 +9,8 @@
  * zstd and jansson are used inside traces/ (and jansson by runner/pipeline.c
  * for pipeline files). Everything else sees the plain C structs below. The
  * reader's parts: reader.c, fastpath.c, decode.c, zread.c (reader_int.h);
- * the schema's tables: schema.c; the window rule: window.h.
+ * the schema's tables: schema.c; the window rule: window.h; the writer:
+ * writer.c, through common/jsonw.c, with records' typed extra keys (fields.c).
  *
  * Absent fields: a sample field the platform lacks is absent from the line and
  * its bit is clear in `fields`, never a 0.
