@@ -26,7 +26,7 @@ ifneq ($(UNAME_S),Darwin)
 PKGS += libcrypto
 endif
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-# libcrypto is opened with dlopen() on the first digest (common/sha256.c): its
+# libcrypto is opened with dlopen() on the first digest (platform/linux/sha256.c): its
 # headers are needed, not its link flags.
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcrypto,$(PKGS)) 2>/dev/null)
 
@@ -167,12 +167,14 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory fuzz-test
 
 # The shape of the code (docs/architecture.md): no function outside tests over
-# 100 lines; the modules link in one order (nm over this build's objects) and
-# only cli/ includes the command table.
+# 100 lines; the modules link in one order (nm over this build's objects), no
+# files need each other in a circle (symbols, #includes, the probe's imports),
+# only cli/ includes the command table; and the layer check's own test.
 code-checks: $(LIB_OBJ) $(CLI_OBJ) $(TEST_OS_OBJ)
-	@echo "  CHECK   function length, module order"
+	@echo "  CHECK   function length, module order, circles of files"
 	$(Q)scripts/check-function-length.py
 	$(Q)scripts/check-layers.py $(OUT)
+	$(Q)tests/code/check_layers.sh
 
 unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
 	$(Q)set -e; export FIXTURES=$(abspath tests/fixtures); for t in $(TEST_BIN); do echo "  RUN     $$t"; \

@@ -92,7 +92,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/sha256.h"
+#include "../platform/sha256.h"
 #include "../common/util.h"
 #include "../traces/trace.h"
 #include "npy.h"

@@ -50,17 +50,15 @@ int run_one(const struct record_opts *base, const struct compare_run *cr,
 		return -1;
 	}
 	struct record_opts o = *base;
-	char *extra = state ? cache_state_json(*state, &cache) : NULL;
+	struct trace_fields extra = TRACE_FIELDS_INIT;
+	if (state)
+		cache_state_fields(*state, &cache, &extra);
 	/* primed: what the runs so far used at most, at least the files a run
 	 * reads (what an eager run loads); prepare is not primed */
 	o.prime_bytes = state && base->prime_bytes != PRIME_OFF
 			? (base->prime_bytes > cache.bytes ? base->prime_bytes : cache.bytes) : 0;
-	if (o.prime_bytes) {
-		char *more = xasprintf("%s,\"memory_primed\":%llu", extra,
-				       (unsigned long long)o.prime_bytes);
-		free(extra);
-		extra = more;
-	}
+	if (o.prime_bytes)
+		trace_fields_u64(&extra, "memory_primed", o.prime_bytes);
 	o.trace_path = state ? cr->trace_path : NULL;
 	o.latents_dir = state ? cr->latents_dir : NULL;
 	o.labels = labels;
@@ -68,11 +66,11 @@ int run_one(const struct record_opts *base, const struct compare_run *cr,
 	o.env_set = (const char **)cr->env;
 	o.stdout_fd = log;
 	o.stderr_copy_fd = err;
-	o.start_extra = extra;
+	o.start_fields = &extra;
 	int rc = record_run(&o, cr->argv, res);
 	close(log);
 	close(err);
-	free(extra);
+	trace_fields_release(&extra);
 	return rc;
 }
 

@@ -9,16 +9,17 @@
 #include <unistd.h>
 
 #include "../common/util.h"
+#include "../traces/trace.h"
 #include "conditions.h"
 
 #define READ_CHUNK (1 << 20)
 
-static const char *const names[] = { "as-is", "warm", "cold" };
+static const char *const cache_state_names[] = { "as-is", "warm", "cold" };
 
 int cache_state_parse(const char *s, enum cache_state *out)
 {
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i])) {
+	for (size_t i = 0; i < sizeof(cache_state_names) / sizeof(cache_state_names[0]); i++)
+		if (!strcmp(s, cache_state_names[i])) {
 			*out = (enum cache_state)i;
 			return 0;
 		}
@@ -27,7 +28,7 @@ int cache_state_parse(const char *s, enum cache_state *out)
 
 const char *cache_state_name(enum cache_state c)
 {
-	return names[c];
+	return cache_state_names[c];
 }
 
 static void file_failed(struct cache_report *rep, const char *path, const char *what)
@@ -120,12 +121,14 @@ int cache_state_apply(enum cache_state c, char *const *paths, struct cache_repor
 	return 0;
 }
 
-char *cache_state_json(enum cache_state c, const struct cache_report *rep)
+void cache_state_fields(enum cache_state c, const struct cache_report *rep,
+			struct trace_fields *f)
 {
+	trace_fields_string(f, "cache_state", cache_state_name(c));
 	if (c == CACHE_AS_IS)
-		return xasprintf("\"cache_state\":\"%s\"", cache_state_name(c));
-	return xasprintf("\"cache_state\":\"%s\",\"cache_files\":%zu,\"cache_bytes\":%llu",
-			 cache_state_name(c), rep->files, (unsigned long long)rep->bytes);
+		return;
+	trace_fields_u64(f, "cache_files", rep->files);
+	trace_fields_u64(f, "cache_bytes", rep->bytes);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -46,9 +46,11 @@ struct cache_report {
  * posix_fadvise). */
 int cache_state_apply(enum cache_state c, char *const *paths, struct cache_report *rep);
 
-/* The start record's keys for it: "cache_state":"cold","cache_files":N,
- * "cache_bytes":B (the last two only when c is not as-is). Caller frees. */
-char *cache_state_json(enum cache_state c, const struct cache_report *rep);
+/* The start record's keys for it, added to f: "cache_state":"cold",
+ * "cache_files":N, "cache_bytes":B (the last two only when c is not as-is). */
+struct trace_fields;
+void cache_state_fields(enum cache_state c, const struct cache_report *rep,
+			struct trace_fields *f);
 
 /* A run is much slower than the others of its variant when its wall time is
  * more than 1.5 times their median and more than 1 s above it. others: the

@@ -129,12 +129,11 @@ bool guard_check_soon(const struct guard_state *st);
  * fills what (the command line, cut to size) on a match, 0 for none. */
 int guard_busy_scan(const struct guard_opts *g, char *what, size_t size);
 
-/* Memory-pressure wakeups (Linux PSI trigger on /proc/pressure/memory):
- * an fd to poll() for POLLPRI, or -1 where the kernel offers none. */
-int guard_psi_open(void);
-
-/* The readings as the extra keys of a guard event ("\"available_pct\":12.5,..."),
- * swap_growth relative to st when known. Caller frees. */
-char *guard_readings_json(const struct guard_readings *r, const struct guard_state *st);
+/* The readings as the extra keys of a guard event ("available_pct":12.5,...),
+ * added to f; swap_growth relative to st when known. f holds r->busy_what:
+ * r lives until the event is written. */
+struct trace_fields;
+void guard_readings_fields(const struct guard_readings *r, const struct guard_state *st,
+			  struct trace_fields *f);
 
 #endif

@@ -289,7 +289,7 @@ static int run_close(struct run *r, int ret)
 	free(r->trace_abs);
 	free(r->st.utc);
 	free(r->st.commit);
-	free(r->st.extra_json);
+	trace_fields_release(&r->st.fields);
 	window_state_release(&r->win);
 	strbuf_release(&r->pin.buf);
 	spawn_release(&r->sp);
@@ -325,7 +325,7 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 		if (admitted < 0 && res->exit_code == 0)
 			return run_close(&r, -1); /* could not read the system */
 		if (admitted > 0)
-			r.psi_fd = guard_psi_open();
+			r.psi_fd = pl_memory_pressure_open();
 	}
 	if (admitted > 0 && o->prime_bytes)
 		prime(&r);

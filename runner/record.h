@@ -65,8 +65,8 @@ struct record_opts {
 				   * -1: the command writes to ours directly */
 	const struct record_signals *signals; /* the caller's signal pipe (see
 				   * below); NULL: record_run installs its own */
-	const char *start_extra;  /* more keys for the start record, a JSON object's
-				   * body ("\"a\":1,\"b\":\"x\""); NULL for none */
+	const struct trace_fields *start_fields; /* more keys for the start record
+				   * (written after stagebench's own); NULL for none */
 	uint64_t prime_bytes;     /* memory primed (runner/conditions.h) after
 				   * admission, just before the command starts, at
 				   * most half of what is available; 0: none */

@@ -9,7 +9,7 @@
 #include "analyze/check.h"
 #include "analyze/check_noise.h"
 #include "analyze/rundir.h"
-#include "common/sha256.h"
+#include "platform/sha256.h"
 #include "traces/trace.h"
 
 #define MiB (1024.0 * 1024.0)
