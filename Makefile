@@ -5,6 +5,7 @@
 #   make bench           measure, write BENCHMARKS.md
 #   make fuzz            run the libFuzzer harnesses of fuzz/ (clang) for FUZZ_TIME s each
 #   make install PREFIX=/usr/local
+#   make completions     rewrite completions/ from the option tables (after changing an option)
 #   make SANITIZE=address,undefined   sanitizer build;  make V=1  show command lines
 PREFIX ?= /usr/local
 CC ?= cc
@@ -25,7 +26,7 @@ ifneq ($(UNAME_S),Darwin)
 PKGS += libcrypto
 endif
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-# libcrypto is opened with dlopen() on the first digest (common/sha256.c): its
+# libcrypto is opened with dlopen() on the first digest (platform/linux/sha256.c): its
 # headers are needed, not its link flags.
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libcrypto,$(PKGS)) 2>/dev/null)
 
@@ -82,7 +83,7 @@ NVML_FAKE := $(OUT)/helpers/libnvidia-ml-fake.so $(OUT)/helpers/libnvidia-ml-fak
 HELPER_BIN += $(NVML_FAKE)
 
 .PHONY: all check-deps deps test code-checks unit-test cli-test py-test e2e-test bench install clean helpers charts test-slurm \
-	portability macos
+	portability macos completions
 .PHONY: test-fresh
 
 all: check-deps stagebench
@@ -107,7 +108,11 @@ $(OUT)/%.o: %.c
 $(OUT)/tests/%: tests/unit/%.c $(LIB_OBJ) $(TEST_OS_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(TEST_OS_OBJ) $(LDLIBS) -lcriterion
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_CLI_OBJ) $(LIB_OBJ) $(TEST_OS_OBJ) $(LDLIBS) -lcriterion
+
+# test_opt tests the option tables of cli/opt.c, which the library does not hold.
+$(OUT)/tests/test_opt: TEST_CLI_OBJ = $(OUT)/cli/opt.o
+$(OUT)/tests/test_opt: $(OUT)/cli/opt.o
 
 # Helpers are standalone programs: their .c plus the strict parsers of common/parse.c.
 $(OUT)/helpers/%: tests/helpers/%.c common/parse.c common/parse.h
@@ -162,12 +167,14 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory fuzz-test
 
 # The shape of the code (docs/architecture.md): no function outside tests over
-# 100 lines; the modules link in one order (nm over this build's objects) and
-# only cli/ includes the command table.
+# 100 lines; the modules link in one order (nm over this build's objects), no
+# files need each other in a circle (symbols, #includes, the probe's imports),
+# only cli/ includes the command table; and the layer check's own test.
 code-checks: $(LIB_OBJ) $(CLI_OBJ) $(TEST_OS_OBJ)
-	@echo "  CHECK   function length, module order"
+	@echo "  CHECK   function length, module order, circles of files"
 	$(Q)scripts/check-function-length.py
 	$(Q)scripts/check-layers.py $(OUT)
+	$(Q)tests/code/check_layers.sh
 
 unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
 	$(Q)set -e; export FIXTURES=$(abspath tests/fixtures); for t in $(TEST_BIN); do echo "  RUN     $$t"; \
@@ -246,6 +253,11 @@ fuzz: fuzz-build
 
 fuzz-test: fuzz-build
 	$(Q)fuzz/run.sh $(FUZZ_OUT) runs $(FUZZ_RUNS)
+
+# The completions' data, every command's options, from the binary's option tables (cli/opt.h,
+# scripts/completions.sh); tests/e2e/completion.sh fails when the checked-in files differ.
+completions: $(BIN)
+	$(Q)scripts/completions.sh $(BIN) completions
 
 # The man pages are made from the installed binary's --help texts (scripts/help2man.sh);
 # INSTALL_BIN: install another build of it (tests/e2e/man.sh installs the sanitizer build).

@@ -229,14 +229,22 @@ bool stage_missed_spike(const struct stage_stats *s);
 /* "MPS driver", "CUDA reserved", "device": what device_peak counts, in words. */
 const char *analysis_device_label(const struct analysis *a);
 
-/* What `stagebench analyze` prints for one run (analysis_text.c,
- * analysis_json.c; render.h has the whole-output renderers): a text block (no
- * blank line around it), one JSON object; and a warning on stderr for each
- * stage whose kernel peak says the sampler missed a spike (analysis.c). */
+/* What `stagebench analyze` prints (analysis_text.c, analysis_json.c): the
+ * runs' model, its two renderers (render.h's table finds them: text blocks
+ * with one blank line between, or {"runs": [...]}), and what each writes for
+ * one run: a text block (no blank line around it), one JSON object. And a
+ * warning on stderr for each stage whose kernel peak says the sampler missed a
+ * spike (analysis.c). */
 struct jsonw;
 struct strbuf;
-void analysis_render_text(struct strbuf *o, const struct analysis *a);
-void analysis_render_json(struct jsonw *w, const struct analysis *a);
+struct analysis_runs {
+	const struct analysis *runs;
+	size_t n;
+};
+void analysis_render_text(const struct analysis_runs *r, struct strbuf *out);
+void analysis_render_json(const struct analysis_runs *r, struct strbuf *out);
+void analysis_write_text(struct strbuf *o, const struct analysis *a);
+void analysis_write_json(struct jsonw *w, const struct analysis *a);
 void analysis_warn_spikes(const struct analysis *a);
 
 #endif

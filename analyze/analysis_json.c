@@ -1,7 +1,7 @@
 /* analysis_json.c -- what `stagebench analyze --json` prints for runs, bytes and seconds */
 #include "../common/jsonw.h"
 #include "analysis.h"
-#include "render.h"
+#include "text.h"
 #include "versions.h"
 
 static void json_windows(struct jsonw *w, const struct analysis *a, size_t i)
@@ -79,7 +79,7 @@ static void json_stages(struct jsonw *w, const struct analysis *a)
 	jw_array_end(w);
 }
 
-void analysis_render_json(struct jsonw *w, const struct analysis *a)
+void analysis_write_json(struct jsonw *w, const struct analysis *a)
 {
 	char how[64];
 	jw_object_begin(w);
@@ -87,7 +87,7 @@ void analysis_render_json(struct jsonw *w, const struct analysis *a)
 	jw_key(w, "mode"); jw_string(w, a->mode);
 	jw_key(w, "damaged"); jw_bool(w, a->damaged);
 	jw_key(w, "ran_to"); jw_string(w, a->stages[a->ran_to].name);
-	jw_key(w, "outcome"); jw_string(w, render_outcome_key(a->outcome));
+	jw_key(w, "outcome"); jw_string(w, text_outcome_key(a->outcome));
 	jw_key(w, "outcome_text"); jw_string(w, analysis_outcome_str(a, how, sizeof(how)));
 	jw_key(w, "exit_code");
 	if (a->outcome == RUN_EXIT) jw_i64(w, a->exit_code); else jw_null(w);
@@ -160,14 +160,14 @@ void analysis_render_json(struct jsonw *w, const struct analysis *a)
 	jw_object_end(w);
 }
 
-void analysis_render_runs_json(const struct render_runs *r, struct strbuf *o)
+void analysis_render_json(const struct analysis_runs *r, struct strbuf *o)
 {
 	struct jsonw w = JSONW_INIT(o);
 	jw_object_begin(&w);
 	jw_key(&w, "runs");
 	jw_array_begin(&w);
 	for (size_t i = 0; i < r->n; i++)
-		analysis_render_json(&w, &r->runs[i]);
+		analysis_write_json(&w, &r->runs[i]);
 	jw_array_end(&w);
 	jw_object_end(&w);
 	strbuf_addch(o, '\n');

@@ -6,7 +6,7 @@
 
 #include "../common/units.h"
 #include "analysis.h"
-#include "render.h"
+#include "text.h"
 
 /* The device columns, only in a run that has them: the probe's device
  * memory (MPS driver, CUDA reserved), NVML's GPU memory. */
@@ -177,15 +177,15 @@ static char *term(const char *s)
 	if (!s)
 		return NULL;
 	struct strbuf sb = STRBUF_INIT;
-	render_term_text(&sb, s);
+	text_term(&sb, s);
 	strbuf_addstr(&sb, "");
 	return strbuf_detach(&sb);
 }
 
 /* A terminal shows names from a trace as text: escape sequences and line
- * breaks in them print as "\x1b", "\n" (render.h). The block is written from
+ * breaks in them print as "\x1b", "\n" (text.h). The block is written from
  * a view of the run whose strings are escaped. */
-void analysis_render_text(struct strbuf *o, const struct analysis *a)
+void analysis_write_text(struct strbuf *o, const struct analysis *a)
 {
 	struct analysis v = *a;
 	v.path = term(a->path);
@@ -218,11 +218,11 @@ void analysis_render_text(struct strbuf *o, const struct analysis *a)
 	free(v.loads);
 }
 
-void analysis_render_runs_text(const struct render_runs *r, struct strbuf *o)
+void analysis_render_text(const struct analysis_runs *r, struct strbuf *o)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		if (i)
 			strbuf_addch(o, '\n');
-		analysis_render_text(o, &r->runs[i]);
+		analysis_write_text(o, &r->runs[i]);
 	}
 }

@@ -1,5 +1,6 @@
-/* check.c -- regressions and improvements of a run set against a baseline, noise-aware (see check.h);
- * the model only: check_md.c and check_json.c render it */
+/* check.c -- the judging: regressions and improvements of a run set against a baseline,
+ * noise-aware (see check.h). The model and its runs are check_collect.c, the noise rule's
+ * numbers check_noise.c; check_md.c, check_json.c, check_junit.c and check_github.c render it. */
 #include "check.h"
 
 #include <math.h>
@@ -8,114 +9,8 @@
 #include <string.h>
 
 #include "../common/units.h"
-#include "../traces/runs.h"
-#include "../traces/trace.h"
-#include "rundir.h"
+#include "check_noise.h"
 #include "strindex.h"
-
-static const char *const metric_names[] = {
-	[CM_PEAK] = "peak footprint",
-	[CM_KPEAK_RSS] = "kernel peak (rss)",
-	[CM_KPEAK_FP] = "kernel peak (footprint)",
-	[CM_SWAP] = "swap rise",
-	[CM_DEVICE] = "device peak",
-	[CM_TIME] = "stage time",
-	[CM_LOAD] = "load time",
-	[CM_OUTCOME] = "outcome",
-	[CM_LATENT] = "latent",
-	[CM_MEASURES] = "memory and time",
-};
-
-const char *check_metric_name(enum check_metric m)
-{
-	return metric_names[m];
-}
-
-bool check_metric_is_time(enum check_metric m)
-{
-	return m == CM_TIME || m == CM_LOAD;
-}
-
-const char *const check_side_names[2] = { "baseline", "candidate" };
-
-/* ---- adding runs ----------------------------------------------------------- */
-
-static size_t mode_index(struct check *c, const char *mode)
-{
-	for (size_t i = 0; i < c->nmodes; i++)
-		if (!strcmp(c->modes[i], mode))
-			return i;
-	ALLOC_GROW(c->modes, c->nmodes + 1, c->modes_alloc);
-	c->latents = xrealloc(c->latents, c->modes_alloc * sizeof(*c->latents));
-	c->modes[c->nmodes] = xstrdup(mode);
-	memset(&c->latents[c->nmodes], 0, sizeof(c->latents[0]));
-	return c->nmodes++;
-}
-
-int check_add_trace(struct check *c, enum check_side_id side, const char *id,
-		    const struct trace *tr, const struct run_entry *entry)
-{
-	struct check_side *sd = &c->side[side];
-	struct check_run r;
-	memset(&r, 0, sizeof(r));
-	if (analysis_run(tr, entry, &r.a) < 0) {
-		analysis_release(&r.a);
-		return -1;
-	}
-	if (!sd->label)
-		sd->label = xstrdup(check_side_names[side]);
-	r.id = xstrdup(id);
-	if (tr->start.mode)
-		r.mode = xstrdup(tr->start.mode);
-	else if (entry && entry->mode)
-		r.mode = xstrdup(entry->mode);
-	else if (!(r.mode = rundir_mode_of_stem(id)))
-		r.mode = xstrdup(id);
-	size_t ns = r.a.nstages ? r.a.nstages : 1;
-	r.load_s = xcalloc(ns, sizeof(*r.load_s));
-	for (size_t i = 0; i < r.a.nloads; i++) {
-		const struct load_info *l = &r.a.loads[i];
-		const char *st = l->stage ? l->stage : l->stage_in_force;
-		const struct stage_stats *ss = analysis_stage(&r.a, st);
-		if (ss)
-			r.load_s[ss - r.a.stages] += l->seconds;
-	}
-
-	size_t m = mode_index(c, r.mode);
-	char *lid = xasprintf("%s/%s", check_side_names[side], id);
-	latent_set_add_trace(&c->latents[m], lid, check_side_names[side], sd->label, tr);
-	free(lid);
-
-	ALLOC_GROW(sd->runs, sd->n + 1, sd->alloc);
-	sd->runs[sd->n++] = r;
-	return 0;
-}
-
-int check_add_dir(struct check *c, enum check_side_id side, const char *dir)
-{
-	struct rundir rd = RUNDIR_INIT;
-	int n = rundir_open(dir, &rd);
-	if (n < 0) {
-		rundir_release(&rd);
-		return -1;
-	}
-	if (n == 0) {
-		rundir_release(&rd);
-		return error("no traces (*.trace.jsonl.zst, *.trace.jsonl) in '%s'", dir);
-	}
-	if (!c->side[side].label)
-		c->side[side].label = xstrdup(dir);
-	int rc = 0;
-	for (size_t i = 0; i < rd.n && !rc; i++) {
-		struct trace tr = TRACE_INIT;
-		if (trace_read_summary(rd.traces[i].path, &tr) < 0 ||
-		    check_add_trace(c, side, rd.traces[i].stem, &tr, rd.traces[i].entry) < 0)
-			rc = -1;
-		trace_release(&tr);
-	}
-	rundir_release(&rd);
-	return rc ? -1 : n;
-}
 
 /* ---- findings -------------------------------------------------------------- */
 
@@ -146,66 +41,11 @@ static void add_case(struct check *c, const char *mode, const char *stage, enum 
 	k->why = xstrdup(why);
 }
 
-/* A run's value of a numeric metric for a stage; false when it has none. */
-static bool run_value(const struct check_run *r, const char *stage, enum check_metric m, double *v)
-{
-	const struct stage_stats *s = analysis_stage(&r->a, stage);
-	if (!s || !s->completed)
-		return false;
-	size_t k = (size_t)(s - r->a.stages);
-	switch (m) {
-	case CM_PEAK:
-		*v = (double)s->peak_footprint;
-		return s->nsamples > 0;
-	case CM_KPEAK_RSS:
-	case CM_KPEAK_FP: {
-		const struct kernel_peak *kp = &s->kpeak[m == CM_KPEAK_RSS ? KPEAK_RSS : KPEAK_FOOTPRINT];
-		*v = (double)kp->bytes;
-		return kp->present;
-	}
-	case CM_SWAP:
-		*v = (double)r->a.stages[k].swap_rise;
-		return r->a.stages[k].has_swap_rise;
-	case CM_DEVICE:
-		*v = (double)s->device_peak;
-		return s->has_device;
-	case CM_TIME:
-		*v = s->seconds;
-		return true;
-	case CM_LOAD:
-		*v = r->load_s[k];
-		return r->a.nloads > 0;
-	default:
-		BUG("not a numeric metric: %d", (int)m);
-	}
-}
-
 static size_t mode_runs(const struct check_side *sd, const char *mode)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < sd->n; i++)
 		n += !strcmp(sd->runs[i].mode, mode);
-	return n;
-}
-
-static double threshold(const struct check_options *o, enum check_metric m, double base_max)
-{
-	if (check_metric_is_time(m))
-		return o->time_is_pct ? base_max * o->time_pct / 100.0 : o->time_s;
-	return o->growth_is_pct ? base_max * o->growth_pct / 100.0 : (double)o->growth_bytes;
-}
-
-/* Collect one side's values of a metric for mode x stage. */
-size_t check_collect(const struct check_side *sd, const char *mode, const char *stage,
-		      enum check_metric m, double **out)
-{
-	size_t n = 0;
-	*out = xcalloc(sd->n ? sd->n : 1, sizeof(**out));
-	for (size_t i = 0; i < sd->n; i++) {
-		double v;
-		if (!strcmp(sd->runs[i].mode, mode) && run_value(&sd->runs[i], stage, m, &v))
-			(*out)[n++] = v;
-	}
 	return n;
 }
 
@@ -271,31 +111,19 @@ static void judge_metric(struct check *c, const char *mode, const char *stage, e
 	double blo, bhi, clo, chi;
 	range(b, nb, &blo, &bhi);
 	range(cv, nc, &clo, &chi);
-	double spread = bhi - blo, cspread = chi - clo;
-	/* the fixed part: threshold and floor; the noise part: either side's own
-	 * spread, or the pooled relative noise of the mode's stages */
-	double fixed = threshold(&c->opt, m, bhi);
-	if (check_floor(m) > fixed)
-		fixed = check_floor(m);
-	double noise = spread > cspread ? spread : cspread;
-	if (CHECK_NOISE_K * nz->rel_sd * bhi > noise)
-		noise = CHECK_NOISE_K * nz->rel_sd * bhi;
-	double wander = CHECK_NOISE_K * nz->wander_sd * bhi * (nz->shift > 1 ? nz->shift : 1);
-	if (wander > noise)
-		noise = wander;
-	double allowed = fixed > noise ? fixed : noise;
-	/* a machine-wide time shift (every stage slower now) is not a stage's regression */
-	double up = nz->shift > 1 ? nz->shift : 1, down = nz->shift < 1 ? nz->shift : 1;
+	double spread = bhi - blo;
+	struct check_allowance al;
+	check_noise_allowance(&c->opt, m, nz, bhi, spread, chi - clo, &al);
 	enum check_kind kind;
 	double change;
-	if (clo > bhi * up + allowed) {
+	if (clo > bhi * al.up + al.allowed) {
 		kind = CK_REGRESSION;
 		change = clo - bhi;
-	} else if (chi < blo * down - allowed) {
+	} else if (chi < blo * al.down - al.allowed) {
 		kind = CK_IMPROVEMENT;
 		change = chi - blo;
-	} else if (clo > bhi * up + fixed || chi < blo * down - fixed) {
-		char *why = xasprintf("too noisy (spread %.0f%%)", bhi > 0 ? 100.0 * noise / bhi : 0.0);
+	} else if (clo > bhi * al.up + al.fixed || chi < blo * al.down - al.fixed) {
+		char *why = xasprintf("too noisy (spread %.0f%%)", bhi > 0 ? 100.0 * al.noise / bhi : 0.0);
 		not_judged(c, mode, stage, m, why);
 		add_case(c, mode, stage, m, NULL, CK_NOT_JUDGED, why);
 		free(why);
@@ -316,9 +144,9 @@ static void judge_metric(struct check *c, const char *mode, const char *stage, e
 	f->cand_min = clo;
 	f->cand_max = chi;
 	f->spread = spread;
-	f->allowed = allowed;
+	f->allowed = al.allowed;
 	f->change = change;
-	f->shift = up > 1 ? up : down;
+	f->shift = al.up > 1 ? al.up : al.down;
 out:
 	free(b);
 	free(cv);
@@ -703,6 +531,23 @@ static void check_versions(struct check *c)
 	free(runs);
 }
 
+/* The noise of metric M of MODE over the baseline's stages (check_noise.h). */
+static void noise_of(const struct check *c, const char *mode, char *const *stages, size_t nstages,
+		     enum check_metric m, struct check_noise *out)
+{
+	struct check_noise_pool p;
+	check_noise_pool_init(&p, m, nstages);
+	for (size_t s = 0; s < nstages; s++) {
+		double *b, *cv;
+		size_t nb = check_collect(&c->side[CHECK_BASELINE], mode, stages[s], m, &b);
+		size_t nc = check_collect(&c->side[CHECK_CANDIDATE], mode, stages[s], m, &cv);
+		check_noise_pool_add(&p, b, nb, cv, nc);
+		free(b);
+		free(cv);
+	}
+	check_noise_pool_end(&p, out);
+}
+
 int check_run(struct check *c)
 {
 	check_versions(c);
@@ -723,8 +568,7 @@ int check_run(struct check *c)
 		stages_of(c, mode, &stages, &ns, &nbase_stages);
 		struct check_noise noise[CM_NNUMERIC];
 		for (int m = 0; m < CM_NNUMERIC; m++)
-			check_noise_estimate(c, mode, stages, nbase_stages, (enum check_metric)m,
-					     &noise[m]);
+			noise_of(c, mode, stages, nbase_stages, (enum check_metric)m, &noise[m]);
 		for (size_t si = 0; si < ns; si++) {
 			c->stage_first = c->nfindings;
 			if (si >= nbase_stages) {
@@ -753,78 +597,4 @@ int check_run(struct check *c)
 		judge_latents(c, mi);
 	}
 	return 0;
-}
-
-size_t check_candidate_failed(const struct check *c)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < c->side[CHECK_CANDIDATE].n; i++)
-		n += c->side[CHECK_CANDIDATE].runs[i].a.outcome != RUN_COMPLETED;
-	return n;
-}
-
-size_t check_count(const struct check *c, enum check_kind kind)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < c->nfindings; i++)
-		n += c->findings[i].kind == kind;
-	return n;
-}
-
-const struct check_finding *check_find(const struct check *c, enum check_kind kind,
-				       const char *mode, const char *stage,
-				       enum check_metric metric)
-{
-	for (size_t i = 0; i < c->nfindings; i++) {
-		const struct check_finding *f = &c->findings[i];
-		if (f->kind == kind && f->metric == metric && !strcmp(f->mode, mode) &&
-		    (stage ? f->stage && !strcmp(f->stage, stage) : !f->stage))
-			return f;
-	}
-	return NULL;
-}
-
-void check_release(struct check *c)
-{
-	if (!c)
-		return;
-	for (int s = 0; s < 2; s++) {
-		struct check_side *sd = &c->side[s];
-		for (size_t i = 0; i < sd->n; i++) {
-			struct check_run *r = &sd->runs[i];
-			free(r->id);
-			free(r->mode);
-			analysis_release(&r->a);
-			free(r->load_s);
-		}
-		free(sd->runs);
-		free(sd->label);
-	}
-	for (size_t i = 0; i < c->nmodes; i++) {
-		latent_set_release(&c->latents[i]);
-		free(c->modes[i]);
-	}
-	free(c->latents);
-	free(c->modes);
-	versions_diff_release(&c->versions);
-	for (size_t i = 0; i < c->nfindings; i++) {
-		struct check_finding *f = &c->findings[i];
-		free(f->mode);
-		free(f->stage);
-		free(f->latent);
-		free(f->base);
-		free(f->cand);
-		free(f->base_text);
-		free(f->now_text);
-		free(f->detail);
-	}
-	free(c->findings);
-	for (size_t i = 0; i < c->ncases; i++) {
-		free(c->cases[i].mode);
-		free(c->cases[i].stage);
-		free(c->cases[i].latent);
-		free(c->cases[i].why);
-	}
-	free(c->cases);
-	memset(c, 0, sizeof(*c));
 }

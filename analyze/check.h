@@ -134,9 +134,16 @@
  *   check_add_dir(&c, CHECK_CANDIDATE, dir)
  *     or check_add_trace(&c, side, id, &tr, entry) for a trace in memory
  *   check_run(&c)                         fills c.findings
- *   check_regressions(&c), check_format_md / check_format_json
+ *   check_regressions(&c), check_render_md / check_render_json
  *   check_release(&c)                     always; NULL ok
  * The check owns everything in it; traces are not kept after they are added.
+ *
+ * Files, each with one job, none calling back into one that calls it:
+ *   check_collect.c  the model: runs read in, values collected, findings counted
+ *   check_noise.c    the noise rule's numbers (check_noise.h); reads no runs
+ *   check.c          the judging: check_run()
+ *   check_text.c     values and findings in words (renderers, history)
+ *   check_md.c, check_json.c, check_junit.c, check_github.c   the renderers
  */
 #ifndef SB_CHECK_H
 #define SB_CHECK_H
@@ -272,17 +279,6 @@ int check_add_trace(struct check *c, enum check_side_id side, const char *id,
  * when a latent copy cannot be read. Call once. */
 int check_run(struct check *c);
 
-/* The noise of one metric of a mode, over its stages (the noise rule). */
-struct check_noise {
-	double rel_sd;       /* pooled relative standard deviation; 0 when unknown */
-	size_t nsets;        /* degrees of freedom behind it */
-	double shift;        /* machine-wide time shift, 1 when none */
-	size_t nshift;       /* stages behind it */
-	double wander_sd;    /* relative SD of single stages around the shift; 0 unknown */
-};
-void check_noise_estimate(const struct check *c, const char *mode, char *const *stages,
-			  size_t nstages, enum check_metric m, struct check_noise *out);
-double check_floor(enum check_metric m);
 /* One side's values of a metric for mode x stage (runs that completed it), in
  * run order, into a new array *out. */
 size_t check_collect(const struct check_side *sd, const char *mode, const char *stage,
@@ -302,7 +298,11 @@ const struct check_finding *check_find(const struct check *c, enum check_kind ki
 
 /* "peak footprint", "kernel peak (rss)", ..., "outcome", "latent" */
 const char *check_metric_name(enum check_metric m);
-bool check_metric_is_time(enum check_metric m); /* stage and load time: seconds */
+/* stage and load time: seconds */
+static inline bool check_metric_is_time(enum check_metric m)
+{
+	return m == CM_TIME || m == CM_LOAD;
+}
 extern const char *const check_side_names[2];   /* "baseline", "candidate" */
 
 /*
@@ -313,8 +313,8 @@ extern const char *const check_side_names[2];   /* "baseline", "candidate" */
  * = 2^30 bytes (two decimals under 10 GB, one above) and seconds.
  * JSON: the same facts, numbers in bytes and seconds, every run's value.
  */
-void check_format_md(const struct check *c, struct strbuf *out);
-void check_format_json(const struct check *c, struct strbuf *out);
+void check_render_md(const struct check *c, struct strbuf *out);
+void check_render_json(const struct check *c, struct strbuf *out);
 /*
  * JUnit XML (check_junit.c): one <testsuite> per mode, one <testcase> per
  * case (classname "MODE.STAGE", name the metric), a <failure> for each
@@ -324,12 +324,17 @@ void check_format_json(const struct check *c, struct strbuf *out);
  * "::warning" per not-judged row and one "::notice" per improvement, then
  * the summary line of the markdown.
  */
-void check_format_junit(const struct check *c, struct strbuf *out);
-void check_format_github(const struct check *c, struct strbuf *out);
-/* A regression or improvement row in one line, no markdown: "staged work peak
- * footprint: 400 MB to 410 MB (2 runs) -> 700 MB (1 run): +290 MB (+71%);
- * spread 10 MB, allowed 64 MB". */
+void check_render_junit(const struct check *c, struct strbuf *out);
+void check_render_github(const struct check *c, struct strbuf *out);
+/* Words shared by the renderers and history (check_text.c). A regression or
+ * improvement row in one line, no markdown: "staged work peak footprint: 400
+ * MB to 410 MB (2 runs) -> 700 MB (1 run): +290 MB (+71%); spread 10 MB,
+ * allowed 64 MB". A value of metric M (a size or a duration, units.h's fine
+ * form; SIGN: "+" before a positive one); a range of N runs' values ("400 MB
+ * to 410 MB (2 runs)"). */
 void check_finding_line(const struct check_finding *f, struct strbuf *out);
+void check_text_value(struct strbuf *sb, enum check_metric m, double v, bool sign);
+void check_text_range(struct strbuf *sb, enum check_metric m, double lo, double hi, size_t n);
 
 void check_release(struct check *c);
 

@@ -2,31 +2,16 @@
 #include <string.h>
 
 #include "check.h"
-#include "render.h"
-
-/* A workflow command's message: '%', CR and LF escaped as GitHub reads them. */
-static void gh_data(struct strbuf *out, const char *s)
-{
-	for (; s && *s; s++) {
-		if (*s == '%')
-			strbuf_addstr(out, "%25");
-		else if (*s == '\r')
-			strbuf_addstr(out, "%0D");
-		else if (*s == '\n')
-			strbuf_addstr(out, "%0A");
-		else
-			strbuf_addch(out, *s);
-	}
-}
+#include "text.h"
 
 static void annotation(const char *level, const char *title, const char *msg, struct strbuf *out)
 {
 	strbuf_addf(out, "::%s title=%s::", level, title);
-	gh_data(out, msg);
+	text_github(out, msg);
 	strbuf_addch(out, '\n');
 }
 
-void check_format_github(const struct check *c, struct strbuf *out)
+void check_render_github(const struct check *c, struct strbuf *out)
 {
 	struct strbuf line = STRBUF_INIT;
 	for (size_t i = 0; i < c->nfindings; i++) {
@@ -55,8 +40,8 @@ void check_format_github(const struct check *c, struct strbuf *out)
 	 * a line of its own, a workflow command Actions obeys. */
 	strbuf_addf(out, "check: %zu regression%s, %zu improvement%s (baseline ", nr,
 		    nr == 1 ? "" : "s", ni, ni == 1 ? "" : "s");
-	gh_data(out, c->side[0].label ? c->side[0].label : "-");
+	text_github(out, c->side[0].label ? c->side[0].label : "-");
 	strbuf_addf(out, ": %zu runs; candidate ", c->side[0].n);
-	gh_data(out, c->side[1].label ? c->side[1].label : "-");
+	text_github(out, c->side[1].label ? c->side[1].label : "-");
 	strbuf_addf(out, ": %zu runs)\n", c->side[1].n);
 }

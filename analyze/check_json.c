@@ -4,7 +4,6 @@
 
 #include "../common/jsonw.h"
 #include "check.h"
-#include "render.h"
 
 static const char *const kind_keys[] = { "regressions", "improvements", "not_judged", "notes" };
 
@@ -78,7 +77,7 @@ static void json_finding(struct jsonw *w, const struct check_finding *f)
 	jw_object_end(w);
 }
 
-void check_format_json(const struct check *c, struct strbuf *out)
+void check_render_json(const struct check *c, struct strbuf *out)
 {
 	struct jsonw w = JSONW_INIT(out);
 	jw_object_begin(&w);

@@ -1,36 +1,17 @@
-/* check_md.c -- a check's findings as markdown: sizes and times by units.h */
+/* check_md.c -- a check's findings as markdown: sizes and times by check_text.c (units.h) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/units.h"
 #include "check.h"
-#include "render.h"
+#include "text.h"
 
-static void add_value(struct strbuf *sb, enum check_metric m, double v, bool sign)
-{
-	if (check_metric_is_time(m))
-		units_add_seconds(sb, v, UNITS_FINE, sign);
-	else
-		units_add_size(sb, v, UNITS_FINE, sign);
-}
-
-static void add_range(struct strbuf *sb, enum check_metric m, double lo, double hi, size_t n)
-{
-	/* units.h's one range form, as history and table print it */
-	if (check_metric_is_time(m))
-		units_add_seconds_range(sb, lo, hi, UNITS_FINE);
-	else
-		units_add_size_range(sb, lo, hi, UNITS_FINE);
-	strbuf_addf(sb, " (%zu run%s)", n, n == 1 ? "" : "s");
-}
-
-/* One markdown cell: '|' and line breaks escaped (render.h). */
+/* One markdown cell: '|' and line breaks escaped (text.h). */
 static void add_cell(struct strbuf *sb, const char *s)
 {
 	strbuf_addstr(sb, " ");
-	render_md_text(sb, s);
+	text_md(sb, s);
 	strbuf_addstr(sb, " |");
 }
 
@@ -48,13 +29,13 @@ static void md_row(const struct check_finding *f, struct strbuf *out)
 		add_cell(out, check_metric_name(f->metric));
 	}
 	if (f->metric < CM_NNUMERIC) {
-		add_range(&cell, f->metric, f->base_min, f->base_max, f->nbase);
+		check_text_range(&cell, f->metric, f->base_min, f->base_max, f->nbase);
 		add_cell(out, cell.buf);
 		strbuf_reset(&cell);
-		add_range(&cell, f->metric, f->cand_min, f->cand_max, f->ncand);
+		check_text_range(&cell, f->metric, f->cand_min, f->cand_max, f->ncand);
 		add_cell(out, cell.buf);
 		strbuf_reset(&cell);
-		add_value(&cell, f->metric, f->change, true);
+		check_text_value(&cell, f->metric, f->change, true);
 		double ref = f->kind == CK_REGRESSION ? f->base_max : f->base_min;
 		if (ref > 0)
 			strbuf_addf(&cell, " (%+.0f%%)", 100.0 * f->change / ref);
@@ -63,9 +44,9 @@ static void md_row(const struct check_finding *f, struct strbuf *out)
 		add_cell(out, cell.buf);
 		strbuf_reset(&cell);
 		strbuf_addstr(&cell, "spread ");
-		add_value(&cell, f->metric, f->spread, false);
+		check_text_value(&cell, f->metric, f->spread, false);
 		strbuf_addstr(&cell, ", allowed ");
-		add_value(&cell, f->metric, f->allowed, false);
+		check_text_value(&cell, f->metric, f->allowed, false);
 		if (f->shift > 1.005 || (f->shift > 0 && f->shift < 0.995))
 			strbuf_addf(&cell, ", every stage %.0f%% %s", 100.0 * fabs(f->shift - 1),
 				    f->shift > 1 ? "slower" : "faster");
@@ -78,34 +59,6 @@ static void md_row(const struct check_finding *f, struct strbuf *out)
 	}
 	strbuf_addch(out, '\n');
 	strbuf_release(&cell);
-}
-
-void check_finding_line(const struct check_finding *f, struct strbuf *out)
-{
-	strbuf_addf(out, "%s %s %s", f->mode, f->stage ? f->stage : "-", check_metric_name(f->metric));
-	if (f->metric == CM_LATENT)
-		strbuf_addf(out, " %s", f->latent);
-	strbuf_addstr(out, ": ");
-	if (f->metric >= CM_NNUMERIC) {
-		if (f->base_text)
-			strbuf_addf(out, "%s -> %s: ", f->base_text, f->now_text ? f->now_text : "-");
-		strbuf_addstr(out, f->detail ? f->detail : "");
-		return;
-	}
-	add_range(out, f->metric, f->base_min, f->base_max, f->nbase);
-	strbuf_addstr(out, " -> ");
-	add_range(out, f->metric, f->cand_min, f->cand_max, f->ncand);
-	strbuf_addstr(out, ": ");
-	add_value(out, f->metric, f->change, true);
-	double ref = f->kind == CK_REGRESSION ? f->base_max : f->base_min;
-	if (ref > 0)
-		strbuf_addf(out, " (%+.0f%%)", 100.0 * f->change / ref);
-	if (f->detail)
-		strbuf_addf(out, ", %s", f->detail);
-	strbuf_addstr(out, "; spread ");
-	add_value(out, f->metric, f->spread, false);
-	strbuf_addstr(out, ", allowed ");
-	add_value(out, f->metric, f->allowed, false);
 }
 
 static void md_section(const struct check *c, enum check_kind kind, const char *title,
@@ -159,7 +112,7 @@ static const char *plural(size_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-void check_format_md(const struct check *c, struct strbuf *out)
+void check_render_md(const struct check *c, struct strbuf *out)
 {
 	size_t nr = check_count(c, CK_REGRESSION), ni = check_count(c, CK_IMPROVEMENT);
 	strbuf_addf(out, "check: %zu %s, %zu %s (baseline %s: %zu %s; candidate %s: %zu %s)\n", nr,
@@ -179,11 +132,11 @@ void check_format_md(const struct check *c, struct strbuf *out)
 				continue;
 			char buf[64];
 			strbuf_addf(out, "%s ", k++ ? ";" : "");
-			render_md_text(out, cs->runs[i].id);
+			text_md(out, cs->runs[i].id);
 			strbuf_addf(out, " %s", analysis_outcome_str(a, buf, sizeof(buf)));
 			if (a->nstages) {
 				strbuf_addstr(out, " in ");
-				render_md_text(out, a->stages[a->ran_to].name);
+				text_md(out, a->stages[a->ran_to].name);
 			}
 		}
 		strbuf_addstr(out, ".\n");
@@ -204,15 +157,15 @@ void check_format_md(const struct check *c, struct strbuf *out)
 	if (c->opt.growth_is_pct)
 		strbuf_addf(out, "%g%%", c->opt.growth_pct);
 	else
-		add_value(out, CM_PEAK, (double)c->opt.growth_bytes, false);
+		check_text_value(out, CM_PEAK, (double)c->opt.growth_bytes, false);
 	strbuf_addstr(out, ", floor ");
-	add_value(out, CM_PEAK, (double)CHECK_MEM_FLOOR_BYTES, false);
+	check_text_value(out, CM_PEAK, (double)CHECK_MEM_FLOOR_BYTES, false);
 	strbuf_addstr(out, "; time threshold ");
 	if (c->opt.time_is_pct)
 		strbuf_addf(out, "%g%%", c->opt.time_pct);
 	else
-		add_value(out, CM_TIME, c->opt.time_s, false);
+		check_text_value(out, CM_TIME, c->opt.time_s, false);
 	strbuf_addstr(out, ", floor ");
-	add_value(out, CM_TIME, CHECK_TIME_FLOOR_S, false);
+	check_text_value(out, CM_TIME, CHECK_TIME_FLOOR_S, false);
 	strbuf_addstr(out, "\n");
 }

@@ -1,6 +1,6 @@
 /* history_csv.c -- the history as CSV: one row per mode x stage x metric x commit, unrounded */
 #include "history.h"
-#include "render.h"
+#include "text.h"
 
 /* Bytes are whole numbers (a median of two may end in .5): no exponent. */
 static void number(struct strbuf *out, double v)
@@ -8,7 +8,7 @@ static void number(struct strbuf *out, double v)
 	if (v == (double)(long long)v && v < 9007199254740992.0)
 		strbuf_addf(out, "%lld", (long long)v);
 	else
-		render_csv_double(out, v);
+		text_csv_double(out, v);
 }
 
 void history_render_csv(const struct history *h, struct strbuf *out)
@@ -21,14 +21,14 @@ void history_render_csv(const struct history *h, struct strbuf *out)
 			     c++) {
 				const struct history_point *p = history_point(h, s, c, (enum history_metric)m);
 				const struct history_commit *k = &h->commits[c];
-				render_csv_str(out, h->series[s].mode);
+				text_csv(out, h->series[s].mode);
 				strbuf_addch(out, ',');
-				render_csv_str(out, h->series[s].stage);
+				text_csv(out, h->series[s].stage);
 				strbuf_addf(out, ",%s,%s,%zu,", history_metric_name((enum history_metric)m),
 					    history_metric_is_time((enum history_metric)m) ? "seconds" : "bytes", c);
-				render_csv_str(out, k->commit);
+				text_csv(out, k->commit);
 				strbuf_addf(out, ",%s,", k->dirty ? "true" : "false");
-				render_csv_str(out, k->dir);
+				text_csv(out, k->dir);
 				strbuf_addf(out, ",%zu,", p->n);
 				if (p->n) {
 					number(out, p->min);

@@ -1,7 +1,6 @@
 /* history_json.c -- the history as JSON: commits, then per mode x stage each metric's points */
 #include "../common/jsonw.h"
 #include "history.h"
-#include "render.h"
 
 static void json_points(struct jsonw *w, const struct history *h, size_t s, enum history_metric m)
 {

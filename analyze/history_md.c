@@ -3,7 +3,7 @@
 
 #include "../common/units.h"
 #include "history.h"
-#include "render.h"
+#include "text.h"
 
 static void point_md(const struct history_point *p, enum history_metric m, struct strbuf *out)
 {
@@ -32,7 +32,7 @@ static void metric_table(const struct history *h, enum history_metric m, struct 
 		struct strbuf l = STRBUF_INIT;
 		history_commit_label(&h->commits[c], false, &l);
 		strbuf_addch(out, ' ');
-		render_md_text(out, l.buf);
+		text_md(out, l.buf);
 		strbuf_addstr(out, " |");
 		strbuf_release(&l);
 	}
@@ -42,9 +42,9 @@ static void metric_table(const struct history *h, enum history_metric m, struct 
 	strbuf_addch(out, '\n');
 	for (size_t s = 0; s < h->nseries; s++) {
 		strbuf_addstr(out, "| ");
-		render_md_text(out, h->series[s].mode);
+		text_md(out, h->series[s].mode);
 		strbuf_addstr(out, " | ");
-		render_md_text(out, h->series[s].stage);
+		text_md(out, h->series[s].stage);
 		strbuf_addstr(out, " |");
 		for (size_t c = 0; c < h->ncommits; c++) {
 			strbuf_addch(out, ' ');
@@ -71,7 +71,7 @@ static void regressions_md(const struct history *h, struct strbuf *out)
 		strbuf_addstr(out, "|");
 		for (size_t k = 0; k < sizeof(cells) / sizeof(cells[0]); k++) {
 			strbuf_addch(out, ' ');
-			render_md_text(out, cells[k]);
+			text_md(out, cells[k]);
 			strbuf_addstr(out, " |");
 		}
 		strbuf_addch(out, '\n');
@@ -86,14 +86,14 @@ void history_render_md(const struct history *h, struct strbuf *out)
 	for (size_t c = 0; c < h->ncommits; c++) {
 		const struct history_commit *k = &h->commits[c];
 		strbuf_addstr(out, c ? "; " : " ");
-		render_md_text(out, k->short_id);
+		text_md(out, k->short_id);
 		if (k->subject) {
 			strbuf_addstr(out, " \"");
-			render_md_text(out, k->subject);
+			text_md(out, k->subject);
 			strbuf_addch(out, '"');
 		}
 		strbuf_addf(out, "%s (", k->dirty ? " (dirty)" : "");
-		render_md_text(out, k->dir);
+		text_md(out, k->dir);
 		strbuf_addf(out, ", %zu run%s)", k->nruns, k->nruns == 1 ? "" : "s");
 	}
 	strbuf_addstr(out, ".\n");

@@ -371,7 +371,7 @@ static void build_latents(struct latent_set *s)
 	}
 }
 
-void latent_format_shape(struct strbuf *sb, int ndim, const int64_t *shape)
+void latent_shape_text(struct strbuf *sb, int ndim, const int64_t *shape)
 {
 	strbuf_addch(sb, '[');
 	for (int i = 0; i < ndim; i++)
@@ -464,9 +464,9 @@ static int load_copy(struct latent_copy *c, struct npy_array *arr)
 			same = c->shape[i] == arr->shape[i];
 		if (!same) {
 			strbuf_addstr(&why, "the file's shape is ");
-			latent_format_shape(&why, arr->ndim, arr->shape);
+			latent_shape_text(&why, arr->ndim, arr->shape);
 			strbuf_addstr(&why, ", the event says ");
-			latent_format_shape(&why, c->ndim, c->shape);
+			latent_shape_text(&why, c->ndim, c->shape);
 		}
 	}
 	c->npy_dtype = arr->dtype;

@@ -80,7 +80,7 @@
  *   latent_set_add_path(&s, dir_or_trace) ...   one per RUN_DIR (or trace file)
  *     or latent_set_add_trace(&s, id, mode, &tr) for a trace in memory
  *   latent_compare(&s, baseline_or_NULL)        reads the .npy copies, fills results
- *   latent_findings(&s), latent_format_md/json(&s, &sb), or read the structs
+ *   latent_findings(&s), latents_render_md/json(&s, &sb), or read the structs
  *   latent_set_release(&s)                      always; NULL ok
  * The set owns everything in it (strings are copies; traces are not kept).
  * .npy data is held only while latent_compare works on one latent.
@@ -92,7 +92,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/sha256.h"
+#include "../platform/sha256.h"
 #include "../common/util.h"
 #include "../traces/trace.h"
 #include "npy.h"
@@ -235,7 +235,7 @@ const char *latent_noise_name(enum latent_noise n);   /* NULL, "within", "beyond
 /* "structure" or "structure#2" (occurrence > 1); caller frees. */
 char *latent_label(const struct latent *l);
 /* "[1, 8, 16, 16]" */
-void latent_format_shape(struct strbuf *sb, int ndim, const int64_t *shape);
+void latent_shape_text(struct strbuf *sb, int ndim, const int64_t *shape);
 
 /*
  * Render the compared set. Markdown: a heading per latent (stage, dtype and
@@ -244,8 +244,8 @@ void latent_format_shape(struct strbuf *sb, int ndim, const int64_t *shape);
  * listed under their table; a summary line last. JSON: the same facts, with
  * full digests, element counts and unrounded differences.
  */
-void latent_format_md(const struct latent_set *s, struct strbuf *out);
-void latent_format_json(const struct latent_set *s, struct strbuf *out);
+void latents_render_md(const struct latent_set *s, struct strbuf *out);
+void latents_render_json(const struct latent_set *s, struct strbuf *out);
 
 void latent_set_release(struct latent_set *s);
 

@@ -4,7 +4,6 @@
 #include "../common/jsonw.h"
 #include "latents.h"
 #include "npy.h"
-#include "render.h"
 
 static void json_shape(struct jsonw *w, int ndim, const int64_t *shape)
 {
@@ -89,7 +88,7 @@ static void json_pairs(struct jsonw *w, const struct latent_set *s, const struct
 	jw_array_end(w);
 }
 
-void latent_format_json(const struct latent_set *s, struct strbuf *out)
+void latents_render_json(const struct latent_set *s, struct strbuf *out)
 {
 	struct jsonw w = JSONW_INIT(out);
 	jw_object_begin(&w);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "latents.h"
-#include "render.h"
+#include "text.h"
 
 static void add_number(struct strbuf *sb, double v)
 {
@@ -29,9 +29,9 @@ static void cell_text(const struct latent_set *s, const struct latent *l,
 		break;
 	case LR_SHAPE_DIFFERS:
 		strbuf_addstr(sb, "shape differs: ");
-		latent_format_shape(sb, ca->npy_ndim, ca->npy_shape);
+		latent_shape_text(sb, ca->npy_ndim, ca->npy_shape);
 		strbuf_addstr(sb, " vs ");
-		latent_format_shape(sb, cb->npy_ndim, cb->npy_shape);
+		latent_shape_text(sb, cb->npy_ndim, cb->npy_shape);
 		break;
 	case LR_DTYPE_DIFFERS:
 		strbuf_addf(sb, "dtype differs: %s vs %s", npy_dtype_name(ca->npy_dtype),
@@ -231,18 +231,18 @@ static void md_latent_section(const struct latent_set *s, const struct latent *l
 {
 	char *label = latent_label(l);
 	strbuf_addstr(out, "\n## "); /* a heading line: no raw line break from a name */
-	render_md_text(out, label);
+	text_md(out, label);
 	free(label);
 	if (l->stage) {
 		strbuf_addstr(out, " (stage ");
-		render_md_text(out, l->stage);
+		text_md(out, l->stage);
 		strbuf_addch(out, ')');
 	}
 	strbuf_addstr(out, "\n\n");
 	const struct latent_copy *c = first_copy(s, l);
 	if (c && c->state != COPY_NO_FILE && c->actual_sha256[0]) {
 		strbuf_addf(out, "%s ", npy_dtype_name(c->npy_dtype));
-		latent_format_shape(out, c->npy_ndim, c->npy_shape);
+		latent_shape_text(out, c->npy_ndim, c->npy_shape);
 		strbuf_addstr(out, "; ");
 	}
 	if (l->spread_pairs) {
@@ -366,7 +366,7 @@ static void md_summary(const struct latent_set *s, struct strbuf *out)
 	strbuf_addstr(out, ".\n");
 }
 
-void latent_format_md(const struct latent_set *s, struct strbuf *out)
+void latents_render_md(const struct latent_set *s, struct strbuf *out)
 {
 	strbuf_addf(out, "# Latents: %zu runs, baseline %s\n", s->nruns, s->baseline);
 	bool noted = false;
@@ -399,11 +399,11 @@ void latent_format_md(const struct latent_set *s, struct strbuf *out)
 		char *label = latent_label(l);
 		const struct latent_copy *c = first_copy(s, l);
 		strbuf_addstr(out, "| ");
-		render_md_text(out, label);
+		text_md(out, label);
 		strbuf_addstr(out, " | ");
-		render_md_text(out, l->stage);
+		text_md(out, l->stage);
 		strbuf_addf(out, " | %s | ", npy_dtype_name(c->npy_dtype));
-		latent_format_shape(out, c->npy_ndim, c->npy_shape);
+		latent_shape_text(out, c->npy_ndim, c->npy_shape);
 		strbuf_addstr(out, " |\n");
 		free(label);
 	}

@@ -1,8 +1,7 @@
-/* render.c -- the format table and what the renderers share (see render.h) */
+/* render.c -- the format table: which file renders which model in which format (see render.h) */
 #include "render.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -14,18 +13,17 @@
 static void table_md(const void *m, struct strbuf *o) { table_render_md(m, o); }
 static void table_csv(const void *m, struct strbuf *o) { table_render_csv(m, o); }
 static void table_json(const void *m, struct strbuf *o) { table_render_json(m, o); }
-static void check_md(const void *m, struct strbuf *o) { check_format_md(m, o); }
-static void check_json(const void *m, struct strbuf *o) { check_format_json(m, o); }
-static void check_junit(const void *m, struct strbuf *o) { check_format_junit(m, o); }
-static void check_github(const void *m, struct strbuf *o) { check_format_github(m, o); }
-static void latents_md(const void *m, struct strbuf *o) { latent_format_md(m, o); }
-static void latents_json(const void *m, struct strbuf *o) { latent_format_json(m, o); }
-
+static void check_md(const void *m, struct strbuf *o) { check_render_md(m, o); }
+static void check_json(const void *m, struct strbuf *o) { check_render_json(m, o); }
+static void check_junit(const void *m, struct strbuf *o) { check_render_junit(m, o); }
+static void check_github(const void *m, struct strbuf *o) { check_render_github(m, o); }
+static void latents_md(const void *m, struct strbuf *o) { latents_render_md(m, o); }
+static void latents_json(const void *m, struct strbuf *o) { latents_render_json(m, o); }
 static void history_md(const void *m, struct strbuf *o) { history_render_md(m, o); }
 static void history_csv(const void *m, struct strbuf *o) { history_render_csv(m, o); }
 static void history_json(const void *m, struct strbuf *o) { history_render_json(m, o); }
-static void runs_text(const void *m, struct strbuf *o) { analysis_render_runs_text(m, o); }
-static void runs_json(const void *m, struct strbuf *o) { analysis_render_runs_json(m, o); }
+static void runs_text(const void *m, struct strbuf *o) { analysis_render_text(m, o); }
+static void runs_json(const void *m, struct strbuf *o) { analysis_render_json(m, o); }
 
 static const struct renderer renderers[] = {
 	{ "md", { [RM_TABLE] = table_md, [RM_CHECK] = check_md, [RM_LATENTS] = latents_md,
@@ -64,73 +62,4 @@ const char *render_format_list(enum render_model model)
 		n++;
 	}
 	return out;
-}
-
-static void escape_control(struct strbuf *out, unsigned char c)
-{
-	if (c == '\n')
-		strbuf_addstr(out, "\\n");
-	else if (c == '\r')
-		strbuf_addstr(out, "\\r");
-	else if (c == '\t')
-		strbuf_addstr(out, "\\t");
-	else
-		strbuf_addf(out, "\\x%02x", c);
-}
-
-void render_md_text(struct strbuf *out, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f)
-			escape_control(out, c);
-		else if (c == '|')
-			strbuf_addstr(out, "\\|");
-		else
-			strbuf_addch(out, (char)c);
-	}
-}
-
-void render_term_text(struct strbuf *out, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f)
-			escape_control(out, c);
-		else
-			strbuf_addch(out, (char)c);
-	}
-}
-
-void render_csv_str(struct strbuf *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		strbuf_addstr(out, s);
-		return;
-	}
-	strbuf_addch(out, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			strbuf_addch(out, '"');
-		strbuf_addch(out, *s);
-	}
-	strbuf_addch(out, '"');
-}
-
-void render_csv_double(struct strbuf *out, double v)
-{
-	char buf[64];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	strbuf_addstr(out, buf);
-}
-
-const char *render_outcome_key(enum run_outcome o)
-{
-	static const char *const keys[] = { "completed", "guard", "signal", "exit", "recorder_died",
-					    "recording" };
-	return keys[o];
 }

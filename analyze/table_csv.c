@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "render.h"
+#include "text.h"
 #include "table.h"
 
 /* A fourth block, only when runs read device memory (the probe's MPS driver
@@ -13,11 +13,11 @@ static void device_csv(const struct table *t, struct strbuf *out)
 	for (size_t s = 0; s < t->nstages; s++)
 		for (size_t m = 0; m < t->nmodes; m++) {
 			const struct table_cell *c = table_cell(t, s, m);
-			render_csv_str(out, t->stages[s]);
+			text_csv(out, t->stages[s]);
 			strbuf_addch(out, ',');
-			render_csv_str(out, t->modes[m].name);
+			text_csv(out, t->modes[m].name);
 			strbuf_addch(out, ',');
-			render_csv_str(out, t->device_label);
+			text_csv(out, t->device_label);
 			if (c->has_device)
 				strbuf_addf(out, ",%llu,%llu,%s\n", (unsigned long long)c->device_min,
 					    (unsigned long long)c->device_max,
@@ -35,9 +35,9 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 			const struct table_cell *c = table_cell(t, s, m);
 			const char *sup = c->from_supplement ? "true" : "false";
 			if (!c->nentered || c->ncompleted || !c->nendings) {
-				render_csv_str(out, t->stages[s]);
+				text_csv(out, t->stages[s]);
 				strbuf_addch(out, ',');
-				render_csv_str(out, t->modes[m].name);
+				text_csv(out, t->modes[m].name);
 				if (!c->nentered)
 					strbuf_addf(out, ",not_reached,,0,0,%s,,\n", sup);
 				else if (!c->ncompleted)
@@ -49,10 +49,10 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 			}
 			for (size_t k = 0; k < c->nendings; k++) {
 				const struct table_ending *e = &c->endings[k];
-				render_csv_str(out, t->stages[s]);
+				text_csv(out, t->stages[s]);
 				strbuf_addch(out, ',');
-				render_csv_str(out, t->modes[m].name);
-				strbuf_addf(out, ",%s,", render_outcome_key(e->outcome));
+				text_csv(out, t->modes[m].name);
+				strbuf_addf(out, ",%s,", text_outcome_key(e->outcome));
 				if (e->outcome == RUN_SIGNAL || e->outcome == RUN_EXIT)
 					strbuf_addf(out, "%d", e->code);
 				strbuf_addf(out, ",%zu,%zu,%s,", e->nruns, e->nsampled, sup);
@@ -69,11 +69,11 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 	for (size_t i = 0; i < t->ncomparisons; i++) {
 		const struct table_comparison *c = &t->comparisons[i];
 		for (size_t k = 0; k < c->nstages; k++) {
-			render_csv_str(out, t->modes[c->mode].name);
+			text_csv(out, t->modes[c->mode].name);
 			strbuf_addch(out, ',');
-			render_csv_str(out, t->modes[c->against].name);
+			text_csv(out, t->modes[c->against].name);
 			strbuf_addch(out, ',');
-			render_csv_str(out, t->stages[c->stages[k].stage]);
+			text_csv(out, t->stages[c->stages[k].stage]);
 			strbuf_addf(out, ",%lld,%lld\n", (long long)c->stages[k].min_less,
 				    (long long)c->stages[k].max_less);
 		}
@@ -85,12 +85,12 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 		const struct table_mode *tm = &t->modes[m];
 		for (size_t k = 0; k < tm->nruns; k++) {
 			const struct analysis *a = &t->runs[tm->runs[k]].a;
-			render_csv_str(out, tm->name);
+			text_csv(out, tm->name);
 			strbuf_addf(out, ",%zu,", k + 1);
-			render_csv_str(out, a->path);
+			text_csv(out, a->path);
 			strbuf_addch(out, ',');
-			render_csv_str(out, a->stages[a->ran_to].name);
-			strbuf_addf(out, ",%s,", render_outcome_key(a->outcome));
+			text_csv(out, a->stages[a->ran_to].name);
+			strbuf_addf(out, ",%s,", text_outcome_key(a->outcome));
 			if (a->outcome == RUN_SIGNAL)
 				strbuf_addf(out, "%d", a->signal);
 			else if (a->outcome == RUN_EXIT)
@@ -102,9 +102,9 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 			if (a->has_swap)
 				strbuf_addf(out, "%llu", (unsigned long long)a->swap_rise);
 			strbuf_addch(out, ',');
-			render_csv_double(out, a->wall_s);
+			text_csv_double(out, a->wall_s);
 			strbuf_addf(out, ",%zu,%llu,", a->nloads, (unsigned long long)a->load_bytes);
-			render_csv_double(out, a->load_seconds);
+			text_csv_double(out, a->load_seconds);
 			strbuf_addch(out, '\n');
 		}
 	}
@@ -113,9 +113,9 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 	for (size_t s = 0; s < t->nstages; s++)
 		for (size_t m = 0; m < t->nmodes; m++) {
 			const struct table_cell *c = table_cell(t, s, m);
-			render_csv_str(out, t->stages[s]);
+			text_csv(out, t->stages[s]);
 			strbuf_addch(out, ',');
-			render_csv_str(out, t->modes[m].name);
+			text_csv(out, t->modes[m].name);
 			if (c->has_swap)
 				strbuf_addf(out, ",%llu,%llu,%s\n", (unsigned long long)c->swap_min,
 					    (unsigned long long)c->swap_max, c->swap_rose ? "true" : "false");

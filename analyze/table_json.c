@@ -1,6 +1,6 @@
 /* table_json.c -- the per-stage peak table as JSON, bytes and seconds */
 #include "../common/jsonw.h"
-#include "render.h"
+#include "text.h"
 #include "table.h"
 
 static void json_range(struct jsonw *w, const char *lo_key, const char *hi_key, bool has, uint64_t lo, uint64_t hi)
@@ -41,7 +41,7 @@ static void json_stages(struct jsonw *w, const struct table *t)
 			for (size_t k = 0; k < c->nendings; k++) {
 				const struct table_ending *e = &c->endings[k];
 				jw_object_begin(w);
-				jw_key(w, "how"); jw_string(w, render_outcome_key(e->outcome));
+				jw_key(w, "how"); jw_string(w, text_outcome_key(e->outcome));
 				jw_key(w, "code");
 				if (e->outcome == RUN_SIGNAL || e->outcome == RUN_EXIT) jw_i64(w, e->code);
 				else jw_null(w);
@@ -76,7 +76,7 @@ void table_render_json(const struct table *t, struct strbuf *out)
 			jw_object_begin(&w);
 			jw_key(&w, "path"); jw_string(&w, a->path);
 			jw_key(&w, "ran_to"); jw_string(&w, a->stages[a->ran_to].name);
-			jw_key(&w, "outcome"); jw_string(&w, render_outcome_key(a->outcome));
+			jw_key(&w, "outcome"); jw_string(&w, text_outcome_key(a->outcome));
 			jw_key(&w, "code");
 			if (a->outcome == RUN_SIGNAL) jw_i64(&w, a->signal);
 			else if (a->outcome == RUN_EXIT) jw_i64(&w, a->exit_code);

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../common/units.h"
-#include "render.h"
+#include "text.h"
 #include "table.h"
 
 void table_gb_range(uint64_t lo, uint64_t hi, struct strbuf *out)
@@ -67,7 +67,7 @@ static void ran_to_md(const struct table *t, const struct table_mode *m, struct 
 		const struct analysis *a = &t->runs[m->runs[k]].a;
 		struct strbuf one = STRBUF_INIT;
 		char how[64];
-		render_md_text(&one, a->stages[a->ran_to].name);
+		text_md(&one, a->stages[a->ran_to].name);
 		strbuf_addf(&one, " (%s)", analysis_outcome_str(a, how, sizeof(how)));
 		/* distinct values, in run order */
 		bool dup = false;
@@ -161,7 +161,7 @@ static void swap_ending(const struct table *t, const struct table_mode *m, struc
 		strbuf_addf(out, ", and the guard stopped %zu of %zu runs", nguard, m->nruns);
 	if (one_place) {
 		strbuf_addstr(out, " in ");
-		render_md_text(out, where);
+		text_md(out, where);
 	}
 	strbuf_addstr(out, nguard == m->nruns ? ": it did not fit" : "");
 }
@@ -397,7 +397,7 @@ static void summary_table(const struct table *t, struct strbuf *out)
 static char *md_name(const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
-	render_md_text(&sb, s);
+	text_md(&sb, s);
 	strbuf_addstr(&sb, ""); /* never NULL */
 	return strbuf_detach(&sb);
 }

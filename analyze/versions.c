@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../common/jsonw.h"
-#include "render.h"
+#include "text.h"
 #include "strindex.h"
 
 static const char *run_version(const struct analysis *a, const char *name)
@@ -79,9 +79,9 @@ void versions_compare(struct versions_diff *d, const struct versions_group *grou
 static void add_text(struct strbuf *out, const char *s, bool md)
 {
 	if (md)
-		render_md_text(out, s);
+		text_md(out, s);
 	else
-		render_term_text(out, s);
+		text_term(out, s);
 }
 
 void versions_diff_text(const struct versions_diff *d, struct strbuf *out, bool md)

@@ -61,7 +61,7 @@ void versions_compare(struct versions_diff *d, const struct versions_group *grou
 /* Every differing name, "; " between names: "torch 2.6.0 (eager) / 2.15.0
  * (staged)", "torch 2.6.0 and 2.7.0 (eager)" for a group holding two. Nothing
  * when none differs. md: names, values and labels escaped for markdown
- * (render.h), else for a terminal. */
+ * (text.h), else for a terminal. */
 void versions_diff_text(const struct versions_diff *d, struct strbuf *out, bool md);
 /* The key "versions_differ" and [{"name":"torch","values":{"eager":["2.6.0"],
  * "staged":["2.15.0"]}}, ...], in an open object; nothing when none differs. */

@@ -1,8 +1,9 @@
-/* hash_rate.c -- benchmark: SHA-256 throughput of latent fingerprints (common/sha256.c)
+/* hash_rate.c -- benchmark: SHA-256 throughput of latent fingerprints (platform/sha256.h)
  *
  * Build (from the repository root, after `make`; bench.py does it):
  *   cc -D_GNU_SOURCE -I. -O2 -o build/hash_rate bench/hash_rate.c \
- *      build/common/sha256.o build/common/util.o $(pkg-config --libs libcrypto)
+ *      build/platform/sha256.o build/platform/linux/sha256.o build/common/util.o -ldl
+ *   (on macOS: build/platform/darwin/sha256.o)
  * Run:  build/hash_rate [MIB]        (default 1024)
  * Prints: MiB hashed, best wall seconds of 3, GiB/s, and the library.
  */
@@ -11,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/sha256.h"
+#include "platform/sha256.h"
 
 static double now(void)
 {

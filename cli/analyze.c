@@ -1,5 +1,4 @@
 /* analyze.c -- `stagebench analyze`: per-run, per-stage memory figures */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,33 +18,33 @@ static const char usage_text[] =
 	"(the probe's MPS driver or CUDA reserved figure per stage, sampled on the\n"
 	"interval; NVML's beside it), lowest available memory, wall time, loads and\n"
 	"releases. A runs.json beside a trace says how that run ended.\n"
-	"\n"
-	"  --json      machine-readable output, bytes and seconds\n"
-	"  -h, --help  this text\n"
-	"\n"
-	"exit: 0 ok, 2 usage, 3 a trace could not be read (file:line on stderr)\n";
+	"\n";
+
+static const struct opt_spec analyze_opts[] = {
+	OPT_FLAG("json", 0, 'j', "machine-readable output, bytes and seconds"),
+	OPT_HELP,
+	OPT_END,
+};
+
+const struct opt_cmd opt_cmd_analyze = {
+	.name = "analyze", .usage = usage_text, .opts = analyze_opts, .column = 14,
+	.after = "\nexit: 0 ok, 2 usage, 3 a trace could not be read (file:line on stderr)\n",
+	.operands = OV_TRACE,
+};
 
 int cmd_analyze(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool json = false;
+	struct opt_parser p;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	opt_begin(&p, &opt_cmd_analyze, argc, argv, NULL);
+	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return SB_EXIT_OK;
-		default:
-			return opt_refused("analyze", c, "+h", optopt, argv[optind - 1]);
+		default: /* OPT_EXIT */
+			return p.rc;
 		}
 	}
 	if (optind >= argc) {
@@ -62,7 +61,7 @@ int cmd_analyze(int argc, char **argv)
 		}
 
 	struct strbuf o = STRBUF_INIT;
-	struct render_runs model = { runs, n };
+	struct analysis_runs model = { runs, n };
 	render_find(RM_RUNS, json ? "json" : "text")(&model, &o);
 	for (size_t i = 0; i < n; i++)
 		analysis_warn_spikes(&runs[i]);

@@ -1,5 +1,4 @@
 /* check.c -- `stagebench check`: regressions of a run directory against a baseline, per mode and stage */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,58 +46,60 @@ static const char usage_text[] =
 	"never reached is a regression (one baseline run is enough). A latent\n"
 	"identical across baseline runs that differs now, or that differs by more\n"
 	"than the baseline's spread, is a regression unless --allow-latent-change.\n"
-	"\n"
-	"  --baseline DIR          the baseline run directory (required)\n"
-	"  --max-growth X          memory threshold: 5% (default) or a size (512M)\n"
-	"  --max-time-growth X     time threshold: 10% (default) or a duration (2s)\n"
-	"  --allow-latent-change   report latent changes as notes, not regressions\n"
-	"  --format FMT            md (default): GB = 2^30 bytes (MB = 2^20 under 1 GB)\n"
-	"                          and seconds;\n"
-	"                          json: bytes and seconds, every run's value\n"
-	"                          junit: JUnit XML, a test case per mode x stage x\n"
-	"                          metric judged, a failure per regression, skipped\n"
-	"                          when not judged; github: ::error / ::warning /\n"
-	"                          ::notice lines for GitHub Actions (docs/ci.md)\n"
-	"  -h, --help              this text\n"
-	"\n"
-	"A stage with no completed run on a side is listed as not judged (\"memory\n"
-	"and time\": no completed run in the baseline, the candidate, or either).\n"
-	"\n"
-	"exit: 0 no regression, 1 a regression or a failed candidate run (also when\n"
-	"the baseline's runs failed too: both sides failed), 2 usage, 3 unreadable\n"
-	"input (a missing directory, one without traces, a trace or .npy that cannot\n"
-	"be read).\n";
+	"\n";
+
+static const struct opt_spec check_opts[] = {
+	OPT("baseline", 0, 'b', "DIR", OV_DIR, "the baseline run directory (required)"),
+	OPT("max-growth", 0, 'g', "X", OV_TEXT, "memory threshold: 5% (default) or a size (512M)"),
+	OPT("max-time-growth", 0, 't', "X", OV_TEXT,
+	    "time threshold: 10% (default) or a duration (2s)"),
+	OPT_FLAG("allow-latent-change", 0, 'L', "report latent changes as notes, not regressions"),
+	OPT_WORDS("format", 0, 'f', "FMT", "md json junit github",
+		  "md (default): GB = 2^30 bytes (MB = 2^20 under 1 GB)\n"
+		  "and seconds;\n"
+		  "json: bytes and seconds, every run's value\n"
+		  "junit: JUnit XML, a test case per mode x stage x\n"
+		  "metric judged, a failure per regression, skipped\n"
+		  "when not judged; github: ::error / ::warning /\n"
+		  "::notice lines for GitHub Actions (docs/ci.md)"),
+	OPT_HELP,
+	OPT_END,
+};
+
+const struct opt_cmd opt_cmd_check = {
+	.name = "check", .usage = usage_text, .opts = check_opts, .column = 26,
+	.after = "\n"
+		 "A stage with no completed run on a side is listed as not judged (\"memory\n"
+		 "and time\": no completed run in the baseline, the candidate, or either).\n"
+		 "\n"
+		 "exit: 0 no regression, 1 a regression or a failed candidate run (also when\n"
+		 "the baseline's runs failed too: both sides failed), 2 usage, 3 unreadable\n"
+		 "input (a missing directory, one without traces, a trace or .npy that cannot\n"
+		 "be read).\n",
+	.operands = OV_DIR,
+};
 
 int cmd_check(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "baseline", required_argument, NULL, 'b' },
-		{ "max-growth", required_argument, NULL, 'g' },
-		{ "max-time-growth", required_argument, NULL, 't' },
-		{ "allow-latent-change", no_argument, NULL, 'L' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct check c = CHECK_INIT;
 	const char *baseline = NULL;
 	const char *format = "md";
+	struct opt_parser p;
 	int opt;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+	opt_begin(&p, &opt_cmd_check, argc, argv, NULL);
+	while ((opt = opt_next(&p)) != -1) {
 		switch (opt) {
 		case 'b':
-			baseline = optarg;
+			baseline = p.arg;
 			break;
 		case 'g': {
 			uint64_t bytes = 0;
 			double pct = 0;
 			int is_pct = 0;
-			if (parse_size_or_percent(optarg, &bytes, &pct, &is_pct) < 0)
+			if (parse_size_or_percent(p.arg, &bytes, &pct, &is_pct) < 0)
 				return opt_usage_error("check", "option '--max-growth': invalid value "
-						       "'%s' (a percentage like 5%% or a size like 512M)", optarg);
+						       "'%s' (a percentage like 5%% or a size like 512M)", p.arg);
 			c.opt.growth_is_pct = is_pct;
 			c.opt.growth_pct = pct;
 			c.opt.growth_bytes = bytes;
@@ -107,18 +108,18 @@ int cmd_check(int argc, char **argv)
 		case 't': {
 			int64_t ns;
 			double pct;
-			if (strchr(optarg, '%')) {
-				if (parse_percent(optarg, &pct) < 0)
-					return opt_bad_value("check", "max-time-growth", optarg,
+			if (strchr(p.arg, '%')) {
+				if (parse_percent(p.arg, &pct) < 0)
+					return opt_bad_value("check", "max-time-growth", p.arg,
 							     "percentage");
 				c.opt.time_is_pct = true;
 				c.opt.time_pct = pct;
-			} else if (parse_duration(optarg, &ns) == 0) {
+			} else if (parse_duration(p.arg, &ns) == 0) {
 				c.opt.time_is_pct = false;
 				c.opt.time_s = (double)ns / 1e9;
 			} else {
 				return opt_usage_error("check", "option '--max-time-growth': invalid value "
-						       "'%s' (a percentage like 10%% or a duration like 2s)", optarg);
+						       "'%s' (a percentage like 10%% or a duration like 2s)", p.arg);
 			}
 			break;
 		}
@@ -126,16 +127,13 @@ int cmd_check(int argc, char **argv)
 			c.opt.allow_latent_change = true;
 			break;
 		case 'f':
-			if (!render_find(RM_CHECK, optarg))
+			if (!render_find(RM_CHECK, p.arg))
 				return opt_usage_error("check", "option '--format': invalid value '%s' (%s)",
-						       optarg, render_format_list(RM_CHECK));
-			format = optarg;
+						       p.arg, render_format_list(RM_CHECK));
+			format = p.arg;
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return SB_EXIT_OK;
-		default:
-			return opt_refused("check", opt, "+:h", optopt, argv[optind - 1]);
+		default: /* OPT_EXIT */
+			return p.rc;
 		}
 	}
 	if (!baseline)

@@ -1,5 +1,4 @@
 /* compare.c -- `stagebench compare`: options, usage, then the compare engine (runner/compare.h) */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,66 +24,17 @@
 static const char compare_usage[] =
 	"usage: stagebench compare [VARIANT...] [--pipeline FILE] [--seed N] [--reps N] [--out DIR]\n"
 	"                          [--set KEY=VALUE]... [--size S] [--cache DIR] [--interval DUR]\n"
-	"                          [--warmup N] [--cache-state warm|cold|as-is] [--no-peak-reset]\n"
-	"                          [--by-commit] [--plan | --task K | --merge] [GUARD OPTIONS] [-q|-v]\n"
+	"                          [--warmup N] [--cache-state warm|cold|as-is] [--no-prime]\n"
+	"                          [--no-peak-reset] [--by-commit] [--plan | --task K | --merge]\n"
+	"                          [GUARD OPTIONS] [-q|-v]\n"
 	"\n"
 	"Run a pipeline's variants alternately (E S E S ...), each run its own guarded,\n"
 	"recorded process with the Python probe on PYTHONPATH (staged loading, stage\n"
 	"events, latent copies), then print the per-stage peak table, the latent\n"
 	"comparison and the run summary.\n"
-	"\n"
-	"  VARIANT...          variants of the pipeline file, in this order (default:\n"
-	"                      eager staged when the file has both, else all of them)\n"
-	"  --pipeline FILE     pipeline file (JSON; default: the bundled demo,\n"
-	"                      $STAGEBENCH_HOME/demo/pipeline.json or demo/ beside the\n"
-	"                      installed binary)\n"
-	"  --seed N            the {seed} placeholder (default 7)\n"
-	"  --reps N            runs per variant (default 2)\n"
-	"  --out DIR           output directory (default runs/DATE-PIPELINE/, with -2,\n"
-	"                      -3 ... added when it exists)\n"
-	"  --by-commit         default output directory runs/DATE-PIPELINE-COMMIT[-dirty]/,\n"
-	"                      COMMIT being the short commit of the git checkout that\n"
-	"                      holds the pipeline file (-dirty: uncommitted changes)\n"
-	"  --set KEY=VALUE     override a placeholder of the pipeline's \"defaults\"\n"
-	"                      (repeatable)\n"
-	"  --size S            --set size=S (pipelines with a size default: the demo\n"
-	"                      has tiny, small, default, large)\n"
-	"  --cache DIR         the {cache} placeholder (default\n"
-	"                      $XDG_CACHE_HOME/stagebench/PIPELINE, else\n"
-	"                      ~/.cache/stagebench/PIPELINE)\n"
-	"  --interval DUR      sample interval (default 100ms)\n"
-	"  --warmup N          N runs of each variant first, recorded apart in\n"
-	"                      DIR/warmup/ and left out of runs.json, the tables and the\n"
-	"                      checks (default 0)\n"
-	"  --cache-state S     the page cache of the files the pipeline file declares\n"
-	"                      (\"files\") before each run: warm (read once), cold\n"
-	"                      (evicted with posix_fadvise; no root needed) or as-is;\n"
-	"                      default warm when the pipeline declares files, else\n"
-	"                      as-is; each trace's start record says which\n"
-	"  --no-peak-reset     no kernel high-water-mark resets (see 'record --help')\n"
-	"  --plan              print the runs (K, V-N, V, N; tab-separated, K 0-based in\n"
-	"                      run order) and run nothing: one task per line for a job\n"
-	"                      array (scripts/slurm-compare, docs/slurm.md); with --out\n"
-	"                      DIR it starts the campaign: DIR/plan.json, a fresh id\n"
-	"                      (refused when DIR holds a campaign or results already)\n"
-	"  --task K            run only run K of the plan into --out (shared by every\n"
-	"                      task, holding the campaign's plan.json); its entry goes\n"
-	"                      to DIR/runs.d/V-N.json; --warmup warms up its own variant\n"
-	"                      in DIR/warmup/task-K/; no report\n"
-	"  --merge             run nothing: gather every planned run of --out into\n"
-	"                      runs.json and report as a whole compare does; a run with\n"
-	"                      a trace but no runs.d entry is \"running\" (its task still\n"
-	"                      records) or \"lost\" (killed by its engine), one without\n"
-	"                      a trace is missing; a runs.d entry of another campaign,\n"
-	"                      malformed or not what its name says is left out: all are\n"
-	"                      named, and make the exit 1\n"
-	"  -q, --quiet         no progress lines\n"
-	"  -v, --verbose       more progress messages\n"
-	"  -h, --help          this text\n"
-	"\n"
-	"GUARD OPTIONS apply to every run; each run is guarded (admission and stop\n"
-	"checks) with the defaults below when none is given:\n"
-	"%s"
+	"\n";
+
+static const char compare_after[] =
 	"\n"
 	"In DIR, per run V-N (variant V, repetition N): V-N.trace.jsonl.zst (the trace;\n"
 	"its start record holds mode V, labels seed, pipeline and rep, and the commit\n"
@@ -140,22 +90,9 @@ static const char learn_usage[] =
 	"them, else by the model) and which models each stage needs. Name the file as\n"
 	"the pipeline file's \"adapter\" and every run uses it; 'compare' on a pipeline\n"
 	"file with no adapter learns one itself the same way (OUT/plan.py).\n"
-	"\n"
-	"  VARIANT             the variant to learn from (default: the first that does\n"
-	"                      not set STAGEBENCH_STAGED)\n"
-	"  --pipeline FILE     pipeline file (default: the bundled demo)\n"
-	"  -o, --output FILE   the plan file to write (default plan.py)\n"
-	"  --force             replace FILE when it exists (it may hold your edits)\n"
-	"  --out DIR           the learning run's trace and logs (default\n"
-	"                      runs/DATE-PIPELINE-learn/)\n"
-	"  --seed N, --set KEY=VALUE, --size S, --cache DIR, --interval DUR\n"
-	"                      as for 'stagebench compare'\n"
-	"  -q, --quiet         no progress lines\n"
-	"  -v, --verbose       more progress messages\n"
-	"  -h, --help          this text\n"
-	"\n"
-	"GUARD OPTIONS guard the run as in 'stagebench compare':\n"
-	"%s"
+	"\n";
+
+static const char learn_after[] =
 	"\n"
 	"The pipeline's \"prepare\" runs first. What a plan holds and how a staged run\n"
 	"uses it: probe/README.md (\"Staging without an adapter\").\n"
@@ -171,7 +108,6 @@ enum {
 	OPT_SET,
 	OPT_SIZE,
 	OPT_CACHE,
-	OPT_INTERVAL,
 	OPT_BY_COMMIT,
 	OPT_PLAN,
 	OPT_TASK,
@@ -179,8 +115,129 @@ enum {
 	OPT_WARMUP,
 	OPT_CACHE_STATE,
 	OPT_NO_PEAK_RESET,
-	OPT_OUTPUT,
+	OPT_NO_PRIME,
 	OPT_FORCE,
+};
+
+/* The rows compare and learn share. */
+#define ROW_SEED OPT("seed", 0, OPT_SEED, "N", OV_TEXT, "the {seed} placeholder (default 7)")
+#define ROW_SET                                                          \
+	OPT("set", 0, OPT_SET, "KEY=VALUE", OV_TEXT,                     \
+	    "override a placeholder of the pipeline's \"defaults\"\n"    \
+	    "(repeatable)")
+#define ROW_SIZE                                                         \
+	OPT_WORDS("size", 0, OPT_SIZE, "S", "tiny small default large",  \
+		  "--set size=S (pipelines with a size default: the demo\n" \
+		  "has tiny, small, default, large)")
+#define ROW_CACHE                                                        \
+	OPT("cache", 0, OPT_CACHE, "DIR", OV_DIR,                        \
+	    "the {cache} placeholder (default\n"                         \
+	    "$XDG_CACHE_HOME/stagebench/PIPELINE, else\n"                \
+	    "~/.cache/stagebench/PIPELINE)")
+#define ROW_INTERVAL OPT_INTERVAL("sample interval (default 100ms)")
+
+static const struct opt_spec compare_rows[] = {
+	OPT_OPERAND("VARIANT...", "variants of the pipeline file, in this order (default:\n"
+				  "eager staged when the file has both, else all of them)"),
+	OPT("pipeline", 0, OPT_PIPELINE, "FILE", OV_PIPELINE,
+	    "pipeline file (JSON; default: the bundled demo,\n"
+	    "$STAGEBENCH_HOME/demo/pipeline.json or demo/ beside the\n"
+	    "installed binary)"),
+	ROW_SEED,
+	OPT("reps", 0, OPT_REPS, "N", OV_TEXT, "runs per variant (default 2)"),
+	OPT("out", 0, OPT_OUT, "DIR", OV_DIR,
+	    "output directory (default runs/DATE-PIPELINE/, with -2,\n"
+	    "-3 ... added when it exists)"),
+	OPT_FLAG("by-commit", 0, OPT_BY_COMMIT,
+		 "default output directory runs/DATE-PIPELINE-COMMIT[-dirty]/,\n"
+		 "COMMIT being the short commit of the git checkout that\n"
+		 "holds the pipeline file (-dirty: uncommitted changes)"),
+	ROW_SET,
+	ROW_SIZE,
+	ROW_CACHE,
+	ROW_INTERVAL,
+	OPT("warmup", 0, OPT_WARMUP, "N", OV_TEXT,
+	    "N runs of each variant first, recorded apart in\n"
+	    "DIR/warmup/ and left out of runs.json, the tables and the\n"
+	    "checks (default 0)"),
+	OPT_WORDS("cache-state", 0, OPT_CACHE_STATE, "S", "warm cold as-is",
+		  "the page cache of the files the pipeline file declares\n"
+		  "(\"files\") before each run: warm (read once), cold\n"
+		  "(evicted with posix_fadvise; no root needed) or as-is;\n"
+		  "default warm when the pipeline declares files, else\n"
+		  "as-is; each trace's start record says which"),
+	OPT_FLAG("no-prime", 0, OPT_NO_PRIME,
+		 "no memory primed before each run (by default as much\n"
+		 "fresh memory as the variant's runs used at most, the\n"
+		 "declared files' size for its first, is written and\n"
+		 "freed just before it starts: a virtual machine that took\n"
+		 "freed memory back would make the first run alone pay\n"
+		 "for touching it again)"),
+	OPT_FLAG("no-peak-reset", 0, OPT_NO_PEAK_RESET,
+		 "no kernel high-water-mark resets (see 'record --help')"),
+	OPT_FLAG("plan", 0, OPT_PLAN,
+		 "print the runs (K, V-N, V, N; tab-separated, K 0-based in\n"
+		 "run order) and run nothing: one task per line for a job\n"
+		 "array (scripts/slurm-compare, docs/slurm.md); with --out\n"
+		 "DIR it starts the campaign: DIR/plan.json, a fresh id\n"
+		 "(refused when DIR holds a campaign or results already)"),
+	OPT("task", 0, OPT_TASK, "K", OV_TEXT,
+	    "run only run K of the plan into --out (shared by every\n"
+	    "task, holding the campaign's plan.json); its entry goes\n"
+	    "to DIR/runs.d/V-N.json; --warmup warms up its own variant\n"
+	    "in DIR/warmup/task-K/; no report"),
+	OPT_FLAG("merge", 0, OPT_MERGE,
+		 "run nothing: gather every planned run of --out into\n"
+		 "runs.json and report as a whole compare does; a run with\n"
+		 "a trace but no runs.d entry is \"running\" (its task still\n"
+		 "records) or \"lost\" (killed by its engine), one without\n"
+		 "a trace is missing; a runs.d entry of another campaign,\n"
+		 "malformed or not what its name says is left out: all are\n"
+		 "named, and make the exit 1"),
+	OPT_QUIET("no progress lines"),
+	OPT_VERBOSE("more progress messages"),
+	OPT_HELP,
+	OPT_GUARD("\n"
+		  "GUARD OPTIONS apply to every run; each run is guarded (admission and stop\n"
+		  "checks) with the defaults below when none is given:\n"
+		  "guard options:\n"),
+	OPT_END,
+};
+
+static const struct opt_spec learn_rows[] = {
+	OPT_OPERAND("VARIANT", "the variant to learn from (default: the first that does\n"
+			       "not set STAGEBENCH_STAGED)"),
+	OPT("pipeline", 0, OPT_PIPELINE, "FILE", OV_PIPELINE,
+	    "pipeline file (default: the bundled demo)"),
+	OPT("output", 'o', 'o', "FILE", OV_FILE, "the plan file to write (default plan.py)"),
+	OPT_FLAG("force", 0, OPT_FORCE, "replace FILE when it exists (it may hold your edits)"),
+	OPT("out", 0, OPT_OUT, "DIR", OV_DIR,
+	    "the learning run's trace and logs (default\n"
+	    "runs/DATE-PIPELINE-learn/)"),
+	ROW_SEED,
+	ROW_SET,
+	ROW_SIZE,
+	ROW_CACHE,
+	ROW_INTERVAL,
+	OPT_QUIET("no progress lines"),
+	OPT_VERBOSE("more progress messages"),
+	OPT_HELP,
+	OPT_GUARD("\n"
+		  "GUARD OPTIONS guard the run as in 'stagebench compare':\n"
+		  "guard options:\n"),
+	OPT_END,
+};
+
+const struct opt_cmd opt_cmd_compare = {
+	.name = "compare", .usage = compare_usage, .opts = compare_rows, .column = 22,
+	.flags = OPT_PERMUTE, .after = compare_after, .operands = OV_VARIANT,
+	.near = &opt_cmd_learn,
+};
+
+const struct opt_cmd opt_cmd_learn = {
+	.name = "learn", .usage = learn_usage, .opts = learn_rows, .column = 22,
+	.flags = OPT_PERMUTE, .after = learn_after, .operands = OV_VARIANT,
+	.near = &opt_cmd_compare,
 };
 
 /* The command line, parsed. */
@@ -194,6 +251,7 @@ struct args {
 	enum cache_state cache_state;
 	bool cache_state_given;
 	bool no_peak_reset;
+	bool no_prime;
 	int64_t interval_ns;
 	bool by_commit;
 	enum compare_part part;
@@ -245,6 +303,9 @@ static int parse_one(struct args *a, int opt, const char *arg)
 	case OPT_NO_PEAK_RESET:
 		a->no_peak_reset = true;
 		break;
+	case OPT_NO_PRIME:
+		a->no_prime = true;
+		break;
 	case OPT_OUT:
 		a->out = arg;
 		break;
@@ -256,10 +317,9 @@ static int parse_one(struct args *a, int opt, const char *arg)
 	case OPT_CACHE:
 		a->cache = arg;
 		break;
-	case OPT_INTERVAL:
-		if (parse_duration(arg, &a->interval_ns) || a->interval_ns < 1000000LL)
-			return opt_usage_error(a->cmd, "option '--interval': invalid duration '%s' "
-					       "(1ms or more)", arg);
+	case OPT_ID_INTERVAL:
+		if (opt_interval(a->cmd, arg, &a->interval_ns))
+			return SB_EXIT_USAGE;
 		break;
 	case OPT_BY_COMMIT:
 		a->by_commit = true;
@@ -280,87 +340,28 @@ static int parse_one(struct args *a, int opt, const char *arg)
 		}
 		break;
 	}
-	case 'q':
-		sb_verbosity = 0;
-		break;
-	case 'v':
-		sb_verbosity = 2;
-		break;
-	case OPT_OUTPUT:
 	case 'o':
 		a->output = arg;
 		break;
 	case OPT_FORCE:
 		a->force = true;
 		break;
-	case 'h':
-		printf(a->learning ? learn_usage : compare_usage, opt_guard_help);
-		return SB_EXIT_OK;
-	default:
+	default: /* OPT_EXIT */
 		return SB_EXIT_USAGE;
 	}
 	return -1;
 }
 
-/* Non-NULL when option `opt` belongs to the other command (compare's schedule
- * options in learn, learn's output in compare). */
-static const char *only_for(bool learning, int opt)
-{
-	switch (opt) {
-	case OPT_REPS: case OPT_WARMUP: case OPT_PLAN: case OPT_TASK: case OPT_MERGE:
-	case OPT_BY_COMMIT: case OPT_CACHE_STATE: case OPT_NO_PEAK_RESET:
-		return learning ? "compare" : NULL;
-	case OPT_OUTPUT: case OPT_FORCE: case 'o':
-		return learning ? NULL : "learn";
-	default:
-		return NULL;
-	}
-}
-
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	static const struct option longopts[] = {
-		{ "pipeline", required_argument, NULL, OPT_PIPELINE },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "reps", required_argument, NULL, OPT_REPS },
-		{ "out", required_argument, NULL, OPT_OUT },
-		{ "set", required_argument, NULL, OPT_SET },
-		{ "size", required_argument, NULL, OPT_SIZE },
-		{ "cache", required_argument, NULL, OPT_CACHE },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "by-commit", no_argument, NULL, OPT_BY_COMMIT },
-		{ "plan", no_argument, NULL, OPT_PLAN },
-		{ "task", required_argument, NULL, OPT_TASK },
-		{ "merge", no_argument, NULL, OPT_MERGE },
-		{ "warmup", required_argument, NULL, OPT_WARMUP },
-		{ "cache-state", required_argument, NULL, OPT_CACHE_STATE },
-		{ "no-peak-reset", no_argument, NULL, OPT_NO_PEAK_RESET },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		GUARD_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
+	struct opt_parser p;
 	int opt;
-	optind = 0;
-	opterr = 0;
-	const char *shorts = a->learning ? "qvho:" : "qvh";
-	while ((opt = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
-		int gr = opt_guard(a->cmd, &a->g, opt, optarg);
-		if (gr < 0)
-			return SB_EXIT_USAGE;
-		if (gr > 0)
-			continue;
-		if (opt == '?' || opt == ':')
-			return opt_refused(a->cmd, opt, shorts, optopt, argv[optind - 1]);
-		const char *only = only_for(a->learning, opt);
-		if (only)
-			return opt_usage_error(a->cmd, "option '%s' is not one of '%s' (see --help)",
-					       argv[optind - 1], a->cmd);
-		int rc = parse_one(a, opt, optarg);
+	opt_begin(&p, a->learning ? &opt_cmd_learn : &opt_cmd_compare, argc, argv, &a->g);
+	while ((opt = opt_next(&p)) != -1) {
+		if (opt == OPT_EXIT)
+			return p.rc;
+		int rc = parse_one(a, opt, p.arg);
 		if (rc >= 0)
 			return rc;
 	}
@@ -537,7 +538,7 @@ static struct compare_opts compare_opts_of(const struct args *a, struct found *f
 		.interval_ns = a->interval_ns, .guard = &a->g, .commit_dir = f->commit_dir,
 		.part = a->part, .task = a->task, .warmup = a->warmup,
 		.cache_state = a->cache_state, .cache_state_given = a->cache_state_given,
-		.no_peak_reset = a->no_peak_reset,
+		.no_peak_reset = a->no_peak_reset, .no_prime = a->no_prime,
 	};
 }
 

@@ -1,6 +1,5 @@
 /* history.c -- `stagebench history`: a pipeline's stages over commits (analyze/history.h),
  * as md, csv or json, and as charts (plots/history.c) */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,20 +27,31 @@ static const char usage_text[] =
 	"every regression check reports between neighbours (outcome, latents, swap,\n"
 	"load time, memory, time). Commits as short ids, with their subject line\n"
 	"where the current directory is a git checkout that knows them.\n"
-	"\n"
-	"  --format FMT        md (default), csv or json (bytes and seconds, unrounded)\n"
-	"  --order ORDER       recorded (default): by the earliest run's start time\n"
-	"                      (a trace holds no commit date; commits recorded in\n"
-	"                      their order come out in it); given: as listed\n"
-	"  --plot DIR          also draw history-peak and history-time charts in DIR\n"
-	"                      (and history-device where the runs read a device):\n"
-	"                      one panel per mode, a line per stage, each point's\n"
-	"                      spread across its runs, regressions ringed, failed\n"
-	"                      stages crossed, dirty checkouts marked (gnuplot on PATH)\n"
-	"  --plot-format FMT   png (default) or svg\n"
-	"  -h, --help          this text\n"
-	"\n"
-	"exit: 0 ok, 2 usage, 3 a directory or trace could not be read\n";
+	"\n";
+
+static const struct opt_spec history_opts[] = {
+	OPT_WORDS("format", 0, 'f', "FMT", "md csv json",
+		  "md (default), csv or json (bytes and seconds, unrounded)"),
+	OPT_WORDS("order", 0, 'O', "ORDER", "recorded given",
+		  "recorded (default): by the earliest run's start time\n"
+		  "(a trace holds no commit date; commits recorded in\n"
+		  "their order come out in it); given: as listed"),
+	OPT("plot", 0, 'p', "DIR", OV_DIR,
+	    "also draw history-peak and history-time charts in DIR\n"
+	    "(and history-device where the runs read a device):\n"
+	    "one panel per mode, a line per stage, each point's\n"
+	    "spread across its runs, regressions ringed, failed\n"
+	    "stages crossed, dirty checkouts marked (gnuplot on PATH)"),
+	OPT_WORDS("plot-format", 0, 'P', "FMT", "png svg", "png (default) or svg"),
+	OPT_HELP,
+	OPT_END,
+};
+
+const struct opt_cmd opt_cmd_history = {
+	.name = "history", .usage = usage_text, .opts = history_opts, .column = 22,
+	.after = "\nexit: 0 ok, 2 usage, 3 a directory or trace could not be read\n",
+	.operands = OV_DIR,
+};
 
 /* A regression of this series at commit c that no chart has a metric for
  * (outcome, latents, swap, load time): ringed on every chart. */
@@ -119,55 +129,44 @@ static int draw(const struct history *h, enum history_metric m, const struct plo
 
 int cmd_history(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "order", required_argument, NULL, 'O' },
-		{ "plot", required_argument, NULL, 'p' },
-		{ "plot-format", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *format = "md";
 	enum history_order order = HISTORY_ORDER_RECORDED;
 	struct plot_opts po = PLOT_OPTS_INIT;
 	const char *plot_dir = NULL;
+	struct opt_parser p;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+	opt_begin(&p, &opt_cmd_history, argc, argv, NULL);
+	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!render_find(RM_HISTORY, optarg))
+			if (!render_find(RM_HISTORY, p.arg))
 				return opt_usage_error("history", "option '--format': invalid value '%s' (%s)",
-						       optarg, render_format_list(RM_HISTORY));
-			format = optarg;
+						       p.arg, render_format_list(RM_HISTORY));
+			format = p.arg;
 			break;
 		case 'O':
-			if (!strcmp(optarg, "given"))
+			if (!strcmp(p.arg, "given"))
 				order = HISTORY_ORDER_GIVEN;
-			else if (!strcmp(optarg, "recorded"))
+			else if (!strcmp(p.arg, "recorded"))
 				order = HISTORY_ORDER_RECORDED;
 			else
 				return opt_usage_error("history", "option '--order': invalid value '%s' "
-						       "(recorded or given)", optarg);
+						       "(recorded or given)", p.arg);
 			break;
 		case 'p':
-			plot_dir = optarg;
+			plot_dir = p.arg;
 			break;
 		case 'P':
-			if (!strcmp(optarg, "png"))
+			if (!strcmp(p.arg, "png"))
 				po.format = PLOT_PNG;
-			else if (!strcmp(optarg, "svg"))
+			else if (!strcmp(p.arg, "svg"))
 				po.format = PLOT_SVG;
 			else
 				return opt_usage_error("history", "option '--plot-format': invalid value "
-						       "'%s' (png or svg)", optarg);
+						       "'%s' (png or svg)", p.arg);
 			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return SB_EXIT_OK;
-		default:
-			return opt_refused("history", c, "+:h", optopt, argv[optind - 1]);
+		default: /* OPT_EXIT */
+			return p.rc;
 		}
 	}
 	if (optind >= argc)

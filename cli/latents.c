@@ -1,5 +1,4 @@
 /* latents.c -- `stagebench latents RUN_DIR...`: latent copies compared across runs */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,50 +18,47 @@ static const char usage_text[] =
 	"has a shape or dtype that differs, is missing in one run, or has a copy whose\n"
 	"sha256 does not match its event (corrupt). A difference is within noise when\n"
 	"it is no larger than the spread between runs of the baseline mode.\n"
-	"\n"
-	"  --baseline MODE   the mode whose run-to-run spread is the noise\n"
-	"                    (default: the first run's mode)\n"
-	"  --format md|json  output format (default md)\n"
-	"  -q, --quiet       no warnings\n"
-	"  -h, --help        this help\n"
-	"\n"
-	"exit: 0 every pair identical or within noise, 1 a difference beyond noise,\n"
-	"a missing latent, a shape or dtype change or a corrupt copy, 2 usage,\n"
-	"3 unreadable input (trace or .npy).\n";
+	"\n";
+
+static const struct opt_spec latents_opts[] = {
+	OPT("baseline", 0, 'b', "MODE", OV_VARIANT,
+	    "the mode whose run-to-run spread is the noise\n"
+	    "(default: the first run's mode)"),
+	OPT_WORDS("format", 0, 'f', "md|json", "md json", "output format (default md)"),
+	OPT_QUIET("no warnings"),
+	OPT_HELP,
+	OPT_END,
+};
+
+const struct opt_cmd opt_cmd_latents = {
+	.name = "latents", .usage = usage_text, .opts = latents_opts, .column = 20,
+	.after = "\n"
+		 "exit: 0 every pair identical or within noise, 1 a difference beyond noise,\n"
+		 "a missing latent, a shape or dtype change or a corrupt copy, 2 usage,\n"
+		 "3 unreadable input (trace or .npy).\n",
+	.operands = OV_DIR,
+};
 
 int cmd_latents(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "baseline", required_argument, NULL, 'b' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *baseline = NULL;
 	const char *format = "md";
+	struct opt_parser p;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+qh", opts, NULL)) != -1) {
+	opt_begin(&p, &opt_cmd_latents, argc, argv, NULL);
+	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
 		case 'b':
-			baseline = optarg;
+			baseline = p.arg;
 			break;
 		case 'f':
-			if (!render_find(RM_LATENTS, optarg))
+			if (!render_find(RM_LATENTS, p.arg))
 				return opt_usage_error("latents", "option '--format': invalid value '%s' "
-						       "(%s)", optarg, render_format_list(RM_LATENTS));
-			format = optarg;
+						       "(%s)", p.arg, render_format_list(RM_LATENTS));
+			format = p.arg;
 			break;
-		case 'q':
-			sb_verbosity = 0;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return SB_EXIT_OK;
-		default:
-			return opt_refused("latents", c, "+qh", optopt, argv[optind - 1]);
+		default: /* OPT_EXIT */
+			return p.rc;
 		}
 	}
 	if (optind >= argc)

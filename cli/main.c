@@ -6,25 +6,27 @@
 #include "../common/util.h"
 #include "../common/version.h"
 #include "commands.h"
+#include "opt.h"
 
 
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
+	const struct opt_cmd *opts; /* its option table (cli/opt.h) */
 };
 
 static const struct command commands[] = {
-	{ "record", cmd_record, "record a memory trace of a command" },
-	{ "guard", cmd_guard, "run a command only while the machine has room for it" },
-	{ "compare", cmd_compare, "run pipeline variants alternately, guarded and recorded" },
-	{ "learn", cmd_learn, "learn a staging plan from one eager run" },
-	{ "analyze", cmd_analyze, "per-run, per-stage memory figures from traces" },
-	{ "table", cmd_table, "the per-stage peak table, by mode" },
-	{ "latents", cmd_latents, "compare latent copies across runs" },
-	{ "plot", cmd_plot, "draw memory charts with gnuplot" },
-	{ "check", cmd_check, "flag regressions against a baseline run directory" },
-	{ "history", cmd_history, "stages over commits: a table and charts" },
+	{ "record", cmd_record, "record a memory trace of a command", &opt_cmd_record },
+	{ "guard", cmd_guard, "run a command only while the machine has room for it", &opt_cmd_guard },
+	{ "compare", cmd_compare, "run pipeline variants alternately, guarded and recorded", &opt_cmd_compare },
+	{ "learn", cmd_learn, "learn a staging plan from one eager run", &opt_cmd_learn },
+	{ "analyze", cmd_analyze, "per-run, per-stage memory figures from traces", &opt_cmd_analyze },
+	{ "table", cmd_table, "the per-stage peak table, by mode", &opt_cmd_table },
+	{ "latents", cmd_latents, "compare latent copies across runs", &opt_cmd_latents },
+	{ "plot", cmd_plot, "draw memory charts with gnuplot", &opt_cmd_plot },
+	{ "check", cmd_check, "flag regressions against a baseline run directory", &opt_cmd_check },
+	{ "history", cmd_history, "stages over commits: a table and charts", &opt_cmd_history },
 };
 
 static void usage(FILE *f)
@@ -36,6 +38,23 @@ static void usage(FILE *f)
 	fprintf(f, "\n'stagebench <command> --help' describes a command.\n"
 		   "exit codes: 0 ok, 1 finding, 2 usage, 3 failure "
 		   "(record and guard: the command's own status).\n");
+}
+
+/* `stagebench --complete-spec` (not in --help): every command's options from
+ * its table, one per line (cli/opt.h), which `make completions` writes into
+ * completions/. A table opt_check() refuses makes it fail. */
+static int complete_spec(void)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		char why[256];
+		if (opt_check(commands[i].opts, why, sizeof(why))) {
+			error("option table %s", why);
+			return SB_EXIT_FAILURE;
+		}
+		printf("cmd %s %s\n", commands[i].name, commands[i].summary);
+		opt_complete_spec(commands[i].opts, stdout);
+	}
+	return finish_stdout() ? SB_EXIT_FAILURE : SB_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -59,6 +78,8 @@ int main(int argc, char **argv)
 		printf("stagebench %s (commit %s)\n", sb_version, sb_commit);
 		return finish_stdout() ? SB_EXIT_FAILURE : SB_EXIT_OK;
 	}
+	if (!strcmp(name, "--complete-spec"))
+		return complete_spec();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(name, commands[i].name))
 			continue;

@@ -1,5 +1,4 @@
 /* plot.c -- `stagebench plot`: memory charts of traces (plots/plot.h draws them) */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,20 +19,32 @@ static const char usage_text[] =
 	"GPU memory, swap growth, stage bands, where a run was stopped) and\n"
 	"DIR/stages.FORMAT (per-stage peak footprint by mode) with gnuplot.\n"
 	"A runs.json beside the traces tells how stageload's runs ended.\n"
-	"\n"
-	"  -o, --out DIR        where to write (default: the current directory)\n"
-	"  -f, --format FMT     png (default) or svg\n"
-	"      --ram SIZE       draw the machine's RAM at SIZE (default: the traces'\n"
-	"                       host memory; no line when they lack it)\n"
-	"      --supplement TRACE  a run that only fills stages of the stages chart\n"
-	"                       that no TRACE of its mode entered (as in table), drawn\n"
-	"                       hatched, its file named in the legend\n"
-	"      --title TEXT     a title over each chart\n"
-	"      --note TEXT      a line of small print under each chart (a source)\n"
-	"  -h, --help           this help\n"
-	"\n"
-	"Sizes are in GB = 2^30 bytes. Needs gnuplot on PATH (Debian: gnuplot-nox).\n"
-	"The paths written are printed on stdout.\n";
+	"\n";
+
+static const struct opt_spec plot_opts[] = {
+	OPT("out", 'o', 'o', "DIR", OV_DIR, "where to write (default: the current directory)"),
+	OPT_WORDS("format", 'f', 'f', "FMT", "png svg", "png (default) or svg"),
+	OPT("ram", 0, 'r', "SIZE", OV_TEXT,
+	    "draw the machine's RAM at SIZE (default: the traces'\n"
+	    "host memory; no line when they lack it)"),
+	OPT("supplement", 0, 'S', "TRACE", OV_TRACE,
+	    "a run that only fills stages of the stages chart\n"
+	    "that no TRACE of its mode entered (as in table), drawn\n"
+	    "hatched, its file named in the legend"),
+	OPT("title", 0, 'T', "TEXT", OV_TEXT, "a title over each chart"),
+	OPT("note", 0, 'N', "TEXT", OV_TEXT, "a line of small print under each chart (a source)"),
+	OPT_HELP,
+	OPT_END,
+};
+
+const struct opt_cmd opt_cmd_plot = {
+	.name = "plot", .usage = usage_text, .opts = plot_opts, .column = 23,
+	.flags = OPT_INDENT_LONG,
+	.after = "\n"
+		 "Sizes are in GB = 2^30 bytes. Needs gnuplot on PATH (Debian: gnuplot-nox).\n"
+		 "The paths written are printed on stdout.\n",
+	.operands = OV_TRACE,
+};
 
 struct runs_cache {
 	char *dir;
@@ -79,61 +90,47 @@ static int load_trace(const char *path, struct trace *tr, struct plot_samples *p
 
 int cmd_plot(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "out", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "ram", required_argument, NULL, 'r' },
-		{ "supplement", required_argument, NULL, 'S' },
-		{ "title", required_argument, NULL, 'T' },
-		{ "note", required_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct plot_opts o = PLOT_OPTS_INIT;
 	const char **sup = xcalloc((size_t)argc + 1, sizeof(*sup));
 	size_t nsup = 0;
+	struct opt_parser p;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ho:f:", longopts, NULL)) != -1) {
+	opt_begin(&p, &opt_cmd_plot, argc, argv, NULL);
+	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
-		case 'h':
-			fputs(usage_text, stdout);
-			free(sup);
-			return SB_EXIT_OK;
 		case 'o':
-			o.out_dir = optarg;
+			o.out_dir = p.arg;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "png"))
+			if (!strcmp(p.arg, "png"))
 				o.format = PLOT_PNG;
-			else if (!strcmp(optarg, "svg"))
+			else if (!strcmp(p.arg, "svg"))
 				o.format = PLOT_SVG;
 			else {
 				free(sup);
 				return opt_usage_error("plot", "option '--format': invalid value '%s' "
-						       "(png or svg)", optarg);
+						       "(png or svg)", p.arg);
 			}
 			break;
 		case 'r':
-			if (parse_size(optarg, &o.ram_bytes) || !o.ram_bytes) {
+			if (parse_size(p.arg, &o.ram_bytes) || !o.ram_bytes) {
 				free(sup);
 				return opt_usage_error("plot", "option '--ram': invalid value '%s' "
-						       "(a size like 48G)", optarg);
+						       "(a size like 48G)", p.arg);
 			}
 			break;
 		case 'S':
-			sup[nsup++] = optarg;
+			sup[nsup++] = p.arg;
 			break;
 		case 'T':
-			o.title = optarg;
+			o.title = p.arg;
 			break;
 		case 'N':
-			o.note = optarg;
+			o.note = p.arg;
 			break;
-		default:
+		default: /* OPT_EXIT */
 			free(sup);
-			return opt_refused("plot", c, "+ho:f:", optopt, argv[optind - 1]);
+			return p.rc;
 		}
 	}
 	size_t n = (size_t)(argc - optind);

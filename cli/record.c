@@ -1,5 +1,4 @@
 /* record.c -- `stagebench record`: options, usage, then the record engine (runner/record.h) */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,36 +14,16 @@
 #include "commands.h"
 #include "opt.h"
 
-#define NS_PER_MS 1000000LL
-
 static const char record_usage[] =
 	"usage: stagebench record [-o TRACE] [--mode NAME] [--interval DUR] [--label KEY=VALUE]...\n"
 	"                         [--latents DIR] [GUARD OPTIONS] [-q|-v]\n"
 	"                         [--pipeline FILE [--variant NAME] [--set KEY=VALUE]... [--seed N]\n"
 	"                          [--cache DIR] | --adapter MODULE|FILE [--staged]]\n"
 	"                         -- COMMAND [ARG...]\n\n"
-	"Record a memory trace of COMMAND and its whole process tree.\n\n"
-	"  -o, --output TRACE    trace file (default stagebench-DATE-TIME.trace.jsonl.zst)\n"
-	"      --mode NAME       the run's mode (STAGEBENCH_MODE for the probe)\n"
-	"      --interval DUR    sample interval, 1ms or more (500ms)\n"
-	"      --label KEY=VALUE free-form metadata for the start record (repeatable)\n"
-	"      --latents DIR     where the probe copies latents (STAGEBENCH_LATENTS)\n"
-	"      --no-peak-reset   leave the kernel high-water mark alone: stage peaks from samples\n"
-	"      --pipeline FILE   run as 'compare' runs one variant of this pipeline file: its\n"
-	"                        adapter, pythonpath and env, the variant's env and args, mode =\n"
-	"                        the variant; COMMAND defaults to the file's command ({out} is\n"
-	"                        TRACE's directory/VARIANT-1, not created; no prepare:\n"
-	"                        pipelines/README.md)\n"
-	"      --variant NAME    the variant (needed when the file has more than one)\n"
-	"      --set KEY=VALUE   a value for one of the file's \"defaults\" (repeatable)\n"
-	"      --seed N          {seed} (7); --cache DIR: {cache} (~/.cache/stagebench/NAME)\n"
-	"      --adapter A       without a pipeline file: the probe's adapter (a module name\n"
-	"                        or a .py file, whose directory goes on PYTHONPATH)\n"
-	"      --staged          with --adapter: STAGEBENCH_STAGED=1 (staged loading)\n"
-	"  -q, --quiet           no status line, no summary\n"
-	"  -v, --verbose         more progress messages\n"
-	"  -h, --help            this text\n\n"
-	"With GUARD OPTIONS the run is guarded (see 'stagebench guard --help').\n\n"
+	"Record a memory trace of COMMAND and its whole process tree.\n\n";
+
+static const char record_after[] =
+	"\n"
 	"The probe: COMMAND runs with STAGEBENCH_FD, STAGEBENCH_MODE, STAGEBENCH_LATENTS,\n"
 	"STAGEBENCH_TRACE and PYTHONPATH = PROBE/site:PROBE[:the pipeline's \"pythonpath\" or\n"
 	"the adapter's directory]:$PYTHONPATH (PROBE: $STAGEBENCH_HOME/probe or beside the\n"
@@ -59,8 +38,48 @@ static const char record_usage[] =
 	"trace's start record says \"peaks\":\"samples\".\n";
 
 enum {
-	OPT_MODE = 0x5201, OPT_INTERVAL, OPT_LABEL, OPT_LATENTS, OPT_NO_PEAK_RESET,
+	OPT_MODE = 0x5201, OPT_LABEL, OPT_LATENTS, OPT_NO_PEAK_RESET,
 	OPT_PIPELINE, OPT_VARIANT, OPT_SET, OPT_SEED, OPT_CACHE, OPT_ADAPTER, OPT_STAGED,
+};
+
+static const struct opt_spec record_rows[] = {
+	OPT("output", 'o', 'o', "TRACE", OV_FILE,
+	    "trace file (default stagebench-DATE-TIME.trace.jsonl.zst)"),
+	OPT("mode", 0, OPT_MODE, "NAME", OV_TEXT, "the run's mode (STAGEBENCH_MODE for the probe)"),
+	OPT_INTERVAL("sample interval, 1ms or more (500ms)"),
+	OPT("label", 0, OPT_LABEL, "KEY=VALUE", OV_TEXT,
+	    "free-form metadata for the start record (repeatable)"),
+	OPT("latents", 0, OPT_LATENTS, "DIR", OV_DIR,
+	    "where the probe copies latents (STAGEBENCH_LATENTS)"),
+	OPT_FLAG("no-peak-reset", 0, OPT_NO_PEAK_RESET,
+		 "leave the kernel high-water mark alone: stage peaks from samples"),
+	OPT("pipeline", 0, OPT_PIPELINE, "FILE", OV_PIPELINE,
+	    "run as 'compare' runs one variant of this pipeline file: its\n"
+	    "adapter, pythonpath and env, the variant's env and args, mode =\n"
+	    "the variant; COMMAND defaults to the file's command ({out} is\n"
+	    "TRACE's directory/VARIANT-1, not created; no prepare:\n"
+	    "pipelines/README.md)"),
+	OPT("variant", 0, OPT_VARIANT, "NAME", OV_VARIANT,
+	    "the variant (needed when the file has more than one)"),
+	OPT("set", 0, OPT_SET, "KEY=VALUE", OV_TEXT,
+	    "a value for one of the file's \"defaults\" (repeatable)"),
+	OPT("seed", 0, OPT_SEED, "N", OV_TEXT, "{seed} (7)"),
+	OPT("cache", 0, OPT_CACHE, "DIR", OV_DIR, "{cache} (~/.cache/stagebench/NAME)"),
+	OPT("adapter", 0, OPT_ADAPTER, "A", OV_FILE,
+	    "without a pipeline file: the probe's adapter (a module name\n"
+	    "or a .py file, whose directory goes on PYTHONPATH)"),
+	OPT_FLAG("staged", 0, OPT_STAGED, "with --adapter: STAGEBENCH_STAGED=1 (staged loading)"),
+	OPT_QUIET("no status line, no summary"),
+	OPT_VERBOSE("more progress messages"),
+	OPT_HELP,
+	OPT_GUARD("\nWith GUARD OPTIONS the run is guarded (see 'stagebench guard --help').\n"
+		  "guard options:\n"),
+	OPT_END,
+};
+
+const struct opt_cmd opt_cmd_record = {
+	.name = "record", .usage = record_usage, .opts = record_rows, .column = 24,
+	.flags = OPT_INDENT_LONG, .after = record_after, .operands = OV_COMMAND,
 };
 
 /* The options that choose how the probe is activated. */
@@ -231,27 +250,6 @@ static int add_label(struct labels *l, const char *arg)
 	return 0;
 }
 
-static const struct option record_longopts[] = {
-	{ "output", required_argument, NULL, 'o' },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "label", required_argument, NULL, OPT_LABEL },
-	{ "latents", required_argument, NULL, OPT_LATENTS },
-	{ "no-peak-reset", no_argument, NULL, OPT_NO_PEAK_RESET },
-	{ "pipeline", required_argument, NULL, OPT_PIPELINE },
-	{ "variant", required_argument, NULL, OPT_VARIANT },
-	{ "set", required_argument, NULL, OPT_SET },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "cache", required_argument, NULL, OPT_CACHE },
-	{ "adapter", required_argument, NULL, OPT_ADAPTER },
-	{ "staged", no_argument, NULL, OPT_STAGED },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	GUARD_LONG_OPTIONS,
-	{ NULL, 0, NULL, 0 },
-};
-
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts ro = RECORD_OPTS_INIT;
@@ -260,51 +258,35 @@ int cmd_record(int argc, char **argv)
 	char *default_out = NULL;
 	struct probe_args pa = { 0 };
 	struct probe_plan pl = { 0 };
+	struct opt_parser p;
 	int opt, rc = SB_EXIT_USAGE;
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+o:qvh", record_longopts, NULL)) != -1) {
-		int gr = opt_guard("record", &g, opt, optarg);
-		if (gr < 0)
-			goto out;
-		if (gr > 0 || probe_option(&pa, opt, optarg))
+	opt_begin(&p, &opt_cmd_record, argc, argv, &g);
+	while ((opt = opt_next(&p)) != -1) {
+		if (probe_option(&pa, opt, p.arg))
 			continue;
 		switch (opt) {
 		case 'o':
-			ro.trace_path = optarg;
+			ro.trace_path = p.arg;
 			break;
 		case OPT_MODE:
-			ro.mode = optarg;
+			ro.mode = p.arg;
 			break;
-		case OPT_INTERVAL:
-			if (parse_duration(optarg, &ro.interval_ns) || ro.interval_ns < NS_PER_MS) {
-				opt_usage_error("record", "option '--interval': invalid duration '%s' "
-						"(1ms or more)", optarg);
+		case OPT_ID_INTERVAL:
+			if (opt_interval("record", p.arg, &ro.interval_ns))
 				goto out;
-			}
 			break;
 		case OPT_LABEL:
-			if (add_label(&labels, optarg) < 0)
+			if (add_label(&labels, p.arg) < 0)
 				goto out;
 			break;
 		case OPT_LATENTS:
-			ro.latents_dir = optarg;
+			ro.latents_dir = p.arg;
 			break;
 		case OPT_NO_PEAK_RESET:
 			ro.no_peak_reset = true;
 			break;
-		case 'q':
-			sb_verbosity = 0;
-			break;
-		case 'v':
-			sb_verbosity = 2;
-			break;
-		case 'h':
-			fputs(record_usage, stdout);
-			rc = SB_EXIT_OK;
-			goto out;
-		default:
-			rc = opt_refused("record", opt, "+o:qvh", optopt, argv[optind - 1]);
+		default: /* OPT_EXIT */
+			rc = p.rc;
 			goto out;
 		}
 	}

@@ -1,5 +1,4 @@
 /* table.c -- `stagebench table`: the per-stage peak table by mode, in md, csv or json */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +9,7 @@
 #include "../analyze/render.h"
 #include "../analyze/table.h"
 
-static const char usage_text[] =
+static const char table_usage[] =
 	"usage: stagebench table [--stages LIST] [--supplement TRACE]... [--format md|csv|json] TRACE...\n"
 	"\n"
 	"Groups the runs by the start record's mode (columns in order of first\n"
@@ -28,15 +27,25 @@ static const char usage_text[] =
 	"swap rose somewhere; another its device peak (the probe's MPS driver or\n"
 	"CUDA reserved memory; MPS sampled on the interval, CUDA exact) when the\n"
 	"runs read a device (csv: a fifth block).\n"
-	"\n"
-	"  --stages LIST        rows, comma-separated, in this order (default: every\n"
-	"                       stage, in order of first appearance)\n"
-	"  --supplement TRACE   a run that only fills stages no main run of its mode\n"
-	"                       entered (repeatable)\n"
-	"  --format FMT         md (default), csv or json\n"
-	"  -h, --help           this text\n"
-	"\n"
-	"exit: 0 ok, 2 usage, 3 a trace could not be read (file:line on stderr)\n";
+	"\n";
+
+static const struct opt_spec table_opts[] = {
+	OPT("stages", 0, 's', "LIST", OV_TEXT,
+	    "rows, comma-separated, in this order (default: every\n"
+	    "stage, in order of first appearance)"),
+	OPT("supplement", 0, 'S', "TRACE", OV_TRACE,
+	    "a run that only fills stages no main run of its mode\n"
+	    "entered (repeatable)"),
+	OPT_WORDS("format", 0, 'f', "FMT", "md csv json", "md (default), csv or json"),
+	OPT_HELP,
+	OPT_END,
+};
+
+const struct opt_cmd opt_cmd_table = {
+	.name = "table", .usage = table_usage, .opts = table_opts, .column = 23,
+	.after = "\nexit: 0 ok, 2 usage, 3 a trace could not be read (file:line on stderr)\n",
+	.operands = OV_TRACE,
+};
 
 /* Split "a,b,c" into *names (pointers into the string, which is modified). */
 static int split_stages(char *list, const char ***names, size_t *n)
@@ -62,42 +71,31 @@ static int split_stages(char *list, const char ***names, size_t *n)
 
 int cmd_table(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "stages", required_argument, NULL, 's' },
-		{ "supplement", required_argument, NULL, 'S' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *format = "md";
-	char *stage_list = NULL;
+	const char *stage_list = NULL;
 	const char **supplements = NULL;
 	size_t nsup = 0, sup_alloc = 0;
 	const char **stages = NULL;
 	size_t nstages = 0;
+	struct opt_parser p;
 	int c, rc = SB_EXIT_OK;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	opt_begin(&p, &opt_cmd_table, argc, argv, NULL);
+	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
 		case 's':
-			stage_list = optarg;
+			stage_list = p.arg;
 			break;
 		case 'S':
 			ALLOC_GROW(supplements, nsup + 1, sup_alloc);
-			supplements[nsup++] = optarg;
+			supplements[nsup++] = p.arg;
 			break;
 		case 'f':
-			format = optarg;
+			format = p.arg;
 			break;
-		case 'h':
+		default: /* OPT_EXIT */
 			free(supplements);
-			fputs(usage_text, stdout);
-			return SB_EXIT_OK;
-		default:
-			free(supplements);
-			return opt_refused("table", c, "+h", optopt, argv[optind - 1]);
+			return p.rc;
 		}
 	}
 	render_fn render = render_find(RM_TABLE, format);

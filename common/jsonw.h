@@ -1,4 +1,5 @@
-/* jsonw.h -- a small JSON writer for command output (--json, --format json)
+/* jsonw.h -- the JSON writer: command output (--json, --format json) and the
+ * trace's records (traces/writer.c, compact)
  *
  * Reading JSON goes through jansson (traces/, runner/pipeline.c); writing
  * output needs only correct escaping and number formatting.
@@ -40,6 +41,7 @@ struct jsonw {
 	bool pretty; /* two-space indentation when true */
 };
 #define JSONW_INIT(sbp) { (sbp), 0, { false }, false, true }
+#define JSONW_COMPACT(sbp) { (sbp), 0, { false }, false, false } /* one line, no spaces */
 
 void jw_object_begin(struct jsonw *w);
 void jw_object_end(struct jsonw *w);
@@ -49,10 +51,22 @@ void jw_key(struct jsonw *w, const char *key);
 void jw_string(struct jsonw *w, const char *s); /* NULL writes null */
 void jw_u64(struct jsonw *w, uint64_t v);
 void jw_i64(struct jsonw *w, int64_t v);
-void jw_double(struct jsonw *w, double v); /* %.17g trimmed; non-finite -> null */
+void jw_double(struct jsonw *w, double v); /* shortest that reads back; non-finite -> null */
+/* v with a fixed number of decimals (0..9): the text of printf's "%.*f", built
+ * from integers where rounding is unambiguous; non-finite -> null. The trace's
+ * times: jw_fixed(w, t, 4). */
+void jw_fixed(struct jsonw *w, double v, int decimals);
 void jw_bool(struct jsonw *w, bool v);
 void jw_null(struct jsonw *w);
 void jw_raw(struct jsonw *w, const char *json); /* an already-encoded value */
+/* Already-encoded members ("a":1,"b":[2]: a JSON object's body) added to the
+ * open object; NULL or "" adds nothing. A trace record's extra keys as read. */
+void jw_members(struct jsonw *w, const char *body);
+
+/* The text jw_double() writes for v, for a caller that keeps it (the trace
+ * writer formats a sample's level once per value). */
+#define JW_DOUBLE_MAX 32
+void jw_format_double(char buf[JW_DOUBLE_MAX], double v);
 
 /* Append s to sb as a JSON string literal (with quotes). */
 void json_escape(struct strbuf *sb, const char *s);

@@ -1,12 +1,12 @@
 /* fuzz_runs_d.c -- a `compare --task` entry (OUT/runs.d/V-N.json) as `compare --merge` reads
- * it: the entry read; its `why` quoted as merge quotes it on stderr (render_term_text) must hold
+ * it: the entry read; its `why` quoted as merge quotes it on stderr (text_term) must hold
  * no control byte (a line break there would start a line of its own: a workflow command in a CI
  * log); written and read back, its fields, `why` included, are the same */
 #include "fuzz.h"
 
 #include <sys/stat.h>
 
-#include "analyze/render.h"
+#include "analyze/text.h"
 #include "common/util.h"
 #include "traces/runs.h"
 
@@ -18,7 +18,7 @@ static bool same(const char *a, const char *b)
 static void quoted_on_one_line(const char *why)
 {
 	struct strbuf sb = STRBUF_INIT;
-	render_term_text(&sb, why);
+	text_term(&sb, why);
 	for (size_t i = 0; i < sb.len; i++)
 		if ((unsigned char)sb.buf[i] < 0x20 || sb.buf[i] == 0x7f)
 			abort();

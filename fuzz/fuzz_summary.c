@@ -8,7 +8,7 @@
 #include "common/util.h"
 #include "traces/trace.h"
 
-void analysis_render_json(struct jsonw *w, const struct analysis *a);
+void analysis_write_json(struct jsonw *w, const struct analysis *a);
 
 static char *analysed(const struct trace *tr)
 {
@@ -16,7 +16,7 @@ static char *analysed(const struct trace *tr)
 	struct strbuf sb = STRBUF_INIT;
 	if (analysis_run(tr, NULL, &a) == 0) {
 		struct jsonw w = JSONW_INIT(&sb);
-		analysis_render_json(&w, &a);
+		analysis_write_json(&w, &a);
 	}
 	analysis_release(&a);
 	return strbuf_detach(&sb);

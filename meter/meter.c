@@ -1,4 +1,4 @@
-/* meter.c -- the public meter interface: backend choice, dispatch, the GPU meter list */
+/* meter.c -- the public meter interface: the backends and GPU meters as lists, dispatch */
 #include "meter_internal.h"
 
 #include <stdlib.h>
@@ -26,26 +26,59 @@ static void open_gpu_meters(struct meter *m)
 	}
 }
 
+static int open_platform(struct meter *m, const char *arg)
+{
+	return meter_platform_init(m);
+}
+
+static int open_fake(struct meter *m, const char *arg)
+{
+	return meter_fake_init(m, arg);
+}
+
+/* The backends a spec names. The OS backends are all listed: the build holds
+ * the one of its system (meter_platform_init(), platform/<os>/), and naming
+ * another says it is not available here. */
+static const struct meter_kind {
+	const char *name; /* the spec's word; ending in ':', a prefix to an argument */
+	int (*open)(struct meter *m, const char *arg);
+	bool os;          /* an OS backend by name: it must be the one built */
+	bool gpu;         /* the GPU meters are opened beside it */
+} meter_kinds[] = {
+	{ "default", open_platform, false, true },
+	{ "linux", open_platform, true, true },
+	{ "macos", open_platform, true, true },
+	{ "fake:", open_fake, false, false },
+};
+
+static const struct meter_kind *meter_kind_of(const char *spec, const char **arg)
+{
+	for (size_t i = 0; i < sizeof(meter_kinds) / sizeof(meter_kinds[0]); i++) {
+		const char *name = meter_kinds[i].name;
+		size_t n = strlen(name);
+		if (name[n - 1] == ':' ? !strncmp(spec, name, n) : !strcmp(spec, name)) {
+			*arg = spec + n;
+			return &meter_kinds[i];
+		}
+	}
+	return NULL;
+}
+
 struct meter *meter_new(const char *spec)
 {
-	struct meter *m = xcalloc(1, sizeof(*m));
-	int rc;
-
-	if (spec && str_starts_with(spec, "fake:")) {
-		rc = meter_fake_init(m, spec + 5);
-	} else if (!spec || !*spec || !strcmp(spec, "default") || !strcmp(spec, "linux") ||
-		   !strcmp(spec, "macos")) {
-		rc = meter_platform_init(m);
-		if (!rc && spec && *spec && strcmp(spec, "default") &&
-		    strcmp(spec, m->info.backend)) {
-			rc = error("meter backend '%s' is not available here (this is %s)",
-				   spec, m->info.backend);
-		}
-		if (!rc)
-			open_gpu_meters(m);
-	} else {
-		rc = error("unknown meter '%s' (expected nothing, 'default' or 'fake:FILE')", spec);
+	const char *arg = NULL;
+	const struct meter_kind *k = meter_kind_of(spec && *spec ? spec : "default", &arg);
+	if (!k) {
+		error("unknown meter '%s' (expected nothing, 'default' or 'fake:FILE')", spec);
+		return NULL;
 	}
+	struct meter *m = xcalloc(1, sizeof(*m));
+	int rc = k->open(m, arg);
+	if (!rc && k->os && strcmp(k->name, m->info.backend))
+		rc = error("meter backend '%s' is not available here (this is %s)", spec,
+			   m->info.backend);
+	if (!rc && k->gpu)
+		open_gpu_meters(m);
 	if (rc) {
 		meter_free(m);
 		return NULL;

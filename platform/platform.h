@@ -53,6 +53,12 @@ pid_t pl_wait(pid_t pid, int *status, int flags, uint64_t *maxrss);
  * _NSGetExecutablePath), or NULL. Caller frees. */
 char *pl_self_exe(void);
 
+/* Memory-pressure wakeups for the guard: an fd to poll() for POLLPRI when the
+ * machine's memory stalls (Linux: a PSI trigger on /proc/pressure/memory,
+ * "some" 150 ms in 1 s, or 300 ms in 2 s where unprivileged triggers need a
+ * 2 s window), or -1 where the system offers none (macOS, an old kernel). */
+int pl_memory_pressure_open(void);
+
 /* Host facts for the start record. */
 struct host_info {
 	char name[256]; /* the node name (uname), which tells machines of one cluster apart */

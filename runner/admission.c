@@ -24,9 +24,10 @@ void guard_event(struct run *r, const char *action, const char *reason,
 	ev.ndim = -1;
 	ev.action = (char *)action;
 	ev.reason = (char *)reason;
-	ev.extra_json = rd ? guard_readings_json(rd, &r->gs) : NULL;
+	if (rd)
+		guard_readings_fields(rd, &r->gs, &ev.fields);
 	write_event(r, &ev);
-	free(ev.extra_json);
+	trace_fields_release(&ev.fields);
 }
 
 /* ---- guard readings ------------------------------------------------------- */

@@ -50,7 +50,15 @@ int run_one(const struct record_opts *base, const struct compare_run *cr,
 		return -1;
 	}
 	struct record_opts o = *base;
-	char *extra = state ? cache_state_json(*state, &cache) : NULL;
+	struct trace_fields extra = TRACE_FIELDS_INIT;
+	if (state)
+		cache_state_fields(*state, &cache, &extra);
+	/* primed: what the runs so far used at most, at least the files a run
+	 * reads (what an eager run loads); prepare is not primed */
+	o.prime_bytes = state && base->prime_bytes != PRIME_OFF
+			? (base->prime_bytes > cache.bytes ? base->prime_bytes : cache.bytes) : 0;
+	if (o.prime_bytes)
+		trace_fields_u64(&extra, "memory_primed", o.prime_bytes);
 	o.trace_path = state ? cr->trace_path : NULL;
 	o.latents_dir = state ? cr->latents_dir : NULL;
 	o.labels = labels;
@@ -58,11 +66,11 @@ int run_one(const struct record_opts *base, const struct compare_run *cr,
 	o.env_set = (const char **)cr->env;
 	o.stdout_fd = log;
 	o.stderr_copy_fd = err;
-	o.start_extra = extra;
+	o.start_fields = &extra;
 	int rc = record_run(&o, cr->argv, res);
 	close(log);
 	close(err);
-	free(extra);
+	trace_fields_release(&extra);
 	return rc;
 }
 
@@ -171,7 +179,11 @@ int run_k(struct session *s, size_t k)
 	if (sb_verbosity >= 1)
 		note("[%zu/%zu] %s run %d: running", k + 1, s->total, v->name, rep);
 	struct record_result res = RECORD_RESULT_INIT;
+	if (s->ro.prime_bytes != PRIME_OFF)
+		s->ro.prime_bytes = s->largest_peak[vi];
 	int rc = run_one(&s->ro, &cr, &s->cache, labels, s->campaign ? 4 : 3, &res);
+	if (res.peak_footprint > s->largest_peak[vi])
+		s->largest_peak[vi] = res.peak_footprint;
 	s->ro.status_label = NULL;
 	if (!rc && res.started && !res.stopped_by && res.signal && s->ro.signals &&
 	    take_signal(s, s->ro.signals) && s->interrupted - 128 == res.signal) {
@@ -318,6 +330,7 @@ static void session_release(struct session *s)
 	free(s->plan_path);
 	strbuf_release(&s->missing);
 	free(s->campaign);
+	free(s->largest_peak);
 	runs_release(&s->planned);
 }
 
@@ -334,9 +347,11 @@ int compare_execute(const struct compare_opts *o)
 	s.ro.summary = false;
 	s.ro.commit_dir = o->commit_dir;
 	s.ro.no_peak_reset = o->no_peak_reset;
+	s.ro.prime_bytes = o->no_prime ? PRIME_OFF : 0;
 	s.runs = (struct run_list)RUN_LIST_INIT;
 	s.total = o->nvariants * (size_t)o->reps;
 	s.done = xcalloc(s.total ? s.total : 1, sizeof(*s.done));
+	s.largest_peak = xcalloc(o->nvariants ? o->nvariants : 1, sizeof(*s.largest_peak));
 	s.runs_path = xasprintf("%s/runs.json", o->setup.out);
 	s.setup = o->setup;
 	s.cache = o->cache_state_given ? o->cache_state

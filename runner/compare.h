@@ -193,6 +193,8 @@ struct compare_opts {
 	bool cache_state_given;       /* cache_state was asked for; else warm when the
 				       * pipeline declares files, as-is when not */
 	bool no_peak_reset;           /* record_opts.no_peak_reset for every run */
+	bool no_prime;                /* no memory primed before the runs (compare
+				       * primes by default: runner/conditions.h) */
 	const char *learn_to;         /* COMPARE_LEARN: where the learned plan goes */
 };
 

@@ -47,6 +47,9 @@ struct session {
 	char *campaign;          /* the campaign id (OUT/plan.json); NULL for --plan alone */
 	struct run_list planned; /* COMPARE_MERGE: runs.json, every planned run in plan order */
 	enum cache_state cache;  /* o->cache_state, or its default (compare.h) */
+	uint64_t *largest_peak;  /* per variant, the largest peak footprint of its
+				  * runs so far: primed before its next run
+				  * (runner/conditions.h) */
 };
 
 /* compare.c: run k of the schedule, the prepare command, the warm-ups (each

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analyze/render.h"
+#include "../analyze/text.h"
 #include "../common/path.h"
 #include "../common/util.h"
 #include "../traces/runs.h"
@@ -160,7 +160,7 @@ int run_task(struct session *s)
 static void warn_why(const char *id, const char *why)
 {
 	struct strbuf sb = STRBUF_INIT;
-	render_term_text(&sb, why);
+	text_term(&sb, why);
 	warning("%s: %s", id, sb.buf);
 	strbuf_release(&sb);
 }

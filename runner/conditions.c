@@ -4,20 +4,22 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/util.h"
+#include "../traces/trace.h"
 #include "conditions.h"
 
 #define READ_CHUNK (1 << 20)
 
-static const char *const names[] = { "as-is", "warm", "cold" };
+static const char *const cache_state_names[] = { "as-is", "warm", "cold" };
 
 int cache_state_parse(const char *s, enum cache_state *out)
 {
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i])) {
+	for (size_t i = 0; i < sizeof(cache_state_names) / sizeof(cache_state_names[0]); i++)
+		if (!strcmp(s, cache_state_names[i])) {
 			*out = (enum cache_state)i;
 			return 0;
 		}
@@ -26,7 +28,7 @@ int cache_state_parse(const char *s, enum cache_state *out)
 
 const char *cache_state_name(enum cache_state c)
 {
-	return names[c];
+	return cache_state_names[c];
 }
 
 static void file_failed(struct cache_report *rep, const char *path, const char *what)
@@ -119,12 +121,14 @@ int cache_state_apply(enum cache_state c, char *const *paths, struct cache_repor
 	return 0;
 }
 
-char *cache_state_json(enum cache_state c, const struct cache_report *rep)
+void cache_state_fields(enum cache_state c, const struct cache_report *rep,
+			struct trace_fields *f)
 {
+	trace_fields_string(f, "cache_state", cache_state_name(c));
 	if (c == CACHE_AS_IS)
-		return xasprintf("\"cache_state\":\"%s\"", cache_state_name(c));
-	return xasprintf("\"cache_state\":\"%s\",\"cache_files\":%zu,\"cache_bytes\":%llu",
-			 cache_state_name(c), rep->files, (unsigned long long)rep->bytes);
+		return;
+	trace_fields_u64(f, "cache_files", rep->files);
+	trace_fields_u64(f, "cache_bytes", rep->bytes);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -140,4 +144,21 @@ bool run_much_slower(double wall, double *others, size_t n, double *median)
 	qsort(others, n, sizeof(*others), cmp_double);
 	*median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
 	return wall > 1.5 * *median && wall - *median > 1.0;
+}
+
+double memory_prime(uint64_t bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (page <= 0)
+		page = 4096;
+	if (!bytes || bytes > SIZE_MAX / 2)
+		return -1;
+	int64_t t0 = mono_ns();
+	char *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	for (size_t off = 0; off < (size_t)bytes; off += (size_t)page)
+		((volatile char *)p)[off] = 1;
+	munmap(p, (size_t)bytes);
+	return (double)(mono_ns() - t0) / 1e9;
 }

@@ -46,14 +46,34 @@ struct cache_report {
  * posix_fadvise). */
 int cache_state_apply(enum cache_state c, char *const *paths, struct cache_report *rep);
 
-/* The start record's keys for it: "cache_state":"cold","cache_files":N,
- * "cache_bytes":B (the last two only when c is not as-is). Caller frees. */
-char *cache_state_json(enum cache_state c, const struct cache_report *rep);
+/* The start record's keys for it, added to f: "cache_state":"cold",
+ * "cache_files":N, "cache_bytes":B (the last two only when c is not as-is). */
+struct trace_fields;
+void cache_state_fields(enum cache_state c, const struct cache_report *rep,
+			struct trace_fields *f);
 
 /* A run is much slower than the others of its variant when its wall time is
  * more than 1.5 times their median and more than 1 s above it. others: the
  * wall times of the variant's other completed runs (n >= 1; reordered). Sets
  * *median. */
 bool run_much_slower(double wall, double *others, size_t n, double *median);
+
+/*
+ * Memory primed before a run: `bytes` of anonymous memory mapped, written one
+ * byte a page and unmapped, just before the command starts. Virtual machines
+ * back their memory lazily and many (free page reporting of virtio-balloon,
+ * Firecracker, cloud VMs) hand freed pages back to the host seconds after a
+ * process frees them; the next first touch of such a page costs a fault in
+ * the host too. Measured on a 2-core Firecracker VM: 4000 MiB written in
+ * 2.1 s right after another process freed as much, 5.3 to 8.2 s after 15 s
+ * idle; the demo's eager loading 3.1 to 3.6 s primed against 5.0 to 5.7 s
+ * not. A run that starts long after the previous one (the first run of a
+ * compare, after prepare) would pay that and the others not; primed, every
+ * run takes its memory from pages the machine has just touched. On a machine
+ * that backs its memory (bare metal, macOS) it costs the zeroing of the pages
+ * once, about 0.1 to 0.3 s per GB, and changes nothing else.
+ * Returns the seconds it took, or -1 (nothing primed) when the mapping failed.
+ */
+double memory_prime(uint64_t bytes);
 
 #endif

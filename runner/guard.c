@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/jsonw.h"
 #include "../common/parse.h"
 #include "../common/util.h"
 #include "../platform/platform.h"
+#include "../traces/trace.h"
 #include "guard.h"
 #include "spawn.h"
 
@@ -259,43 +259,21 @@ bool guard_check_soon(const struct guard_state *st)
 	return st->low_polls == 1;
 }
 
-char *guard_readings_json(const struct guard_readings *r, const struct guard_state *st)
+void guard_readings_fields(const struct guard_readings *r, const struct guard_state *st,
+			  struct trace_fields *f)
 {
-	struct strbuf sb = STRBUF_INIT;
-	struct jsonw w = JSONW_INIT(&sb);
-	w.pretty = false;
-	jw_object_begin(&w);
-	jw_key(&w, "available_pct");
-	jw_double(&w, (double)(int64_t)(r->avail_pct * 10 + 0.5) / 10);
+	trace_fields_double(f, "available_pct", (double)(int64_t)(r->avail_pct * 10 + 0.5) / 10);
 	if (r->has_swap) {
-		jw_key(&w, "swap_used");
-		jw_u64(&w, r->swap_used);
-		if (st && st->has_swap_at_start) {
-			jw_key(&w, "swap_growth");
-			jw_u64(&w, swap_growth(st, r));
-		}
+		trace_fields_u64(f, "swap_used", r->swap_used);
+		if (st && st->has_swap_at_start)
+			trace_fields_u64(f, "swap_growth", swap_growth(st, r));
 	}
-	if (r->has_footprint) {
-		jw_key(&w, "footprint");
-		jw_u64(&w, r->footprint);
-	}
-	if (r->has_devmem) {
-		jw_key(&w, "devmem");
-		jw_u64(&w, r->devmem);
-	}
-	if (r->busy) {
-		jw_key(&w, "busy");
-		jw_string(&w, r->busy_what);
-	}
-	jw_object_end(&w);
-	/* strip the braces: the body goes into the event's extra keys */
-	char *s = strbuf_detach(&sb);
-	size_t n = strlen(s);
-	if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {
-		memmove(s, s + 1, n - 2);
-		s[n - 2] = '\0';
-	}
-	return s;
+	if (r->has_footprint)
+		trace_fields_u64(f, "footprint", r->footprint);
+	if (r->has_devmem)
+		trace_fields_u64(f, "devmem", r->devmem);
+	if (r->busy)
+		trace_fields_string(f, "busy", r->busy_what);
 }
 
 /* ---- busy processes ------------------------------------------------------ */
@@ -309,7 +287,9 @@ struct busy_ctx {
 	int found;
 };
 
-static int busy_one(const struct pl_proc *p, void *arg)
+/* pl_proc_each()'s callback: stops the walk at the first process, outside
+ * ours, whose command line matches a --busy pattern. */
+static int busy_match(const struct pl_proc *p, void *arg)
 {
 	struct busy_ctx *c = arg;
 	for (size_t i = 0; i < c->nskip; i++)
@@ -334,32 +314,7 @@ int guard_busy_scan(const struct guard_opts *g, char *what, size_t size)
 	struct busy_ctx c = { g, { 0 }, 0, xmalloc(65536), what, size, 0 };
 	for (pid_t p = getpid(); p > 1 && c.nskip < 64; p = spawn_parent_of(p))
 		c.skip[c.nskip++] = p;
-	pl_proc_each(busy_one, &c);
+	pl_proc_each(busy_match, &c);
 	free(c.buf);
 	return c.found;
 }
-
-#ifdef __linux__
-int guard_psi_open(void)
-{
-	static const char *const triggers[] = {
-		"some 150000 1000000",
-		"some 300000 2000000", /* unprivileged triggers need a 2 s multiple (6.4+) */
-	};
-	for (size_t i = 0; i < sizeof(triggers) / sizeof(triggers[0]); i++) {
-		int fd = open("/proc/pressure/memory", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			return -1;
-		size_t len = strlen(triggers[i]) + 1;
-		if (write(fd, triggers[i], len) == (ssize_t)len)
-			return fd;
-		close(fd);
-	}
-	return -1;
-}
-#else
-int guard_psi_open(void)
-{
-	return -1;
-}
-#endif

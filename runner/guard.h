@@ -14,8 +14,9 @@
  *   exit codes       3 the guard stopped the command, 4 never room to start,
  *                    127 could not start, 128+N signal N, else the command's.
  *
- * Parsing: put GUARD_LONG_OPTIONS into a getopt_long table and hand every
- * option to guard_parse_option() first:
+ * Parsing: the commands' option tables name these options once (the guard
+ * group of cli/opt.c, with the ids below), and the parser hands each of them
+ * to guard_parse_option():
  *   struct guard_opts g = GUARD_OPTS_INIT;
  *   switch (guard_parse_option(&g, opt, optarg, &why)) { 1: taken, 0: not a
  *   guard option, -1: bad value (why says which, a usage error) }
@@ -54,19 +55,6 @@ enum guard_opt_id {
 	GUARD_OPT_GRACE,
 	GUARD_OPT_MAX_DEVICE,
 };
-
-#define GUARD_LONG_OPTIONS                                                      \
-	{ "wait-free", required_argument, NULL, GUARD_OPT_WAIT_FREE },         \
-	{ "swap-budget", required_argument, NULL, GUARD_OPT_SWAP_BUDGET },     \
-	{ "swap-limit", required_argument, NULL, GUARD_OPT_SWAP_LIMIT },       \
-	{ "kill-free", required_argument, NULL, GUARD_OPT_KILL_FREE },         \
-	{ "busy", required_argument, NULL, GUARD_OPT_BUSY },                   \
-	{ "quiet-for", required_argument, NULL, GUARD_OPT_QUIET_FOR },         \
-	{ "start-timeout", required_argument, NULL, GUARD_OPT_START_TIMEOUT }, \
-	{ "poll", required_argument, NULL, GUARD_OPT_POLL },                   \
-	{ "max-footprint", required_argument, NULL, GUARD_OPT_MAX_FOOTPRINT }, \
-	{ "grace", required_argument, NULL, GUARD_OPT_GRACE },                 \
-	{ "max-device", required_argument, NULL, GUARD_OPT_MAX_DEVICE }
 
 struct guard_opts {
 	bool given;              /* any guard option except --grace was given */
@@ -141,12 +129,11 @@ bool guard_check_soon(const struct guard_state *st);
  * fills what (the command line, cut to size) on a match, 0 for none. */
 int guard_busy_scan(const struct guard_opts *g, char *what, size_t size);
 
-/* Memory-pressure wakeups (Linux PSI trigger on /proc/pressure/memory):
- * an fd to poll() for POLLPRI, or -1 where the kernel offers none. */
-int guard_psi_open(void);
-
-/* The readings as the extra keys of a guard event ("\"available_pct\":12.5,..."),
- * swap_growth relative to st when known. Caller frees. */
-char *guard_readings_json(const struct guard_readings *r, const struct guard_state *st);
+/* The readings as the extra keys of a guard event ("available_pct":12.5,...),
+ * added to f; swap_growth relative to st when known. f holds r->busy_what:
+ * r lives until the event is written. */
+struct trace_fields;
+void guard_readings_fields(const struct guard_readings *r, const struct guard_state *st,
+			  struct trace_fields *f);
 
 #endif

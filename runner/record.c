@@ -13,6 +13,7 @@
 #include "../meter/meter.h"
 #include "../platform/platform.h"
 #include "../traces/trace.h"
+#include "conditions.h"
 #include "guard.h"
 #include "loop.h"
 #include "record.h"
@@ -130,6 +131,22 @@ static int run_open(struct run *r)
 	}
 	spawn_set_subreaper();
 	return 0;
+}
+
+/* Memory primed just before the start (runner/conditions.h), at most half
+ * of what is available; said at -v. */
+static void prime(struct run *r)
+{
+	struct meter_system sys;
+	uint64_t n = r->o->prime_bytes;
+	if (!meter_system(r->m, &sys) && n > sys.avail_bytes / 2)
+		n = sys.avail_bytes / 2;
+	double s = memory_prime(n);
+	if (sb_verbosity >= 2 && s >= 0) {
+		char size[UNITS_BUF], took[UNITS_BUF];
+		note("%s: primed %s of memory in %s", r->o->name,
+		     units_size((double)n, UNITS_COARSE, false, size), units_seconds(s, UNITS_COARSE, false, took));
+	}
 }
 
 /* Spawn the command with the probe pipe and run the loop. Returns 0 when it
@@ -272,7 +289,7 @@ static int run_close(struct run *r, int ret)
 	free(r->trace_abs);
 	free(r->st.utc);
 	free(r->st.commit);
-	free(r->st.extra_json);
+	trace_fields_release(&r->st.fields);
 	window_state_release(&r->win);
 	strbuf_release(&r->pin.buf);
 	spawn_release(&r->sp);
@@ -308,8 +325,10 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 		if (admitted < 0 && res->exit_code == 0)
 			return run_close(&r, -1); /* could not read the system */
 		if (admitted > 0)
-			r.psi_fd = guard_psi_open();
+			r.psi_fd = pl_memory_pressure_open();
 	}
+	if (admitted > 0 && o->prime_bytes)
+		prime(&r);
 	if (admitted > 0 && run_command(&r))
 		return run_close(&r, -1);
 	run_finish(&r);

@@ -65,12 +65,16 @@ struct record_opts {
 				   * -1: the command writes to ours directly */
 	const struct record_signals *signals; /* the caller's signal pipe (see
 				   * below); NULL: record_run installs its own */
-	const char *start_extra;  /* more keys for the start record, a JSON object's
-				   * body ("\"a\":1,\"b\":\"x\""); NULL for none */
+	const struct trace_fields *start_fields; /* more keys for the start record
+				   * (written after stagebench's own); NULL for none */
+	uint64_t prime_bytes;     /* memory primed (runner/conditions.h) after
+				   * admission, just before the command starts, at
+				   * most half of what is available; 0: none */
 };
+#define PRIME_OFF UINT64_MAX /* record_opts.prime_bytes in compare's session: none */
 #define RECORD_OPTS_INIT                                                       \
 	{ NULL, NULL, 500LL * 1000000LL, NULL, 0, NULL, false, NULL, NULL,     \
-	  NULL, NULL, "record", true, NULL, true, false, NULL, -1, -1, NULL, NULL }
+	  NULL, NULL, "record", true, NULL, true, false, NULL, -1, -1, NULL, NULL, 0 }
 
 struct record_result {
 	int exit_code;            /* see above */

@@ -134,7 +134,6 @@ int drain_signals(int fd, bool *chld);
 void status_clear(struct run *r);
 void status_update(struct run *r, int64_t now);
 /* windows.c */
-bool kernel_peaks(const struct run *r);
 void window_sampled(struct run *r, const struct trace_sample *s);
 void window_close(struct run *r, double t);
 void window_open_at(struct run *r, double t, bool reset);
@@ -153,6 +152,12 @@ void on_reaped(void *arg, pid_t pid, uint64_t maxrss);
 void run_loop(struct run *r);
 /* start.c */
 void fill_start(struct run *r, struct trace_start *st, struct host_info *h);
+/* Stage peaks from the kernel's high-water marks (reset at each window's start)
+ * when the meter has one and the reset is on, else sampled. */
+static inline bool kernel_peaks(const struct run *r)
+{
+	return r->mi->peak_metric && !r->o->no_peak_reset;
+}
 void build_env(struct run *r);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "../analyze/analysis.h"
 #include "../analyze/latents.h"
-#include "../analyze/render.h"
+#include "../analyze/text.h"
 #include "../analyze/table.h"
 #include "../common/units.h"
 #include "../common/util.h"
@@ -72,11 +72,11 @@ static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 			const struct stage_stats *st = a->nstages ? &a->stages[a->ran_to] : NULL;
 			if (st) {
 				strbuf_addstr(o, " in ");
-				render_md_text(o, st->name); /* the trace's: '|', line breaks */
+				text_md(o, st->name); /* the trace's: '|', line breaks */
 			}
 			if (a->reason) {
 				strbuf_addstr(o, ": ");
-				render_md_text(o, a->reason);
+				text_md(o, a->reason);
 			}
 		}
 		if (a->has_footprint) {
@@ -147,7 +147,7 @@ static void report_failed(const struct done_run *d, size_t n)
 		/* names and the error line are file contents: one line, controls escaped */
 		if (d[i].read && a->nstages) {
 			strbuf_addstr(&sb, " in ");
-			render_term_text(&sb, a->stages[a->ran_to].name);
+			text_term(&sb, a->stages[a->ran_to].name);
 		}
 		char *text = NULL;
 		size_t len = 0;
@@ -156,7 +156,7 @@ static void report_failed(const struct done_run *d, size_t n)
 		    !read_file_tail(d[i].err_path, 65536, &text, &len) &&
 		    compare_error_line(text, len, &line)) {
 			strbuf_addstr(&sb, ": ");
-			render_term_text(&sb, line.buf);
+			text_term(&sb, line.buf);
 		}
 		strbuf_release(&line);
 		free(text);
@@ -240,7 +240,7 @@ static int report_latents(const char *out, const char *baseline, const struct do
 		if (!ls.nlatents)
 			warning("no latent events in the traces of '%s': does the pipeline's adapter "
 				"fingerprint its outputs?", out);
-		latent_format_md(&ls, &lmd);
+		latents_render_md(&ls, &lmd);
 		*findings = findings_of_finished(&ls);
 	}
 	latent_set_release(&ls);

@@ -6,7 +6,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/jsonw.h"
 #include "../common/path.h"
 #include "../common/util.h"
 #include "../common/version.h"
@@ -22,6 +21,20 @@ char *record_default_trace_name(void)
 	localtime_r(&now, &tm);
 	strftime(buf, sizeof(buf), "stagebench-%Y%m%d-%H%M%S.trace.jsonl.zst", &tm);
 	return xstrdup(buf);
+}
+
+/* The start record's keys of this writer: how stage peaks are taken, which
+ * stagebench wrote the trace, then the caller's (compare's cache state). */
+static void start_fields(const struct run *r, struct trace_fields *f)
+{
+	if (kernel_peaks(r) || r->o->no_peak_reset)
+		trace_fields_bool(f, "peak_reset", kernel_peaks(r));
+	trace_fields_string(f, "peaks", kernel_peaks(r) ? "kernel" : "samples");
+	trace_fields_object(f, "stagebench");
+	trace_fields_string(f, "version", sb_version);
+	trace_fields_string(f, "commit", sb_commit);
+	trace_fields_end(f);
+	trace_fields_append(f, r->o->start_fields);
 }
 
 void fill_start(struct run *r, struct trace_start *st, struct host_info *h)
@@ -43,21 +56,7 @@ void fill_start(struct run *r, struct trace_start *st, struct host_info *h)
 	st->host_swap = h->swap;
 	st->meter_backend = (char *)r->mi->backend;
 	st->meter_footprint = (char *)r->mi->footprint;
-	struct strbuf extra = STRBUF_INIT;
-	strbuf_addstr(&extra, kernel_peaks(r) ? "\"peak_reset\":true,\"peaks\":\"kernel\""
-			      : r->o->no_peak_reset ? "\"peak_reset\":false,\"peaks\":\"samples\""
-						    : "\"peaks\":\"samples\"");
-	/* which stagebench wrote the trace */
-	strbuf_addstr(&extra, ",\"stagebench\":{\"version\":");
-	json_escape(&extra, sb_version);
-	strbuf_addstr(&extra, ",\"commit\":");
-	json_escape(&extra, sb_commit);
-	strbuf_addch(&extra, '}');
-	if (r->o->start_extra) {
-		strbuf_addch(&extra, ',');
-		strbuf_addstr(&extra, r->o->start_extra);
-	}
-	st->extra_json = strbuf_detach(&extra);
+	start_fields(r, &st->fields);
 	st->labels = (struct trace_label *)r->o->labels;
 	st->nlabels = r->o->nlabels;
 	const char *dir = r->o->commit_dir;

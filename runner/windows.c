@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/jsonw.h"
 #include "../common/util.h"
 #include "../meter/meter.h"
 #include "../traces/window.h"
@@ -16,11 +15,6 @@
  * else the largest sampled footprint of the window; "bytes": null with a
  * "why" when nothing was measured. */
 #define SAMPLED_PEAK_METRIC "sampled_footprint"
-
-bool kernel_peaks(const struct run *r)
-{
-	return r->mi->peak_metric && !r->o->no_peak_reset;
-}
 
 static void window_poll_peak(struct run *r)
 {
@@ -86,14 +80,12 @@ void window_close(struct run *r, double t)
 	ev.bytes = r->sw.peak;
 	ev.has_from = true;
 	ev.from = r->sw.from;
-	struct strbuf why = STRBUF_INIT;
 	if (!r->sw.has_peak) {
-		strbuf_addstr(&why, "\"bytes\":null,\"why\":");
-		json_escape(&why, window_why(r));
-		ev.extra_json = why.buf;
+		trace_fields_null(&ev.fields, "bytes");
+		trace_fields_string(&ev.fields, "why", window_why(r));
 	}
 	write_event(r, &ev);
-	strbuf_release(&why);
+	trace_fields_release(&ev.fields);
 	r->sw.open = false;
 }
 

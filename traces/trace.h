@@ -10,7 +10,9 @@
  * for pipeline files). Everything else sees the plain C structs below. The
  * reader's layers: bytes.c, lines.c, records.c (with fastpath.c, decode.c),
  * then the sinks reader.c and summary.c (reader_int.h; a sink of one's own:
- * sink.h); the schema's tables: schema.c; the window rule: window.h.
+ * sink.h); the schema's tables: schema.c; the window rule: window.h; the
+ * writer: writer.c, through common/jsonw.c, with records' typed extra keys
+ * (fields.c).
  *
  * Absent fields: a sample field the platform lacks is absent from the line and
  * its bit is clear in `fields`, never a 0.
@@ -97,6 +99,49 @@ extern const struct sample_field_info trace_sample_fields[SAMPLE_NFIELDS];
 /* The field of a JSON key, or NULL. */
 const struct sample_field_info *trace_sample_field(const char *key, size_t len);
 
+/* ---- typed extra keys -------------------------------------------------- */
+
+/*
+ * Keys a record carries beyond its struct's own (the start record's "peaks"
+ * and "stagebench", compare's "cache_state", a guard event's readings), as
+ * typed values: the writer writes them with common/jsonw.c after the record's
+ * own keys and before its extra_json. The reader leaves them empty (keys it
+ * does not know go to extra_json). Strings are not copied: they must live
+ * until the record is written. An object is a TV_OBJECT field (its key) and
+ * the fields up to its TV_END.
+ */
+enum trace_value { TV_STRING, TV_BOOL, TV_U64, TV_DOUBLE, TV_NULL, TV_OBJECT, TV_END };
+struct trace_field {
+	const char *key; /* NULL for TV_END */
+	enum trace_value type;
+	union {
+		const char *s;
+		bool b;
+		uint64_t u;
+		double d;
+	} v;
+};
+struct trace_fields {
+	struct trace_field *items;
+	size_t n, alloc;
+};
+#define TRACE_FIELDS_INIT { NULL, 0, 0 }
+void trace_fields_string(struct trace_fields *f, const char *key, const char *s); /* NULL: null */
+void trace_fields_bool(struct trace_fields *f, const char *key, bool b);
+void trace_fields_u64(struct trace_fields *f, const char *key, uint64_t u);
+void trace_fields_double(struct trace_fields *f, const char *key, double d);
+void trace_fields_null(struct trace_fields *f, const char *key);
+void trace_fields_object(struct trace_fields *f, const char *key); /* until trace_fields_end() */
+void trace_fields_end(struct trace_fields *f);
+void trace_fields_append(struct trace_fields *f, const struct trace_fields *more); /* NULL ok */
+void trace_fields_release(struct trace_fields *f);
+/* Write them as members of w's open object (the writer's records). */
+struct jsonw;
+void trace_fields_write(struct jsonw *w, const struct trace_fields *f);
+/* The text they are written as: a JSON object's body ("a":1,"b":"x"), "" for
+ * none. Caller frees. */
+char *trace_fields_json(const struct trace_fields *f);
+
 /* ---- events ------------------------------------------------------------ */
 
 enum event_kind {
@@ -143,6 +188,8 @@ struct trace_event {
 	/* guard */
 	char *action;    /* "wait", "admit", "timeout", "stop", "interrupted", ... */
 	char *reason;
+	struct trace_fields fields; /* typed keys to write (a guard's readings); the
+				     * reader leaves it empty */
 	/* Any other keys, as the body of a JSON object ("\"a\":1,\"b\":\"x\""),
 	 * written back verbatim; NULL when none. */
 	char *extra_json;
@@ -185,7 +232,9 @@ struct trace_start {
 	char *commit;   /* pipeline commit (stageload: "port_commit") */
 	bool has_dirty;
 	bool dirty;     /* stageload: "port_dirty" */
-	char *extra_json; /* other keys, JSON object body; NULL when none */
+	struct trace_fields fields; /* typed keys to write ("peaks", "stagebench", ...);
+				     * the reader leaves it empty */
+	char *extra_json; /* other keys as read, JSON object body; NULL when none */
 	char *stop_at;    /* stageload's "stop_at": the stage the run was asked to stop
 			   * after; NULL when absent or null (also kept in extra_json) */
 };

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +34,7 @@ struct trace_writer {
 	 * the costly part */
 	unsigned num_known; /* SF_* bits */
 	double num_v[SAMPLE_NFIELDS];
-	char num_txt[SAMPLE_NFIELDS][40];
+	char num_txt[SAMPLE_NFIELDS][JW_DOUBLE_MAX];
 };
 
 struct trace_writer *trace_writer_open(const char *path)
@@ -123,9 +122,10 @@ int trace_writer_flush(struct trace_writer *w)
 	return ret;
 }
 
-/* Called after each record is appended: flush when the oldest record has
+/* Called after each record is appended: drop it when it is longer than a
+ * trace line may be, else end its line, and flush when the oldest record has
  * waited a flush interval (or the buffer is large). */
-static int record_done(struct trace_writer *w, size_t len_before, int64_t now_ns)
+static int record_added(struct trace_writer *w, size_t len_before, int64_t now_ns)
 {
 	size_t len = w->buf.len - len_before;
 	if (len > TRACE_MAX_LINE) {
@@ -144,313 +144,226 @@ static int record_done(struct trace_writer *w, size_t len_before, int64_t now_ns
 	return 0;
 }
 
-/* A double that reads back as the same value, short when it can be. */
-static void format_double(char buf[40], double v)
+/* Records are JSON objects on one line; times have 0.1 ms resolution. */
+#define TIME_DECIMALS 4
+
+static void opt_string(struct jsonw *j, const char *key, const char *v)
 {
-	if (!isfinite(v)) {
-		strcpy(buf, "null");
-		return;
-	}
-	if (v == floor(v) && fabs(v) < 1e15) {
-		snprintf(buf, 40, "%.0f", v);
-	} else {
-		snprintf(buf, 40, "%.15g", v);
-		if (strtod(buf, NULL) != v)
-			snprintf(buf, 40, "%.17g", v);
+	if (v) {
+		jw_key(j, key);
+		jw_string(j, v);
 	}
 }
 
-static void add_double(struct strbuf *sb, double v)
+/* A record's typed extra keys, then those it was read with. */
+static void extra_keys(struct jsonw *j, const struct trace_fields *fields, const char *extra_json)
 {
-	char buf[40];
-	format_double(buf, v);
-	strbuf_addstr(sb, buf);
+	trace_fields_write(j, fields);
+	jw_members(j, extra_json);
 }
 
-/* Decimal digits of v, without printf (a sample holds several numbers). */
-static void add_u64(struct strbuf *sb, uint64_t v)
-{
-	char buf[24];
-	char *p = buf + sizeof(buf);
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
-	strbuf_add(sb, p, (size_t)(buf + sizeof(buf) - p));
-}
-
-static void add_i64(struct strbuf *sb, int64_t v)
-{
-	if (v < 0) {
-		strbuf_addch(sb, '-');
-		add_u64(sb, (uint64_t)0 - (uint64_t)v);
-	} else {
-		add_u64(sb, (uint64_t)v);
-	}
-}
-
-/* t: seconds, 0.1 ms resolution: the text of "%.4f", built from integers
- * when the rounding is unambiguous (printf otherwise). */
-static void add_time(struct strbuf *sb, double t)
-{
-	if (!isfinite(t)) {
-		strbuf_addstr(sb, "null");
-		return;
-	}
-	double x = t * 10000.0;
-	if (t >= 0 && x < 1e13) {
-		/* x is within 2^-9 of t * 10^4: round only when far from a tie */
-		double whole = floor(x), frac = x - whole;
-		if (fabs(frac - 0.5) > 0.01) {
-			uint64_t q = (uint64_t)whole + (frac > 0.5);
-			char dec[4];
-			uint64_t f = q % 10000;
-			for (int i = 3; i >= 0; i--, f /= 10)
-				dec[i] = (char)('0' + f % 10);
-			add_u64(sb, q / 10000);
-			strbuf_addch(sb, '.');
-			strbuf_add(sb, dec, 4);
-			return;
-		}
-	}
-	strbuf_addf(sb, "%.4f", t);
-}
-
-static void key(struct strbuf *sb, const char *k)
-{
-	/* keys are literals chosen here: no escaping needed */
-	strbuf_addch(sb, ',');
-	strbuf_addch(sb, '"');
-	strbuf_addstr(sb, k);
-	strbuf_addstr(sb, "\":");
-}
-
-static void kv_str(struct strbuf *sb, const char *k, const char *v)
-{
-	if (!v)
-		return;
-	key(sb, k);
-	json_escape(sb, v);
-}
-
-static void kv_u64(struct strbuf *sb, const char *k, uint64_t v)
-{
-	key(sb, k);
-	add_u64(sb, v);
-}
-
-static void kv_i64(struct strbuf *sb, const char *k, int64_t v)
-{
-	key(sb, k);
-	add_i64(sb, v);
-}
-
-static void kv_double(struct strbuf *sb, const char *k, double v)
-{
-	key(sb, k);
-	add_double(sb, v);
-}
-
-/* Remove the comma key() put before an object's first key. */
-static void drop_comma(struct strbuf *sb, size_t at)
-{
-	if (at < sb->len && sb->buf[at] == ',') {
-		memmove(sb->buf + at, sb->buf + at + 1, sb->len - at); /* with the NUL */
-		sb->len--;
-	}
-}
-
-static void add_extra(struct strbuf *sb, const char *extra)
-{
-	if (extra && *extra) {
-		strbuf_addch(sb, ',');
-		strbuf_addstr(sb, extra);
-	}
-}
-
-static int check(struct trace_writer *w)
+/* The writer cannot take a record: it is NULL (a bug), or a write failed. */
+static bool writer_failed(const struct trace_writer *w)
 {
 	if (!w)
 		BUG("trace writer is NULL");
-	return w->failed ? -1 : 0;
+	return w->failed;
+}
+
+static void start_host(struct jsonw *j, const struct trace_start *st)
+{
+	if (!(st->host_name || st->host_os || st->host_kernel || st->host_machine ||
+	      st->host_cpus || st->host_memory))
+		return;
+	jw_key(j, "host");
+	jw_object_begin(j);
+	opt_string(j, "name", st->host_name);
+	opt_string(j, "os", st->host_os);
+	opt_string(j, "kernel", st->host_kernel);
+	opt_string(j, "machine", st->host_machine);
+	if (st->host_cpus > 0) {
+		jw_key(j, "cpus");
+		jw_i64(j, st->host_cpus);
+	}
+	if (st->host_memory) {
+		jw_key(j, "memory");
+		jw_u64(j, st->host_memory);
+	}
+	/* written even when 0: a machine without swap is worth knowing */
+	jw_key(j, "swap");
+	jw_u64(j, st->host_swap);
+	jw_object_end(j);
+}
+
+static void start_meter_labels(struct jsonw *j, const struct trace_start *st)
+{
+	if (st->meter_backend || st->meter_footprint) {
+		jw_key(j, "meter");
+		jw_object_begin(j);
+		opt_string(j, "backend", st->meter_backend);
+		opt_string(j, "footprint", st->meter_footprint);
+		jw_object_end(j);
+	}
+	if (st->nlabels) {
+		jw_key(j, "labels");
+		jw_object_begin(j);
+		for (size_t i = 0; i < st->nlabels; i++) {
+			jw_key(j, st->labels[i].key ? st->labels[i].key : "");
+			jw_string(j, st->labels[i].value);
+		}
+		jw_object_end(j);
+	}
 }
 
 int trace_writer_start(struct trace_writer *w, const struct trace_start *st)
 {
-	if (check(w))
+	if (writer_failed(w))
 		return -1;
-	struct strbuf *sb = &w->buf;
-	size_t before = sb->len;
+	size_t before = w->buf.len;
+	struct jsonw j = JSONW_COMPACT(&w->buf);
 	char utc[32];
 
-	strbuf_addstr(sb, "{\"type\":\"start\",\"format\":\"" TRACE_FORMAT "\"");
+	jw_object_begin(&j);
+	opt_string(&j, "type", "start");
+	opt_string(&j, "format", TRACE_FORMAT);
 	if (!st->utc)
 		utc_iso8601(real_ns(), utc);
-	kv_str(sb, "utc", st->utc ? st->utc : utc);
-	if (st->interval > 0)
-		kv_double(sb, "interval", st->interval);
-	kv_str(sb, "mode", st->mode);
-	if (st->has_seed)
-		kv_i64(sb, "seed", st->seed);
+	opt_string(&j, "utc", st->utc ? st->utc : utc);
+	if (st->interval > 0) {
+		jw_key(&j, "interval");
+		jw_double(&j, st->interval);
+	}
+	opt_string(&j, "mode", st->mode);
+	if (st->has_seed) {
+		jw_key(&j, "seed");
+		jw_i64(&j, st->seed);
+	}
 	if (st->command) {
-		key(sb, "command");
-		strbuf_addch(sb, '[');
-		for (char **a = st->command; *a; a++) {
-			if (a != st->command)
-				strbuf_addch(sb, ',');
-			json_escape(sb, *a);
-		}
-		strbuf_addch(sb, ']');
+		jw_key(&j, "command");
+		jw_array_begin(&j);
+		for (char **a = st->command; *a; a++)
+			jw_string(&j, *a);
+		jw_array_end(&j);
 	}
-	if (st->host_name || st->host_os || st->host_kernel || st->host_machine || st->host_cpus ||
-	    st->host_memory) {
-		key(sb, "host");
-		strbuf_addch(sb, '{');
-		size_t open = sb->len;
-		kv_str(sb, "name", st->host_name);
-		kv_str(sb, "os", st->host_os);
-		kv_str(sb, "kernel", st->host_kernel);
-		kv_str(sb, "machine", st->host_machine);
-		if (st->host_cpus > 0)
-			kv_i64(sb, "cpus", st->host_cpus);
-		if (st->host_memory)
-			kv_u64(sb, "memory", st->host_memory);
-		/* written even when 0: a machine without swap is worth knowing */
-		kv_u64(sb, "swap", st->host_swap);
-		drop_comma(sb, open);
-		strbuf_addch(sb, '}');
-	}
-	if (st->meter_backend || st->meter_footprint) {
-		key(sb, "meter");
-		strbuf_addch(sb, '{');
-		size_t open = sb->len;
-		kv_str(sb, "backend", st->meter_backend);
-		kv_str(sb, "footprint", st->meter_footprint);
-		drop_comma(sb, open);
-		strbuf_addch(sb, '}');
-	}
-	if (st->nlabels) {
-		key(sb, "labels");
-		strbuf_addch(sb, '{');
-		for (size_t i = 0; i < st->nlabels; i++) {
-			if (i)
-				strbuf_addch(sb, ',');
-			json_escape(sb, st->labels[i].key ? st->labels[i].key : "");
-			strbuf_addch(sb, ':');
-			if (st->labels[i].value)
-				json_escape(sb, st->labels[i].value);
-			else
-				strbuf_addstr(sb, "null");
-		}
-		strbuf_addch(sb, '}');
-	}
-	kv_str(sb, "commit", st->commit);
+	start_host(&j, st);
+	start_meter_labels(&j, st);
+	opt_string(&j, "commit", st->commit);
 	if (st->has_dirty) {
-		key(sb, "dirty");
-		strbuf_addstr(sb, st->dirty ? "true" : "false");
+		jw_key(&j, "dirty");
+		jw_bool(&j, st->dirty);
 	}
-	add_extra(sb, st->extra_json);
-	strbuf_addch(sb, '}');
-	record_done(w, before, mono_ns());
+	extra_keys(&j, &st->fields, st->extra_json);
+	jw_object_end(&j);
+	record_added(w, before, mono_ns());
 	/* the start record goes out at once: a trace file always begins with it */
 	return trace_writer_flush(w);
 }
 
 /* The value of a sample field of each kind (TRACE_SAMPLE_FIELDS). */
-static inline void put_BYTES(struct trace_writer *w, struct strbuf *sb, int i, uint64_t v)
+static inline void put_BYTES(struct trace_writer *w, struct jsonw *j, int i, uint64_t v)
 {
-	add_u64(sb, v);
+	jw_u64(j, v);
 }
 
-static inline void put_COUNT(struct trace_writer *w, struct strbuf *sb, int i, int v)
+static inline void put_COUNT(struct trace_writer *w, struct jsonw *j, int i, int v)
 {
-	add_i64(sb, v);
+	jw_i64(j, v);
 }
 
-static inline void put_NUMBER(struct trace_writer *w, struct strbuf *sb, int i, double v)
+static inline void put_NUMBER(struct trace_writer *w, struct jsonw *j, int i, double v)
 {
 	unsigned bit = 1u << i;
 	if (!(w->num_known & bit) || memcmp(&w->num_v[i], &v, sizeof(double))) {
-		format_double(w->num_txt[i], v);
+		jw_format_double(w->num_txt[i], v);
 		w->num_v[i] = v;
 		w->num_known |= bit;
 	}
-	strbuf_addstr(sb, w->num_txt[i]);
+	jw_raw(j, w->num_txt[i]);
 }
 
 int trace_writer_sample(struct trace_writer *w, const struct trace_sample *s)
 {
-	if (check(w))
+	if (writer_failed(w))
 		return -1;
-	struct strbuf *sb = &w->buf;
-	size_t before = sb->len;
+	size_t before = w->buf.len;
+	struct jsonw j = JSONW_COMPACT(&w->buf);
 	unsigned f = s->fields;
 
-	strbuf_addstr(sb, "{\"type\":\"sample\",\"t\":");
-	add_time(sb, s->t);
+	jw_object_begin(&j);
+	opt_string(&j, "type", "sample");
+	jw_key(&j, "t");
+	jw_fixed(&j, s->t, TIME_DECIMALS);
 #define X(UP, key, bit, kind, what) \
 	if (f & SF_##UP) { \
-		strbuf_add(sb, ",\"" #key "\":", sizeof(#key) + 3); \
-		put_##kind(w, sb, SFI_##UP, s->key); \
+		jw_key(&j, #key); \
+		put_##kind(w, &j, SFI_##UP, s->key); \
 	}
 	TRACE_SAMPLE_FIELDS(X)
 #undef X
-	strbuf_addch(sb, '}');
-	return record_done(w, before, mono_ns());
+	jw_object_end(&j);
+	return record_added(w, before, mono_ns());
 }
 
-/* The body of an event record after "type" (shared with tests through the
- * writer only). */
-static void event_body(struct strbuf *sb, const struct trace_event *ev)
+static void opt_u64(struct jsonw *j, bool has, const char *key, uint64_t v)
+{
+	if (has) {
+		jw_key(j, key);
+		jw_u64(j, v);
+	}
+}
+
+/* The keys of an event record after "type". */
+static void event_body(struct jsonw *j, const struct trace_event *ev)
 {
 	const char *kind = event_kind_name(ev->kind);
 	if (!kind)
 		kind = ev->kind_name ? ev->kind_name : "other";
-	key(sb, "kind");
-	json_escape(sb, kind);
-	key(sb, "t");
-	add_time(sb, ev->t);
-	kv_str(sb, "stage", ev->stage);
-	kv_str(sb, "name", ev->name);
-	if (ev->has_nbytes)
-		kv_u64(sb, "nbytes", ev->nbytes);
-	if (ev->has_seconds)
-		kv_double(sb, "seconds", ev->seconds);
-	kv_str(sb, "sha256", ev->sha256);
-	kv_str(sb, "dtype", ev->dtype);
+	opt_string(j, "kind", kind);
+	jw_key(j, "t");
+	jw_fixed(j, ev->t, TIME_DECIMALS);
+	opt_string(j, "stage", ev->stage);
+	opt_string(j, "name", ev->name);
+	opt_u64(j, ev->has_nbytes, "nbytes", ev->nbytes);
+	if (ev->has_seconds) {
+		jw_key(j, "seconds");
+		jw_double(j, ev->seconds);
+	}
+	opt_string(j, "sha256", ev->sha256);
+	opt_string(j, "dtype", ev->dtype);
 	if (ev->ndim > 0 || (ev->ndim == 0 && ev->kind == EV_LATENT)) {
 		int n = ev->ndim > EVENT_MAX_DIMS ? EVENT_MAX_DIMS : ev->ndim;
-		key(sb, "shape");
-		strbuf_addch(sb, '[');
+		jw_key(j, "shape");
+		jw_array_begin(j);
 		for (int i = 0; i < n; i++)
-			strbuf_addf(sb, i ? ",%lld" : "%lld", (long long)ev->shape[i]);
-		strbuf_addch(sb, ']');
+			jw_i64(j, ev->shape[i]);
+		jw_array_end(j);
 	}
-	kv_str(sb, "file", ev->file);
-	kv_str(sb, "metric", ev->metric);
-	kv_str(sb, "device", ev->device);
-	if (ev->has_bytes)
-		kv_u64(sb, "bytes", ev->bytes);
-	if (ev->has_max_bytes)
-		kv_u64(sb, "max_bytes", ev->max_bytes);
+	opt_string(j, "file", ev->file);
+	opt_string(j, "metric", ev->metric);
+	opt_string(j, "device", ev->device);
+	opt_u64(j, ev->has_bytes, "bytes", ev->bytes);
+	opt_u64(j, ev->has_max_bytes, "max_bytes", ev->max_bytes);
 	if (ev->has_from) {
-		key(sb, "from");
-		add_time(sb, ev->from);
+		jw_key(j, "from");
+		jw_fixed(j, ev->from, TIME_DECIMALS);
 	}
-	kv_str(sb, "action", ev->action);
-	kv_str(sb, "reason", ev->reason);
-	kv_str(sb, "note", ev->note);
-	add_extra(sb, ev->extra_json);
+	opt_string(j, "action", ev->action);
+	opt_string(j, "reason", ev->reason);
+	opt_string(j, "note", ev->note);
+	extra_keys(j, &ev->fields, ev->extra_json);
 }
 
 int trace_writer_event(struct trace_writer *w, const struct trace_event *ev)
 {
-	if (check(w))
+	if (writer_failed(w))
 		return -1;
 	size_t before = w->buf.len;
-	strbuf_addstr(&w->buf, "{\"type\":\"event\"");
-	event_body(&w->buf, ev);
-	strbuf_addch(&w->buf, '}');
-	if (record_done(w, before, mono_ns()))
+	struct jsonw j = JSONW_COMPACT(&w->buf);
+	jw_object_begin(&j);
+	opt_string(&j, "type", "event");
+	event_body(&j, ev);
+	jw_object_end(&j);
+	if (record_added(w, before, mono_ns()))
 		return -1;
 	/* events go out at once, as their own frame with whatever samples wait */
 	return trace_writer_flush(w);
@@ -458,24 +371,33 @@ int trace_writer_event(struct trace_writer *w, const struct trace_event *ev)
 
 int trace_writer_end(struct trace_writer *w, const struct trace_end *end)
 {
-	if (check(w))
+	if (writer_failed(w))
 		return -1;
-	struct strbuf *sb = &w->buf;
-	size_t before = sb->len;
-	strbuf_addstr(sb, "{\"type\":\"end\"");
-	if (end->has_exit)
-		kv_i64(sb, "exit", end->exit_code);
-	if (end->signal)
-		kv_i64(sb, "signal", end->signal);
-	kv_str(sb, "stopped_by", stopped_by_name(end->stopped_by));
-	kv_str(sb, "reason", end->reason);
-	if (end->has_wall)
-		kv_double(sb, "wall", end->wall);
-	if (end->has_cpu)
-		kv_double(sb, "cpu", end->cpu);
-	add_extra(sb, end->extra_json);
-	strbuf_addch(sb, '}');
-	record_done(w, before, mono_ns());
+	size_t before = w->buf.len;
+	struct jsonw j = JSONW_COMPACT(&w->buf);
+	jw_object_begin(&j);
+	opt_string(&j, "type", "end");
+	if (end->has_exit) {
+		jw_key(&j, "exit");
+		jw_i64(&j, end->exit_code);
+	}
+	if (end->signal) {
+		jw_key(&j, "signal");
+		jw_i64(&j, end->signal);
+	}
+	opt_string(&j, "stopped_by", stopped_by_name(end->stopped_by));
+	opt_string(&j, "reason", end->reason);
+	if (end->has_wall) {
+		jw_key(&j, "wall");
+		jw_double(&j, end->wall);
+	}
+	if (end->has_cpu) {
+		jw_key(&j, "cpu");
+		jw_double(&j, end->cpu);
+	}
+	jw_members(&j, end->extra_json);
+	jw_object_end(&j);
+	record_added(w, before, mono_ns());
 	return trace_writer_flush(w);
 }
 

@@ -218,6 +218,11 @@ pid_t pl_wait(pid_t pid, int *status, int flags, uint64_t *maxrss)
 	return r;
 }
 
+int pl_memory_pressure_open(void)
+{
+	return -1; /* the guard polls: no pressure notification is used here */
+}
+
 char *pl_self_exe(void)
 {
 	char buf[PATH_MAX];

@@ -13,7 +13,7 @@ from .defer import RECORDED, Interceptor, resolve
 from .events import Emitter, fresh_lock_after_fork
 from .latents import digest, safe_name, to_numpy
 from .mainhook import is_path, watch_main
-from .release import flush_allocators, module_nbytes, release
+from .release import built_nbytes, flush_allocators, is_module, module_nbytes, release
 from .rng import preserved_rng
 
 
@@ -363,12 +363,12 @@ class Probe:
                         rec[3] = getattr(module, attr)(*args, **kwargs)
                         continue
                     out = getattr(module, attr)(*resolve(args), **resolve(kwargs))
-                    if attr != "load_state_dict" and _is_module(out):
+                    if attr != "load_state_dict" and is_module(out):
                         module = out
                 seconds = time.perf_counter() - t0
             if module is None:
                 raise TypeError("the builder of '%s' returned None" % name)
-            nbytes = _nbytes(module, base)
+            nbytes = built_nbytes(module, base)
             fields = {"name": name, "stage": stage, "nbytes": nbytes,
                       "seconds": round(seconds, 6)}
             if outside:
@@ -388,9 +388,9 @@ class Probe:
         if e.module is None:
             return
         base = self._entries[e.backbone].module if e.backbone else None
-        if _is_module(e.module):
+        if is_module(e.module):
             nbytes = release(e.module, name=e.name, stage=stage,
-                             exclude=[base] if _is_module(base) and base is not e.module else ())
+                             exclude=[base] if is_module(base) and base is not e.module else ())
         else:
             nbytes = 0
             flush_allocators()
@@ -404,12 +404,12 @@ class Probe:
         mods = []
         for m in (module if isinstance(module, (list, tuple)) else [module]):
             # a plain object holding its modules (a background remover's .model)
-            mods.extend([m] if _is_module(m) or m is None else
-                        [v for v in vars(m).values() if _is_module(v)])
+            mods.extend([m] if is_module(m) or m is None else
+                        [v for v in vars(m).values() if is_module(v)])
         nbytes = 0
         seen = set()
         for m in mods:
-            if _is_module(m) and id(m) not in seen:
+            if is_module(m) and id(m) not in seen:
                 seen.add(id(m))
                 nbytes += release(m, name=name, stage=self.stage, exclude=exclude,
                                   flush=False)
@@ -639,19 +639,6 @@ def _stage_list(stages):
     if isinstance(stages, str):
         return [stages]
     return list(stages)
-
-
-def _is_module(obj):
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(obj, torch.nn.Module)
-
-
-def _nbytes(module, base):
-    if not _is_module(module):
-        return 0
-    if _is_module(base) and base is not module:
-        return module_nbytes(module, exclude=[base])
-    return module_nbytes(module)
 
 
 class _Loader(importlib.abc.Loader):

@@ -24,6 +24,7 @@ import os
 import sys
 import time
 
+from .release import built_nbytes, flush_allocators
 from .rng import RngState, preserved_rng
 
 # Methods of a stand-in that are recorded (and replayed on every build) rather
@@ -258,10 +259,9 @@ class Interceptor:
         t0 = time.perf_counter()
         module = fn(*args, **kwargs)
         seconds = time.perf_counter() - t0
-        from .core import _nbytes
         self.calls += 1
         self.probe.emit("load", name=self._name(fn, args, kwargs), stage=self.probe.stage,
-                        nbytes=_nbytes(module, None), seconds=round(seconds, 6))
+                        nbytes=built_nbytes(module), seconds=round(seconds, 6))
         return module
 
     def _stand_in(self, fn, args, kwargs):
@@ -285,7 +285,6 @@ def replay_builder(fn, args, kwargs, replay, device=None, then=None):
         module = fn(*resolve(args), **resolve(kwargs))
         cls = type(module)
         del module
-        from .release import flush_allocators
         flush_allocators()
 
     def builder():

@@ -28,7 +28,8 @@ import sys
 import time
 
 from . import frames as fr
-from .core import LazyModel, _nbytes
+from .core import LazyModel
+from .release import built_nbytes
 from .defer import Interceptor, replay_builder, resolve
 from .rng import RngState, preserved_rng
 
@@ -374,7 +375,7 @@ class Plan:
             probe.fingerprint(sub, t)
 
     def loaded(self, name, module, seconds):
-        self.probe.emit("load", name=name, stage=self.probe.stage, nbytes=_nbytes(module, None),
+        self.probe.emit("load", name=name, stage=self.probe.stage, nbytes=built_nbytes(module),
                         seconds=round(seconds, 6))
         return self.attach(name, module)
 

@@ -56,6 +56,23 @@ def module_nbytes(module, exclude=()):
     return sum(seen.values())
 
 
+def is_module(obj):
+    """Whether obj is a torch.nn.Module (False while torch is not imported)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.nn.Module)
+
+
+def built_nbytes(module, base=None):
+    """The bytes a build brought (its load event's nbytes): those of `module`,
+    less those of `base` (the backbone it was built on) when base is another
+    module; 0 for an object that is not a module."""
+    if not is_module(module):
+        return 0
+    if is_module(base) and base is not module:
+        return module_nbytes(module, exclude=[base])
+    return module_nbytes(module)
+
+
 def _raise_released(module, args):
     raise StageReleasedError(module._stagebench_released)
 

@@ -1,8 +1,10 @@
 #!/bin/sh
 # completion.sh -- completions/stagebench.bash driven the way bash drives it (COMP_WORDS,
-# COMP_CWORD, then _stagebench): commands from --help, options, format values, compare's
-# variants from the pipeline file given (and the demo's by default), a command after `--`;
-# the zsh completion the same way, compsys's functions stubbed.
+# COMP_CWORD, then _stagebench): commands, options, every option's values as its row in the
+# option table says (`stagebench --complete-spec`), compare's variants from the pipeline file
+# given (and the demo's by default), a command after `--`; the zsh completion the same way,
+# compsys's functions stubbed. The checked-in completions are what `make completions` writes
+# from the binary's tables (scripts/completions.sh).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -36,6 +38,15 @@ offers() {
 	complete_words "$@" | grep -qx -- "$word" || bad "$desc: '$word' not offered for '$*'"
 }
 
+# the checked-in completions hold the binary's tables
+spec=$("$SB" --complete-spec) || bad "stagebench --complete-spec failed"
+"$root/scripts/completions.sh" "$SB" "$tmp/gen" || bad "scripts/completions.sh failed"
+for f in stagebench.bash _stagebench; do
+	cmp -s "$tmp/gen/$f" "$root/completions/$f" ||
+		bad "completions/$f is not what 'make completions' writes from the binary's option tables:" \
+			"$(diff "$root/completions/$f" "$tmp/gen/$f" | head -n 6)"
+done
+
 commands=$("$SB" --help | awk '/^commands:/ { c = 1; next } c && /^  [a-z]/ { print $1 } c && /^$/ { exit }')
 [ -n "$commands" ] || bad "'stagebench --help' lists no commands"
 expect "every command and the top options" "$commands --help --version" ""
@@ -57,6 +68,24 @@ offers "pipeline files" "$tmp/p.json" compare --pipeline "$tmp/p"
 offers "a command after --" sh record -o x.zst -- s
 offers "the command's files after it" "$tmp/p.json" guard -- cat "$tmp/p"
 expect "no words for a value" "" compare --seed ""
+expect "record's variants" "eager staged staged-no-rng" record --pipeline demo/pipeline.json --variant ""
+offers "record's guard options" --wait-free record --wa
+
+# every option of the table whose value is one of some words: exactly those words offered,
+# after its long name and after its short one; a flag is followed by the operands, not a value
+printf '%s\n' "$spec" >"$tmp/spec"
+while read -r kind c short long vkind words; do
+	[ "$kind" = opt ] || continue
+	case $vkind in
+	words)
+		expect "$c $long's values" "$words" "$c" "$long" ""
+		[ "$short" = - ] || expect "$c $short's values" "$words" "$c" "$short" "" ;;
+	flag)
+		[ "$c" = compare ] && expect "compare's variants after $long" "eager staged staged-no-rng" compare "$long" "" ;;
+	text)
+		expect "no words for $c $long's value" "" "$c" "$long" "" ;;
+	esac
+done <"$tmp/spec"
 
 # zsh: _stagebench with compsys's functions stubbed to print what they were given
 zcomplete() {
@@ -84,10 +113,34 @@ if command -v zsh >/dev/null 2>&1; then
 	zexpect "variants of the pipeline given" "alpha beta gamma-2" compare --pipeline "$tmp/p.json" ""
 	zexpect "variants of the demo by default" "eager staged staged-no-rng" compare ""
 	zexpect "check's formats" "md json junit github" check --format ""
+	zexpect "compare's cache states" "warm cold as-is" compare --cache-state ""
+	zexpect "record's variants" "eager staged staged-no-rng" record --variant ""
+	[ "$(zcomplete history --plot "")" = "_files -/" ] || bad "zsh: history --plot does not offer directories"
 	zcomplete compare --pi | grep -qx -- --pipeline || bad "zsh: compare's option --pipeline not offered"
 	[ "$(zcomplete record -- sh "")" = "_normal sh" ] || bad "zsh: no command completion after --"
 else
 	bad "zsh not installed (scripts/deps.sh test installs it)"
 fi
+# For every command the option table, its --help's option list, its man page (scripts/help2man.sh)
+# and both completions name exactly the same options.
+"$root/scripts/help2man.sh" "$SB" "$tmp/man" || bad "help2man.sh failed"
+names() { grep -oE '(^|, )--?[a-zA-Z][a-zA-Z0-9-]*' | sed 's/^, //'; }
+for c in $(awk '$1 == "cmd" { print $2 }' "$tmp/spec"); do
+	awk -v c="$c" '$1 == "opt" && $2 == c { if ($3 != "-") print $3; print $4 }' "$tmp/spec" | sort >"$tmp/table"
+	# the rows of --help's option lists: at most six spaces in, a dash, the text two spaces on
+	"$SB" "$c" --help | awk 'match($0, /^ +-/) && RLENGTH <= 7 { sub(/^ +/, ""); sub(/  .*/, ""); print }' |
+		names | sort >"$tmp/help"
+	# the man page's option tags: .TP, then \fB-o, --output TRACE\fR
+	awk 'p { print; p = 0 } /^\.TP$/ { p = 1 }' "$tmp/man/stagebench-$c.1" | sed 's/\\fB//; s/\\fR.*//; s/\\-/-/g' |
+		names | sort >"$tmp/man.txt"
+	complete_words "$c" - >"$tmp/bash"
+	if command -v zsh >/dev/null 2>&1; then zcomplete "$c" - >"$tmp/zsh"; else cp "$tmp/table" "$tmp/zsh"; fi
+	[ -s "$tmp/table" ] || bad "$c: no options in --complete-spec"
+	for f in help man.txt bash zsh; do
+		cmp -s "$tmp/table" "$tmp/$f" ||
+			bad "$c: the options of $f are not the table's: $(diff "$tmp/table" "$tmp/$f" | grep '^[<>]' | tr '\n' ' ')"
+	done
+done
+
 [ $fail = 0 ] && echo "completion: ok"
 exit $fail

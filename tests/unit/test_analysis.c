@@ -680,7 +680,7 @@ Test(analysis, nvml_gpu_memory_is_shown_beside_the_probes_device_memory)
 	cr_assert_eq(a.gpu_peak, 31 * 10 * MiB);
 	cr_assert_eq(a.stages[1].gpu_peak, 20 * 10 * MiB, "stage a: samples 10..19");
 	struct strbuf o = STRBUF_INIT;
-	analysis_render_text(&o, &a);
+	analysis_write_text(&o, &a);
 	cr_assert_not_null(strstr(o.buf, "MPS driver peak 2.0 GB"), "%s", o.buf);
 	cr_assert_not_null(strstr(o.buf, "GPU memory         310 MB (NVML, from outside)"), "%s", o.buf);
 	cr_assert_not_null(strstr(o.buf, "swap rise     MPS peak  GPU (NVML)  kernel peak"), "%s", o.buf);

@@ -7,8 +7,9 @@
 #include <unistd.h>
 
 #include "analyze/check.h"
+#include "analyze/check_noise.h"
 #include "analyze/rundir.h"
-#include "common/sha256.h"
+#include "platform/sha256.h"
 #include "traces/trace.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -212,7 +213,7 @@ Test(check, one_baseline_run_is_too_few_to_judge_and_says_so)
 	cr_expect(strstr(f->now_text, "peak footprint") && strstr(f->now_text, "stage time"),
 		  "%s", f->now_text);
 	struct strbuf md = STRBUF_INIT;
-	check_format_md(&c, &md);
+	check_render_md(&c, &md);
 	cr_expect(strstr(md.buf, "## Not judged") != NULL, "%s", md.buf);
 	strbuf_release(&md);
 	check_release(&c);
@@ -615,7 +616,7 @@ Test(check, swap_growth_is_a_regression_even_when_the_footprint_fell)
 	cr_assert(strstr(f->detail, "peak footprint fell by 1.94 GB or more"), "%s", f->detail);
 	only_regressions_in(&c, "work");
 	struct strbuf md = STRBUF_INIT;
-	check_format_md(&c, &md);
+	check_render_md(&c, &md);
 	cr_assert(strstr(md.buf, "| m | work | swap rise | 0.0 GB (2 runs) | 1.95 to 2.00 GB (2 runs) | "
 				 "+1.95 GB, while the peak footprint fell by 1.94 GB or more"), "%s", md.buf);
 	strbuf_release(&md);
@@ -648,4 +649,43 @@ Test(check, runs_without_device_readings_judge_no_device_peak)
 	for (size_t i = 0; i < c.nfindings; i++)
 		cr_expect_neq(c.findings[i].metric, CM_DEVICE);
 	check_release(&c);
+}
+
+/* The noise rule's numbers come from values alone (check_noise.h): no runs. */
+Test(check, noise_pool_and_allowance_are_arithmetic_on_values)
+{
+	/* per stage: baseline and candidate stage times (s) */
+	double b[3][2] = { { 10, 12 }, { 20, 20 }, { 1, 1 } };
+	double c[3][2] = { { 11, 11 }, { 22, 22 }, { 1.1, 1.1 } };
+	struct check_noise_pool p;
+	struct check_noise nz;
+	check_noise_pool_init(&p, CM_TIME, 3);
+	for (int s = 0; s < 3; s++)
+		check_noise_pool_add(&p, b[s], 2, c[s], 2);
+	check_noise_pool_end(&p, &nz);
+	/* pooled: stages 1 and 2, both sides (stage 3's mean is under 4 floors of
+	 * 0.5 s): squared relative deviations 2 x (1/11)^2 over 4 degrees of freedom */
+	cr_assert_eq(nz.nsets, 4);
+	cr_assert_float_eq(nz.rel_sd, sqrt(2.0 / 121 / 4), 1e-12);
+	/* the shift: median of the stages' median ratios 1, 1.1, 1.1 */
+	cr_assert_eq(nz.nshift, 3);
+	cr_assert_float_eq(nz.shift, 1.1, 1e-12);
+	cr_assert_eq(nz.wander_sd, 0, "5 stages needed to say how far single stages wander");
+
+	struct check_options o = CHECK_OPTIONS_INIT; /* times: 10% of max(b) */
+	struct check_allowance al;
+	check_noise_allowance(&o, CM_TIME, &nz, 12, 2, 0, &al);
+	cr_assert_float_eq(al.fixed, 1.2, 1e-12, "10%% of 12 s is above the 0.5 s floor");
+	cr_assert_float_eq(al.noise, CHECK_NOISE_K * nz.rel_sd * 12, 1e-12, "pooled beats the 2 s spread");
+	cr_assert_float_eq(al.allowed, al.noise, 1e-12);
+	cr_assert_float_eq(al.up, 1.1, 1e-12);
+	cr_assert_eq(al.down, 1);
+
+	/* memory: no shift, and a size threshold under the 64 MiB floor gives the floor */
+	o.growth_is_pct = false;
+	o.growth_bytes = 1 << 20;
+	check_noise_allowance(&o, CM_PEAK, &(struct check_noise){ .shift = 1 }, 1e9, 0, 0, &al);
+	cr_assert_eq(al.fixed, (double)CHECK_MEM_FLOOR_BYTES);
+	cr_assert_eq(al.allowed, (double)CHECK_MEM_FLOOR_BYTES);
+	cr_assert_eq(al.up, 1);
 }

@@ -253,6 +253,79 @@ Test(common, jw_double_is_shortest_round_trip)
 	}
 }
 
+Test(common, jw_double_matches_the_shortest_of_every_length)
+{
+	/* jw_double tries 15, 16, 17 digits (1..17 for subnormals): the same text as
+	 * the shortest of every length 1..17 that reads back */
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		double v;
+		if (i % 3 == 0)
+			memcpy(&v, &x, sizeof(v));
+		else
+			v = (double)(x % 100000000) / (double)(1 + (x >> 40) % 100000) * (i % 2 ? 1 : -1);
+		if (!isfinite(v) || (v == floor(v) && fabs(v) < 1e15))
+			continue;
+		char want[32], got[JW_DOUBLE_MAX];
+		for (int prec = 1; prec <= 17; prec++) {
+			snprintf(want, sizeof(want), "%.*g", prec, v);
+			if (strtod(want, NULL) == v)
+				break;
+		}
+		jw_format_double(got, v);
+		cr_assert_str_eq(got, want, "%a", v);
+	}
+}
+
+Test(common, jw_fixed_is_printf_fixed_point)
+{
+	static const double vals[] = { 0, 0.00005, 0.00015, 1.25, 1234.56785, 2.5, 0.1 + 0.2,
+				       -3.75, 1e13, 123456789.123456789 };
+	uint64_t x = 1234567;
+	for (int i = 0; i < 100000 + 10; i++) {
+		double v;
+		if (i < 10) {
+			v = vals[i];
+		} else {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			v = (double)(x % 1000000000000ull) / (double)(1 + (x >> 50));
+		}
+		for (int d = 0; d <= 6; d += 2) {
+			struct strbuf sb = STRBUF_INIT;
+			struct jsonw w = JSONW_COMPACT(&sb);
+			jw_fixed(&w, v, d);
+			char want[64];
+			snprintf(want, sizeof(want), "%.*f", d, v);
+			cr_assert_str_eq(sb.buf, want, "%a with %d decimals", v, d);
+			strbuf_release(&sb);
+		}
+	}
+	struct strbuf sb = STRBUF_INIT;
+	struct jsonw w = JSONW_COMPACT(&sb);
+	jw_fixed(&w, NAN, 4);
+	cr_assert_str_eq(sb.buf, "null");
+	strbuf_release(&sb);
+}
+
+Test(common, jw_members_add_encoded_keys_to_the_open_object)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct jsonw w = JSONW_COMPACT(&sb);
+	jw_object_begin(&w);
+	jw_members(&w, "\"a\":1"); /* first: no comma before */
+	jw_key(&w, "b\n");
+	jw_u64(&w, 2);
+	jw_members(&w, "\"c\":[3],\"d\":null");
+	jw_members(&w, NULL);
+	jw_members(&w, "");
+	jw_key(&w, "e");
+	jw_i64(&w, INT64_MIN);
+	jw_object_end(&w);
+	cr_assert_str_eq(sb.buf, "{\"a\":1,\"b\\n\":2,\"c\":[3],\"d\":null,\"e\":-9223372036854775808}");
+	strbuf_release(&sb);
+}
+
 /* ---- strbuf and friends ------------------------------------------------------- */
 
 Test(common, strbuf_grows_and_detaches)

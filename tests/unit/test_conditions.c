@@ -8,6 +8,7 @@
 
 #include "../../common/util.h"
 #include "../../runner/conditions.h"
+#include "../../traces/trace.h"
 
 Test(conditions, cache_state_words)
 {
@@ -51,14 +52,19 @@ Test(conditions, files_and_directories_are_walked)
 		cr_assert_eq(rep.missing, 1);
 		cr_assert_eq(rep.failed, 0);
 	}
-	char *j = cache_state_json(CACHE_COLD, &rep);
+	struct trace_fields f = TRACE_FIELDS_INIT;
+	cache_state_fields(CACHE_COLD, &rep, &f);
+	char *j = trace_fields_json(&f);
 	cr_assert_str_eq(j, "\"cache_state\":\"cold\",\"cache_files\":2,\"cache_bytes\":1234");
 	free(j);
+	trace_fields_release(&f);
 	cr_assert_eq(cache_state_apply(CACHE_AS_IS, paths, &rep), 0);
 	cr_assert_eq(rep.files, 0);
-	j = cache_state_json(CACHE_AS_IS, &rep);
+	cache_state_fields(CACHE_AS_IS, &rep, &f);
+	j = trace_fields_json(&f);
 	cr_assert_str_eq(j, "\"cache_state\":\"as-is\"");
 	free(j);
+	trace_fields_release(&f);
 	unlink(a);
 	unlink(b);
 	rmdir(sub);

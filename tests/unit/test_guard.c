@@ -8,6 +8,7 @@
 
 #include "../../common/util.h"
 #include "../../runner/guard.h"
+#include "../../traces/trace.h"
 
 #define GiB (1ULL << 30)
 #define MiB (1ULL << 20)
@@ -243,9 +244,12 @@ Test(guard, readings_become_event_keys)
 	r.swap_used = 3000;
 	r.has_footprint = true;
 	r.footprint = 42;
-	char *j = guard_readings_json(&r, &st);
+	struct trace_fields f = TRACE_FIELDS_INIT;
+	guard_readings_fields(&r, &st, &f);
+	char *j = trace_fields_json(&f);
 	cr_assert_str_eq(j, "\"available_pct\":12.3,\"swap_used\":3000,\"swap_growth\":2000,\"footprint\":42");
 	free(j);
+	trace_fields_release(&f);
 }
 
 Test(guard, busy_scan_matches_a_running_command_line, .timeout = 10)

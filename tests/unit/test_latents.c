@@ -290,7 +290,7 @@ Test(latent_set, one_baseline_run_means_no_spread_and_any_difference_is_a_findin
 	cr_assert_eq(l->pairs[0].noise, NOISE_UNKNOWN);
 	cr_assert_eq(latent_findings(&s), 1);
 	struct strbuf md = STRBUF_INIT;
-	latent_format_md(&s, &md);
+	latents_render_md(&s, &md);
 	cr_assert_not_null(strstr(md.buf, "no spread known: only one eager run has this latent"), "%s", md.buf);
 	cr_assert_not_null(strstr(md.buf, "5.96e-08 (no spread)"), "%s", md.buf);
 	strbuf_release(&md);

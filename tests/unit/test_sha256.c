@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "common/sha256.h"
+#include "platform/sha256.h"
 
 static void check_hex(const void *data, size_t len, const char *want)
 {

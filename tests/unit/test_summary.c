@@ -8,14 +8,13 @@
 #include <string.h>
 
 #include "analyze/analysis.h"
-#include "analyze/render.h"
 #include "common/jsonw.h"
 #include "common/util.h"
 #include "traces/trace.h"
 #include "fixtures.h"
 #include "testutil.h"
 
-void analysis_render_json(struct jsonw *w, const struct analysis *a);
+void analysis_write_json(struct jsonw *w, const struct analysis *a);
 
 static char *analysed(const struct trace *tr)
 {
@@ -23,7 +22,7 @@ static char *analysed(const struct trace *tr)
 	cr_assert_eq(analysis_run(tr, NULL, &a), 0);
 	struct strbuf sb = STRBUF_INIT;
 	struct jsonw w = JSONW_INIT(&sb);
-	analysis_render_json(&w, &a);
+	analysis_write_json(&w, &a);
 	analysis_release(&a);
 	return strbuf_detach(&sb);
 }

@@ -551,6 +551,59 @@ Test(traces, extra_keys_are_written_back_verbatim)
 	free(dir);
 }
 
+Test(traces, typed_fields_follow_the_known_keys_and_precede_extra_json)
+{
+	char *dir = tmpdir();
+	char *path = xasprintf("%s/t.jsonl", dir);
+	struct trace_start st = { .utc = "x", .mode = "m" };
+	trace_fields_bool(&st.fields, "peak_reset", false);
+	trace_fields_string(&st.fields, "peaks", "samples");
+	trace_fields_object(&st.fields, "stagebench");
+	trace_fields_string(&st.fields, "version", "0.1.0");
+	trace_fields_string(&st.fields, "commit", "a\"b");
+	trace_fields_end(&st.fields);
+	trace_fields_u64(&st.fields, "cache_files", 8697308774ull);
+	trace_fields_double(&st.fields, "pct", 12.5);
+	trace_fields_string(&st.fields, "none", NULL);
+	st.extra_json = (char *)"\"later\":[1]";
+	struct trace_event ev = TRACE_EVENT_INIT;
+	ev.kind = EV_GUARD;
+	ev.t = 1;
+	ev.action = (char *)"wait";
+	trace_fields_null(&ev.fields, "bytes");
+	struct trace_writer *w = trace_writer_open(path);
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	cr_assert_eq(trace_writer_event(w, &ev), 0);
+	cr_assert_eq(trace_writer_close(w), 0);
+	char *data;
+	size_t len;
+	cr_assert_eq(read_file(path, &data, &len), 0);
+	cr_assert_str_eq(data,
+		"{\"type\":\"start\",\"format\":\"stagebench/1\",\"utc\":\"x\",\"mode\":\"m\","
+		"\"peak_reset\":false,\"peaks\":\"samples\",\"stagebench\":{\"version\":\"0.1.0\","
+		"\"commit\":\"a\\\"b\"},\"cache_files\":8697308774,\"pct\":12.5,"
+		"\"none\":null,\"later\":[1]}\n"
+		"{\"type\":\"event\",\"kind\":\"guard\",\"t\":1.0000,\"action\":\"wait\",\"bytes\":null}\n");
+	char *body = trace_fields_json(&ev.fields);
+	cr_assert_str_eq(body, "\"bytes\":null");
+	free(body);
+	struct trace tr;
+	cr_assert_eq(trace_read(path, &tr), 0);
+	cr_assert_eq(tr.start.fields.n, 0, "the reader keeps what it does not know as text");
+	assert_str(tr.start.extra_json,
+		   "\"peak_reset\":false,\"peaks\":\"samples\",\"stagebench\":{\"version\":\"0.1.0\","
+		   "\"commit\":\"a\\\"b\"},\"cache_files\":8697308774,\"pct\":12.5,"
+		   "\"none\":null,\"later\":[1]", "start extra");
+	trace_release(&tr);
+	trace_fields_release(&st.fields);
+	trace_fields_release(&ev.fields);
+	cr_assert_eq(st.fields.n, 0);
+	free(data);
+	free(path);
+	rm_rf(dir);
+	free(dir);
+}
+
 Test(traces, large_frames_split_across_read_chunks_read_whole)
 {
 	/* an hour-long interval: frames are cut only by the 1 MiB buffer limit,

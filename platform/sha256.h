@@ -1,6 +1,7 @@
 /* sha256.h -- SHA-256 for latent fingerprints, through the platform's
  * maintained library: OpenSSL's libcrypto on Linux (SHA-NI or AVX2 where the
- * CPU has them), CommonCrypto on macOS
+ * CPU has them; platform/linux/sha256.c), CommonCrypto on macOS
+ * (platform/darwin/sha256.c); the hex helpers are sha256.c beside this file
  *
  * Incremental use:
  *   struct sha256 ctx;
@@ -11,25 +12,17 @@
  * A library failure (out of memory) ends the program (die()): a fingerprint
  * is never silently wrong.
  */
-#ifndef SB_SHA256_H
-#define SB_SHA256_H
+#ifndef SB_PLATFORM_SHA256_H
+#define SB_PLATFORM_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#ifdef __APPLE__
-#include <CommonCrypto/CommonDigest.h>
-#endif
 
 #define SHA256_DIGEST_BYTES 32
 #define SHA256_HEX_BYTES 65 /* 64 hex digits + NUL */
 
 struct sha256 {
-#ifdef __APPLE__
-	CC_SHA256_CTX cc;
-#else
-	void *evp; /* EVP_MD_CTX */
-#endif
+	void *impl; /* the library's context (libcrypto: EVP_MD_CTX; CommonCrypto: CC_SHA256_CTX) */
 };
 
 void sha256_init(struct sha256 *ctx);

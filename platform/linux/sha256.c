@@ -1,41 +1,12 @@
-/* sha256.c -- SHA-256 through libcrypto (Linux) or CommonCrypto (macOS); see sha256.h */
-#include "sha256.h"
-
-#include "util.h"
-
-#ifdef __APPLE__
-
-void sha256_init(struct sha256 *ctx)
-{
-	CC_SHA256_Init(&ctx->cc);
-}
-
-void sha256_update(struct sha256 *ctx, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	while (len) { /* CC_LONG is 32 bits */
-		CC_LONG n = len > 0x40000000u ? 0x40000000u : (CC_LONG)len;
-		CC_SHA256_Update(&ctx->cc, p, n);
-		p += n;
-		len -= n;
-	}
-}
-
-void sha256_final(struct sha256 *ctx, uint8_t digest[SHA256_DIGEST_BYTES])
-{
-	CC_SHA256_Final(digest, &ctx->cc);
-}
-
-const char *sha256_library(void)
-{
-	return "CommonCrypto";
-}
-
-#else
+/* sha256.c -- SHA-256 through OpenSSL's libcrypto (platform/sha256.h) */
+#include "platform/sha256.h"
 
 #include <dlfcn.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <stdbool.h>
+
+#include "common/util.h"
 
 /*
  * libcrypto is opened on the first digest, not linked: loading and relocating
@@ -87,48 +58,26 @@ void sha256_init(struct sha256 *ctx)
 	EVP_MD_CTX *c = crypto.ctx_new();
 	if (!c || crypto.init(c, crypto.sha256(), NULL) != 1)
 		die(3, "cannot start a SHA-256 digest (libcrypto)");
-	ctx->evp = c;
+	ctx->impl = c;
 }
 
 void sha256_update(struct sha256 *ctx, const void *data, size_t len)
 {
-	if (crypto.update(ctx->evp, data, len) != 1)
+	if (crypto.update(ctx->impl, data, len) != 1)
 		die(3, "SHA-256 digest failed (libcrypto)");
 }
 
 void sha256_final(struct sha256 *ctx, uint8_t digest[SHA256_DIGEST_BYTES])
 {
 	unsigned int n = 0;
-	if (crypto.final(ctx->evp, digest, &n) != 1 || n != SHA256_DIGEST_BYTES)
+	if (crypto.final(ctx->impl, digest, &n) != 1 || n != SHA256_DIGEST_BYTES)
 		die(3, "SHA-256 digest failed (libcrypto)");
-	crypto.ctx_free(ctx->evp);
-	ctx->evp = NULL;
+	crypto.ctx_free(ctx->impl);
+	ctx->impl = NULL;
 }
 
 const char *sha256_library(void)
 {
 	crypto_load();
 	return crypto.version(OPENSSL_VERSION);
-}
-
-#endif
-
-void sha256_to_hex(const uint8_t digest[SHA256_DIGEST_BYTES], char hex[SHA256_HEX_BYTES])
-{
-	static const char digits[] = "0123456789abcdef";
-	for (int i = 0; i < SHA256_DIGEST_BYTES; i++) {
-		hex[2 * i] = digits[digest[i] >> 4];
-		hex[2 * i + 1] = digits[digest[i] & 15];
-	}
-	hex[64] = '\0';
-}
-
-void sha256_hex(const void *data, size_t len, char hex[SHA256_HEX_BYTES])
-{
-	struct sha256 ctx;
-	uint8_t d[SHA256_DIGEST_BYTES];
-	sha256_init(&ctx);
-	sha256_update(&ctx, data, len);
-	sha256_final(&ctx, d);
-	sha256_to_hex(d, hex);
 }
