@@ -9,11 +9,6 @@
 #include "../traces/trace.h"
 #include "plot.h"
 
-double plot_gb(uint64_t bytes)
-{
-	return (double)bytes / (double)(1ull << 30);
-}
-
 static void series_release(struct plot_series *s)
 {
 	free(s->t);

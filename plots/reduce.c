@@ -7,7 +7,7 @@
  * whole trace was read); past that, on a grid of NBUCKETS time buckets, each
  * bucket's lowest and highest point (with their own times) and the series'
  * last point: every peak is kept, in memory that does not grow with the
- * trace. The grid starts over the time the raw points span, twice as wide,
+ * trace. plot_gb() is here, below every file of plots/ that uses it. The grid starts over the time the raw points span, twice as wide,
  * and doubles its buckets' width (merging pairs) whenever a point falls
  * outside it, on either side: samples need not come in time order.
  */
@@ -18,6 +18,11 @@
 #include "../traces/sink.h"
 #include "../traces/trace.h"
 #include "plot.h"
+
+double plot_gb(uint64_t bytes)
+{
+	return (double)bytes / (double)(1ull << 30);
+}
 
 #define RAW_MAX 65536
 #define NBUCKETS 4096
