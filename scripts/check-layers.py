@@ -62,10 +62,6 @@ ALLOWED_CIRCLES = [
     ("runner/record.c", "runner/handlers.c"),
     ("runner/record.c", "runner/probe_pipe.c"),
     ("runner/record.c", "runner/windows.c"),
-    # runner/, compare: compare.c calls compare_parts.c (--plan, --task, --merge) and
-    # learn.c, which call back run_one, run_prepare and outcome_words of compare.c.
-    ("runner/compare.c", "runner/compare_parts.c"),
-    ("runner/compare.c", "runner/learn.c"),
     # the probe: components.py imports PlanModel from plan.py, whose loader imports
     # components (inside a function) for component_class and load_kwargs.
     ("probe/stagebench_probe/components.py", "probe/stagebench_probe/plan.py"),
