@@ -62,9 +62,6 @@ ALLOWED_CIRCLES = [
     ("runner/record.c", "runner/handlers.c"),
     ("runner/record.c", "runner/probe_pipe.c"),
     ("runner/record.c", "runner/windows.c"),
-    # the probe: components.py imports PlanModel from plan.py, whose loader imports
-    # components (inside a function) for component_class and load_kwargs.
-    ("probe/stagebench_probe/components.py", "probe/stagebench_probe/plan.py"),
 ]
 
 
