@@ -55,13 +55,6 @@ ALLOWED_CIRCLES = [
     ("traces/reader.c", "traces/fastpath.c"),
     ("traces/reader.c", "traces/zread.c"),
     ("traces/reader.c", "traces/summary.c"),
-    # runner/, the record engine: record.c calls each job's file (admission, handlers,
-    # probe_pipe, windows), and they call back write_event, take_sample, begin_stop,
-    # trace_failed of record.c.
-    ("runner/record.c", "runner/admission.c"),
-    ("runner/record.c", "runner/handlers.c"),
-    ("runner/record.c", "runner/probe_pipe.c"),
-    ("runner/record.c", "runner/windows.c"),
 ]
 
 
