@@ -1,5 +1,5 @@
-/* compare_int.h -- what compare.c, plan.c, learn.c, report.c and compare_parts.c (plan,
- * task, merge) share */
+/* compare_int.h -- what compare.c, session.c, plan.c, learn.c, report.c and compare_parts.c
+ * (plan, task, merge) share */
 #ifndef SB_COMPARE_INT_H
 #define SB_COMPARE_INT_H
 
@@ -52,13 +52,13 @@ struct session {
 				  * (runner/conditions.h) */
 };
 
-/* compare.c: run k of the schedule, the prepare command, the warm-ups (each
+/* session.c: run k of the schedule, the prepare command, the warm-ups (each
  * 0, or -1 when the recorder failed); a signal that came between runs. */
 int run_k(struct session *s, size_t k);
 int run_prepare(struct session *s);
 int run_warmups(struct session *s);
 bool take_signal(struct session *s, const struct record_signals *sigs);
-/* compare.c: one plan run under record_run (0, or -1 after error()); a
+/* session.c: one plan run under record_run (0, or -1 after error()); a
  * run's outcome in words. */
 int run_one(const struct record_opts *base, const struct compare_run *cr,
 	    const enum cache_state *state, struct trace_label *labels, size_t nlabels,

@@ -1,6 +1,6 @@
 /* record_int.h -- the run one record_run() drives, shared by the files of the record engine:
  * record.c (the run's life), signals.c, status.c, windows.c, probe_pipe.c, admission.c,
- * handlers.c, start.c */
+ * handlers.c, start.c, and engine.c (what they share below them) */
 #ifndef SB_RECORD_INT_H
 #define SB_RECORD_INT_H
 
@@ -123,10 +123,11 @@ static inline double t_of(const struct run *r, int64_t ns)
 	return (double)(ns - r->t0_ns) / 1e9;
 }
 
-/* record.c */
+/* engine.c */
 void trace_failed(struct run *r);
 void write_event(struct run *r, const struct trace_event *ev);
 void begin_stop(struct run *r, enum stopped_by by, const char *reason, int64_t now);
+void window_sampled(struct run *r, const struct trace_sample *s);
 void take_sample(struct run *r, int64_t now, double t_min);
 /* signals.c */
 int drain_signals(int fd, bool *chld);
@@ -134,7 +135,6 @@ int drain_signals(int fd, bool *chld);
 void status_clear(struct run *r);
 void status_update(struct run *r, int64_t now);
 /* windows.c */
-void window_sampled(struct run *r, const struct trace_sample *s);
 void window_close(struct run *r, double t);
 void window_open_at(struct run *r, double t, bool reset);
 void window_sample(struct run *r, double ev_t);

@@ -29,17 +29,6 @@ static void window_poll_peak(struct run *r)
 	}
 }
 
-/* A sample's footprint counts for the window it falls in (t >= its start). */
-void window_sampled(struct run *r, const struct trace_sample *s)
-{
-	if (!r->sw.open || kernel_peaks(r) || !(s->fields & SF_FOOTPRINT) ||
-	    s->t < r->sw.from)
-		return;
-	if (!r->sw.has_peak || s->footprint > r->sw.peak)
-		r->sw.peak = s->footprint;
-	r->sw.has_peak = true;
-}
-
 static const char *window_why(const struct run *r)
 {
 	if (r->sw.late)

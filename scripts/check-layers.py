@@ -48,20 +48,6 @@ PY_PACKAGE = "probe/stagebench_probe"
 # three or more files needs pairs that join all of its files. Each pair is removed
 # when its circle is broken: a pair whose files are no longer in one circle fails.
 ALLOWED_CIRCLES = [
-    # runner/, the record engine: record.c calls each job's file (admission, handlers,
-    # probe_pipe, windows), and they call back write_event, take_sample, begin_stop,
-    # trace_failed of record.c.
-    ("runner/record.c", "runner/admission.c"),
-    ("runner/record.c", "runner/handlers.c"),
-    ("runner/record.c", "runner/probe_pipe.c"),
-    ("runner/record.c", "runner/windows.c"),
-    # runner/, compare: compare.c calls compare_parts.c (--plan, --task, --merge) and
-    # learn.c, which call back run_one, run_prepare and outcome_words of compare.c.
-    ("runner/compare.c", "runner/compare_parts.c"),
-    ("runner/compare.c", "runner/learn.c"),
-    # the probe: components.py imports PlanModel from plan.py, whose loader imports
-    # components (inside a function) for component_class and load_kwargs.
-    ("probe/stagebench_probe/components.py", "probe/stagebench_probe/plan.py"),
 ]
 
 

@@ -18,7 +18,7 @@ Anything else builds the model: cls.from_pretrained(path, subfolder=NAME, dtype 
 """
 import importlib
 
-from .plan import PlanModel
+from .plan_model import PlanModel
 
 QUANT_ATTRS = frozenset(("is_loaded_in_4bit", "is_loaded_in_8bit", "quantization_method"))
 

@@ -27,10 +27,12 @@ import pprint
 import sys
 import time
 
+from . import components as cp
 from . import frames as fr
 from .core import LazyModel
 from .release import built_nbytes
 from .defer import Interceptor, replay_builder, resolve
+from .plan_model import PlanModel
 from .rng import RngState, preserved_rng
 
 FINGERPRINTS = 16
@@ -220,40 +222,6 @@ def _render(learner, models, stages, skipped):
 
 
 # -- installing ----------------------------------------------------------------------------
-class PlanModel(LazyModel):
-    """A staged model of a plan: a call of it, or of one of its "uses" methods, enters
-    its stage first."""
-
-    __slots__ = ("_sb_plan",)
-
-    def __init__(self, probe, name, plan):
-        LazyModel.__init__(self, probe, name)
-        object.__setattr__(self, "_sb_plan", plan)
-
-    def __call__(self, *args, **kwargs):
-        self._sb_plan.use(self._sb_name)
-        return LazyModel.__call__(self, *args, **kwargs)
-
-    def _sb_module(self):
-        # any use that builds it once the stages have begun (a method other than those
-        # the learning run saw called, .dtype ...) starts its stage first; one while the
-        # script sets itself up may change it in ways no rebuild would repeat (its own
-        # checkpoint reader writing into it): it is kept resident, never rebuilt
-        plan = self._sb_plan
-        e = self._sb_probe._entries.get(self._sb_name)
-        if e is not None and e.module is None and not e.pinned:
-            if plan.probe.stage in (None, "setup"):
-                plan.keep(self._sb_name)
-            else:
-                plan.use(self._sb_name)
-        return LazyModel._sb_module(self)
-
-    def __getattr__(self, attr):
-        if attr in self._sb_plan.models[self._sb_name].get("uses", ()):
-            self._sb_plan.use(self._sb_name)
-        return LazyModel.__getattr__(self, attr)
-
-
 class Plan:
     def __init__(self, probe, models, stages, left=()):
         self.probe = probe
@@ -468,7 +436,6 @@ class PlanFactory(Interceptor):
                 if comp is not None:
                     plan.loaded(name, comp, seconds / len(parts))
             return pipe
-        from . import components as cp
         path = args[0] if args else kwargs.get("pretrained_model_name_or_path")
         for name, part in parts.items():
             real = cp.component_class(self.plan.models[name]["class"])

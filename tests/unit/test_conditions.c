@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,4 +89,19 @@ Test(conditions, a_much_slower_run_is_named)
 	cr_assert_not(run_much_slower(2.0, two, 2, &median)); /* 1.8 times, but under 1 s more */
 	cr_assert(run_much_slower(2.3, two, 2, &median));
 	cr_assert_not(run_much_slower(5.0, NULL, 0, &median)); /* nothing to compare with */
+}
+
+Test(conditions, memory_primed_is_touched_page_by_page)
+{
+	struct rusage before, after;
+	cr_assert_eq(memory_prime(0), -1);
+	cr_assert_eq(memory_prime(UINT64_MAX), -1);
+	getrusage(RUSAGE_SELF, &before);
+	double s = memory_prime(32u << 20);
+	getrusage(RUSAGE_SELF, &after);
+	cr_assert(s >= 0);
+	/* every page of 32 MiB written: one fault each at least (4 KiB pages: 8192) */
+	long pages = (32l << 20) / sysconf(_SC_PAGESIZE);
+	cr_assert_geq(after.ru_minflt - before.ru_minflt, pages * 9 / 10,
+		      "%ld faults for %ld pages", after.ru_minflt - before.ru_minflt, pages);
 }
