@@ -80,7 +80,10 @@ static pid_t spawn_gnuplot(const char *name, const char *exe, const int in[2], c
 	sigset_t dflt;
 	sigemptyset(&dflt);
 	sigaddset(&dflt, SIGPIPE);
-	char *argv[] = { (char *)name, NULL };
+	/* the script as a file to load, not typed input: gnuplot reads its stdin
+	 * a byte a call, a file it loads through stdio (and says the line of an
+	 * error) */
+	char *argv[] = { (char *)name, (char *)"/dev/stdin", NULL };
 	int serr;
 	if (posix_spawn_file_actions_adddup2(&fa, in[0], 0) ||
 	    posix_spawn_file_actions_adddup2(&fa, err[1], 1) ||
