@@ -80,7 +80,10 @@ static pid_t spawn_gnuplot(const char *name, const char *exe, const int in[2], c
 	sigset_t dflt;
 	sigemptyset(&dflt);
 	sigaddset(&dflt, SIGPIPE);
-	char *argv[] = { (char *)name, NULL };
+	/* the script as a file to load, not typed input: gnuplot reads its stdin
+	 * a byte a call, a file it loads through stdio (and says the line of an
+	 * error) */
+	char *argv[] = { (char *)name, (char *)"/dev/stdin", NULL };
 	int serr;
 	if (posix_spawn_file_actions_adddup2(&fa, in[0], 0) ||
 	    posix_spawn_file_actions_adddup2(&fa, err[1], 1) ||
@@ -100,41 +103,74 @@ static pid_t spawn_gnuplot(const char *name, const char *exe, const int in[2], c
 	return pid;
 }
 
-/* Write the script to *in_fd while collecting what gnuplot says from *err_fd,
- * until both are closed. Returns 0, or -1 after error(). */
-static int pump(int *in_fd, int *err_fd, const char *script, size_t len, struct strbuf *msg)
+/* One gnuplot being fed its script and heard. */
+struct gp_job {
+	pid_t pid;
+	int in, err; /* our ends: its stdin, its stdout and stderr */
+	const char *script;
+	size_t len, off;
+	struct strbuf msg;
+};
+
+/* Feed one job's stdin what it can take now. */
+static void pump_in(struct gp_job *j)
 {
-	fcntl(*in_fd, F_SETFL, fcntl(*in_fd, F_GETFL) | O_NONBLOCK);
-	size_t off = 0;
-	if (len == 0)
-		close_fd(in_fd);
-	while (*in_fd >= 0 || *err_fd >= 0) {
-		struct pollfd p[2] = { { .fd = *in_fd, .events = POLLOUT },
-				       { .fd = *err_fd, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
+	ssize_t w = write(j->in, j->script + j->off, j->len - j->off);
+	if (w > 0)
+		j->off += (size_t)w;
+	else if (w < 0 && errno != EAGAIN && errno != EINTR)
+		j->off = j->len; /* gnuplot stopped reading: its stderr says why */
+	if (j->off == j->len)
+		close_fd(&j->in);
+}
+
+/* Read what one job says now. */
+static void pump_err(struct gp_job *j)
+{
+	char buf[4096];
+	ssize_t r = read(j->err, buf, sizeof(buf));
+	if (r > 0)
+		strbuf_add(&j->msg, buf, (size_t)r);
+	else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+		close_fd(&j->err);
+}
+
+/* Write each job's script while collecting what each says, all at once,
+ * until every pipe is closed. Returns 0, or -1 after error(). */
+static int pump(struct gp_job *jobs, size_t n)
+{
+	struct pollfd *p = xcalloc(2 * n, sizeof(*p));
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i].in >= 0)
+			fcntl(jobs[i].in, F_SETFL, fcntl(jobs[i].in, F_GETFL) | O_NONBLOCK);
+		if (jobs[i].len == 0)
+			close_fd(&jobs[i].in);
+	}
+	for (;;) {
+		bool open_any = false;
+		for (size_t i = 0; i < n; i++) {
+			p[2 * i] = (struct pollfd){ .fd = jobs[i].in, .events = POLLOUT };
+			p[2 * i + 1] = (struct pollfd){ .fd = jobs[i].err, .events = POLLIN };
+			open_any |= jobs[i].in >= 0 || jobs[i].err >= 0;
+		}
+		if (!open_any)
+			break;
+		if (poll(p, 2 * n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return error("cannot wait for gnuplot: %s", strerror(errno));
+			rc = error("cannot wait for gnuplot: %s", strerror(errno));
+			break;
 		}
-		if (*in_fd >= 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t w = write(*in_fd, script + off, len - off);
-			if (w > 0)
-				off += (size_t)w;
-			else if (w < 0 && errno != EAGAIN && errno != EINTR)
-				off = len; /* gnuplot stopped reading: its stderr says why */
-			if (off == len)
-				close_fd(in_fd);
-		}
-		if (*err_fd >= 0 && (p[1].revents & (POLLIN | POLLERR | POLLHUP))) {
-			char buf[4096];
-			ssize_t r = read(*err_fd, buf, sizeof(buf));
-			if (r > 0)
-				strbuf_add(msg, buf, (size_t)r);
-			else if (r == 0 || (errno != EAGAIN && errno != EINTR))
-				close_fd(err_fd);
+		for (size_t i = 0; i < n; i++) {
+			if (jobs[i].in >= 0 && (p[2 * i].revents & (POLLOUT | POLLERR | POLLHUP)))
+				pump_in(&jobs[i]);
+			if (jobs[i].err >= 0 && (p[2 * i + 1].revents & (POLLIN | POLLERR | POLLHUP)))
+				pump_err(&jobs[i]);
 		}
 	}
-	return 0;
+	free(p);
+	return rc;
 }
 
 /* What gnuplot said, fit for a terminal: its stdout shares the pipe, and a
@@ -178,48 +214,82 @@ static int reap(pid_t pid, struct strbuf *msg)
 	return 0;
 }
 
-int plot_run_gnuplot(const char *program, const char *script, size_t len)
+/* Start one job: pipes and the process. Returns 0, or -1 after error(). */
+static int job_start(struct gp_job *j, const char *name, const char *exe)
+{
+	int in[2] = { -1, -1 }, err[2] = { -1, -1 };
+	if (pipe_cloexec(in) || pipe_cloexec(err)) {
+		error("cannot create a pipe for gnuplot: %s", strerror(errno));
+		close_fd(&in[0]);
+		close_fd(&in[1]);
+		return -1;
+	}
+	j->pid = spawn_gnuplot(name, exe, in, err);
+	close_fd(&in[0]);
+	close_fd(&err[1]);
+	j->in = in[1];
+	j->err = err[0];
+	return j->pid < 0 ? -1 : 0;
+}
+
+static void job_close(struct gp_job *j)
+{
+	close_fd(&j->in);
+	close_fd(&j->err);
+	if (j->pid > 0)
+		while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	j->pid = -1;
+	strbuf_release(&j->msg);
+}
+
+int plot_run_gnuplots(const char *program, const char *const *scripts, const size_t *lens,
+		      size_t n, int *rcs)
 {
 	const char *name = program ? program : "gnuplot";
+	for (size_t i = 0; i < n; i++)
+		rcs[i] = -1;
 	char *exe = find_program(name);
 	if (!exe)
 		return error(PLOT_GNUPLOT_MISSING);
-
-	int in[2] = { -1, -1 }, err[2] = { -1, -1 };
-	int rc = -1;
-	pid_t pid = -1;
-	struct strbuf msg = STRBUF_INIT;
+	struct gp_job *jobs = xcalloc(n ? n : 1, sizeof(*jobs));
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
-	bool pipe_saved = false;
-
-	if (pipe_cloexec(in) || pipe_cloexec(err)) {
-		error("cannot create a pipe for gnuplot: %s", strerror(errno));
-		goto out;
+	int rc = 0;
+	size_t started = 0;
+	for (; started < n; started++) {
+		jobs[started] = (struct gp_job){ .pid = -1, .in = -1, .err = -1,
+						 .script = scripts[started], .len = lens[started],
+						 .msg = STRBUF_INIT };
+		if (job_start(&jobs[started], name, exe)) {
+			rc = -1;
+			started++;
+			break;
+		}
 	}
-	pid = spawn_gnuplot(name, exe, in, err);
-	if (pid < 0)
-		goto out;
-	close_fd(&in[0]);
-	close_fd(&err[1]);
-
 	/* A gnuplot that dies early must not take us down with SIGPIPE. */
-	if (!sigaction(SIGPIPE, &ign, &old_pipe))
-		pipe_saved = true;
-	if (pump(&in[1], &err[0], script, len, &msg))
-		goto out;
-	rc = reap(pid, &msg);
-	pid = -1;
-out:
+	bool pipe_saved = !sigaction(SIGPIPE, &ign, &old_pipe);
+	if (!rc)
+		rc = pump(jobs, n);
+	for (size_t i = 0; i < n; i++) {
+		if (!rc && !(i && rcs[i - 1])) {
+			rcs[i] = reap(jobs[i].pid, &jobs[i].msg);
+			jobs[i].pid = -1;
+		}
+	}
 	if (pipe_saved)
 		sigaction(SIGPIPE, &old_pipe, NULL);
-	close_fd(&in[0]);
-	close_fd(&in[1]);
-	close_fd(&err[0]);
-	close_fd(&err[1]);
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	strbuf_release(&msg);
+	for (size_t i = 0; i < started; i++)
+		job_close(&jobs[i]);
+	free(jobs);
 	free(exe);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = rcs[i];
 	return rc;
+}
+
+int plot_run_gnuplot(const char *program, const char *script, size_t len)
+{
+	int rc1;
+	int rc = plot_run_gnuplots(program, &script, &len, 1, &rc1);
+	return rc ? rc : rc1;
 }

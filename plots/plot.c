@@ -84,11 +84,11 @@ static int chart_whole(const char *tmp, enum plot_format fmt, struct strbuf *why
 	return -1;
 }
 
-int gp_draw(const struct plot_opts *o, const char *path, const char *tmp,
-	    const struct strbuf *script)
+/* gnuplot has run (rc its result): check the chart, put it in place, say
+ * its path. Returns 0, or -1 after error(), the temporary file removed. */
+static int gp_finish(const struct plot_opts *o, const char *path, const char *tmp, int rc)
 {
 	struct strbuf why = STRBUF_INIT;
-	int rc = plot_run_gnuplot(o->gnuplot, script->buf, script->len);
 	if (rc)
 		error("cannot draw '%s'", path);
 	else if (chart_whole(tmp, o->format, &why))
@@ -103,20 +103,49 @@ int gp_draw(const struct plot_opts *o, const char *path, const char *tmp,
 	return rc;
 }
 
-static int draw(const struct plot_opts *o, const struct plot_chart *chart,
-		const struct plot_model *m)
+int gp_draw(const struct plot_opts *o, const char *path, const char *tmp,
+	    const struct strbuf *script)
 {
-	char *path = gp_out_path(o, chart->name);
-	char *tmp = path ? gp_tmp_path(path) : NULL;
-	int rc = -1;
-	if (tmp) {
-		struct strbuf sb = STRBUF_INIT;
-		chart->script(&sb, m, o, tmp);
-		rc = gp_draw(o, path, tmp, &sb);
-		strbuf_release(&sb);
+	return gp_finish(o, path, tmp, plot_run_gnuplot(o->gnuplot, script->buf, script->len));
+}
+
+/* Every chart of the model, their gnuplots running at the same time; said
+ * and put in place in the order of plot_charts[], the first failure the
+ * last chart said (the ones after it are not kept). */
+static int draw_all(const struct plot_opts *o, const struct plot_model *m)
+{
+	enum { N = sizeof(plot_charts) / sizeof(plot_charts[0]) };
+	char *path[N] = { 0 }, *tmp[N] = { 0 };
+	struct strbuf sb[N];
+	const char *scripts[N];
+	size_t lens[N];
+	int rcs[N], rc = 0;
+	size_t n = 0;
+	for (; n < N; n++) {
+		path[n] = gp_out_path(o, plot_charts[n].name);
+		tmp[n] = path[n] ? gp_tmp_path(path[n]) : NULL;
+		if (!tmp[n])
+			break;
+		strbuf_init(&sb[n]);
+		plot_charts[n].script(&sb[n], m, o, tmp[n]);
+		scripts[n] = sb[n].buf;
+		lens[n] = sb[n].len;
 	}
-	free(tmp);
-	free(path);
+	if (n < N) {
+		rc = -1;
+		free(path[n]);
+	} else {
+		plot_run_gnuplots(o->gnuplot, scripts, lens, N, rcs);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!rc)
+			rc = gp_finish(o, path[i], tmp[i], rcs[i]);
+		else
+			unlink(tmp[i]);
+		strbuf_release(&sb[i]);
+		free(tmp[i]);
+		free(path[i]);
+	}
 	return rc;
 }
 
@@ -131,9 +160,7 @@ int plot_runs(const struct plot_opts *opts, const struct trace *traces,
 		return -1;
 	if (plot_model_build(opts, traces, runs, n, &model))
 		return -1;
-	int rc = 0;
-	for (size_t i = 0; i < plot_ncharts && !rc; i++)
-		rc = draw(opts, &plot_charts[i], &model);
+	int rc = draw_all(opts, &model);
 	plot_model_release(&model);
 	return rc;
 }

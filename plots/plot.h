@@ -251,6 +251,13 @@ void plot_stages_script(struct strbuf *sb, const struct plot_model *m, const str
  */
 int plot_run_gnuplot(const char *program, const char *script, size_t len);
 
+/* plot_run_gnuplot() for n scripts at once, each its own gnuplot running
+ * beside the others. rcs[i] is script i's result; the first failure is the
+ * one reported (after error()), the scripts after it -1 with nothing said,
+ * as if they had not run. Returns 0 when every script drew, else -1. */
+int plot_run_gnuplots(const char *program, const char *const *scripts, const size_t *lens,
+		      size_t n, int *rcs);
+
 /* True when `program` (NULL = "gnuplot") is an executable on PATH; compare
  * checks this before its runs so a missing gnuplot is reported up front. */
 bool plot_have_gnuplot(const char *program);

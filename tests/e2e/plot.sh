@@ -143,7 +143,7 @@ check "unreadable trace is named" grep -q 'no-such.trace.jsonl' "$tmp/missing.er
 mkdir "$tmp/cutbin"
 {
 	printf '%s\n' '#!/bin/sh'
-	printf '%s\n' "gp='$tmp/cut.gp'"
+	printf '%s\n' "gp=\$(mktemp '$tmp/cut.gp.XXXXXX')"
 	printf '%s\n' 'cat >"$gp"'
 	printf '%s\n' "'$(command -v gnuplot)' \"\$gp\" || exit"
 	printf '%s\n' 'out=$(sed -n '\''s/^set output "\(.*\)"$/\1/p'\'' "$gp" | head -n 1)'

@@ -496,6 +496,47 @@ Test(plot, gnuplot_errors_fail_the_call, .timeout = 30)
 	cr_assert_eq(plot_run_gnuplot(NULL, bad, sizeof(bad) - 1), -1);
 }
 
+/* Two gnuplots at once: the first reads a FIFO the second writes, which
+ * only works when both run at the same time (one after the other, the first
+ * reads nothing once its `timeout` ends). */
+Test(plot, gnuplots_run_at_the_same_time, .timeout = 60)
+{
+	if (!plot_have_gnuplot(NULL))
+		cr_skip_test("gnuplot is not installed");
+	char dir[] = "/tmp/sb-test-plot-gnuplots-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char *fifo = xasprintf("%s/fifo", dir), *got = xasprintf("%s/got", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	char *a = xasprintf("r = system(\"timeout 20 cat '%s'\")\nset print '%s'\nprint r\n", fifo, got);
+	char *b = xasprintf("r = system(\"timeout 20 sh -c 'echo hi >%s'\")\n", fifo);
+	const char *scripts[] = { a, b };
+	size_t lens[] = { strlen(a), strlen(b) };
+	int rcs[2] = { 7, 7 };
+	cr_assert_eq(plot_run_gnuplots(NULL, scripts, lens, 2, rcs), 0);
+	cr_assert_eq(rcs[0], 0);
+	cr_assert_eq(rcs[1], 0);
+	FILE *f = fopen(got, "r");
+	cr_assert_not_null(f);
+	char line[16] = "";
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	cr_assert_str_eq(line, "hi\n");
+	/* the first failure is the one said; the script after it counts as failed */
+	static const char bad[] = "set frobnicate 3\n", good[] = "print 1+1\n";
+	const char *s2[] = { bad, good };
+	size_t l2[] = { sizeof(bad) - 1, sizeof(good) - 1 };
+	cr_assert_eq(plot_run_gnuplots(NULL, s2, l2, 2, rcs), -1);
+	cr_assert_eq(rcs[0], -1);
+	cr_assert_eq(rcs[1], -1);
+	unlink(got);
+	unlink(fifo);
+	rmdir(dir);
+	free(a);
+	free(b);
+	free(fifo);
+	free(got);
+}
+
 Test(plot, plot_runs_writes_both_svgs_the_same_each_time, .timeout = 60)
 {
 	if (!plot_have_gnuplot(NULL))
