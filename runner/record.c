@@ -59,7 +59,8 @@ static int run_open(struct run *r)
 }
 
 /* Memory primed just before the start (runner/conditions.h), at most half
- * of what is available; said at -v. */
+ * of what is available; a mark event says so in the trace (the samples start
+ * that much later), and a note at -v. */
 static void prime(struct run *r)
 {
 	struct meter_system sys;
@@ -67,11 +68,23 @@ static void prime(struct run *r)
 	if (!meter_system(r->m, &sys) && n > sys.avail_bytes / 2)
 		n = sys.avail_bytes / 2;
 	double s = memory_prime(n);
-	if (sb_verbosity >= 2 && s >= 0) {
-		char size[UNITS_BUF], took[UNITS_BUF];
-		note("%s: primed %s of memory in %s", r->o->name,
-		     units_size((double)n, UNITS_COARSE, false, size), units_seconds(s, UNITS_COARSE, false, took));
-	}
+	if (s < 0)
+		return;
+	char size[UNITS_BUF], took[UNITS_BUF];
+	units_size((double)n, UNITS_COARSE, false, size);
+	units_seconds(s, UNITS_COARSE, false, took);
+	char *text = xasprintf("memory primed: %s written and freed in %s before the command "
+			       "started", size, took);
+	struct trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.t = t_of(r, mono_ns());
+	ev.kind = EV_MARK;
+	ev.note = text;
+	ev.ndim = -1;
+	write_event(r, &ev);
+	if (sb_verbosity >= 2)
+		note("%s: %s", r->o->name, text);
+	free(text);
 }
 
 /* Spawn the command with the probe pipe and run the loop. Returns 0 when it
