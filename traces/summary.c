@@ -9,7 +9,11 @@
  * smallest, the last, the largest rss, the first and the largest swap_used,
  * the lowest level, the largest devmem and gpu, and the same at exactly the segment's start for
  * intervals that end there); `merged` counts the samples dropped beside
- * them. Samples are placed in t order through a reorder queue 10 s deep; an
+ * them. The smallest footprint is read only within 2 s of a release (a
+ * window's lowest footprint after its releases), so it is kept only in the
+ * segments that start in [r, r + 2 s] of a release r: every release at or
+ * before a segment's start is known when its first sample is placed (one
+ * that comes later makes the reader fall back, as above). Samples are placed in t order through a reorder queue 10 s deep; an
  * event or sample that comes later than that makes the reader fall back to
  * a full read (trace_read), so the result is always exact.
  */
@@ -42,12 +46,15 @@ struct trace_summary {
 	double frontier;       /* t of the last sample placed */
 	double *bounds;        /* segment starts, sorted */
 	size_t nbounds, bounds_alloc;
+	double *releases;      /* the releases' t, sorted */
+	size_t nreleases, releases_alloc;
 	bool fallback;
 	size_t seq;            /* arrival order: stable among equal t */
 	size_t nplaced;
 	/* the segment being filled */
 	size_t seg;            /* bounds at or before its samples */
 	double seg_start, seg_end; /* [start, end): a sample there is in it */
+	bool need_min;         /* the segment starts within 2 s after a release */
 	bool has[K_N];
 	struct queued keep[K_N];
 	size_t n_fp, n_nofp;
@@ -84,13 +91,50 @@ static void add_bound(struct trace_summary *m, double b)
 	m->nbounds++;
 }
 
+static size_t lower_index(const double *v, size_t n, double x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void add_release(struct trace_summary *m, double t)
+{
+	size_t at = lower_index(m->releases, m->nreleases, t);
+	if (at < m->nreleases && m->releases[at] == t)
+		return;
+	ALLOC_GROW(m->releases, m->nreleases + 1, m->releases_alloc);
+	memmove(m->releases + at + 1, m->releases + at, (m->nreleases - at) * sizeof(double));
+	m->releases[at] = t;
+	m->nreleases++;
+}
+
+/* A release r with r <= start <= r + 2 s (the analysis's own sum): the
+ * latest one at or before start has the latest r + 2 s. */
+static bool after_release(const struct trace_summary *m, double start)
+{
+	size_t at = lower_index(m->releases, m->nreleases, start);
+	if (at < m->nreleases && m->releases[at] == start)
+		return true;
+	return at > 0 && start <= m->releases[at - 1] + 2.0;
+}
+
 static void summary_event(struct trace_summary *m, const struct trace_event *ev)
 {
 	if (ev->t > m->newest)
 		m->newest = ev->t;
 	add_bound(m, ev->t);
-	if (ev->kind == EV_RELEASE)
+	if (ev->kind == EV_RELEASE) {
 		add_bound(m, ev->t + 2.0);
+		if (isfinite(ev->t))
+			add_release(m, ev->t);
+	}
 	if (ev->kind == EV_PEAK && ev->has_from)
 		add_bound(m, ev->from);
 }
@@ -158,6 +202,7 @@ static void place(struct trace_summary *m, const struct queued *queued)
 		m->seg = seg;
 		m->seg_start = seg ? m->bounds[seg - 1] : -INFINITY;
 		m->seg_end = seg < m->nbounds ? m->bounds[seg] : INFINITY;
+		m->need_min = after_release(m, m->seg_start);
 	}
 	m->placed_any = true;
 	m->frontier = s->t;
@@ -165,11 +210,13 @@ static void place(struct trace_summary *m, const struct queued *queued)
 	if (s->fields & SF_FOOTPRINT) {
 		m->n_fp++;
 		KEEP_IF(K_MAXFP, s->footprint > m->keep[K_MAXFP].s.footprint);
-		KEEP_IF(K_MINFP, s->footprint < m->keep[K_MINFP].s.footprint);
+		if (m->need_min)
+			KEEP_IF(K_MINFP, s->footprint < m->keep[K_MINFP].s.footprint);
 		KEEP_IF(K_LASTFP, true);
 		if (at_start) {
 			KEEP_IF(K_AT_MAXFP, s->footprint > m->keep[K_AT_MAXFP].s.footprint);
-			KEEP_IF(K_AT_MINFP, s->footprint < m->keep[K_AT_MINFP].s.footprint);
+			if (m->need_min)
+				KEEP_IF(K_AT_MINFP, s->footprint < m->keep[K_AT_MINFP].s.footprint);
 		}
 	} else {
 		m->n_nofp++;
@@ -293,6 +340,7 @@ int trace_read_summary_also(const char *path, struct trace *tr, const struct tra
 	}
 	free(m.q);
 	free(m.bounds);
+	free(m.releases);
 	if (ret || m.fallback || tr->damaged) {
 		/* a fault (reported now) or records too far out of order: read it all */
 		trace_release(tr);
