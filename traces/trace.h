@@ -307,8 +307,10 @@ int trace_read(const char *path, struct trace *tr);
  * The same, for the stage-window analysis in memory bounded by the events,
  * not the samples: of each stretch between two event times (and a release's
  * t + 2 s, a peak's from) only its extreme samples are kept (largest and
- * smallest footprint, last, largest rss, first and largest swap_used, lowest
- * level, largest devmem and gpu), `merged` counting the others, so that every window, release and
+ * smallest footprint, the smallest only within 2 s after a release, last,
+ * largest rss, first and largest swap_used, lowest level, largest devmem and
+ * gpu, less those that others stand for: summary.c), `merged` counting the
+ * others, so that every window, release and
  * kernel-peak figure of analyze/analysis.c comes out as from trace_read().
  * Falls back to trace_read() for a damaged trace or one whose records are
  * more than 10 s out of time order. tr->summary tells which.
