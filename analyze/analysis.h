@@ -80,11 +80,11 @@ extern const char *const kernel_peak_metric_names[KPEAK_NMETRICS]; /* "rss", "fo
 
 /* One window: one stage event (or the implicit setup period). */
 struct stage_window {
+	/* (the flags last: no padding; a run of many stage events has one each) */
 	size_t stage;         /* index into analysis.stages */
 	double stage_t;       /* the stage event's t; 0 for setup (the run's start) */
 	double start_t;       /* window start (after releases); -INFINITY for setup */
 	double end_t;         /* next stage event, or the last sample (+INFINITY when none) */
-	bool last;            /* the run's last window (includes the last sample) */
 	size_t nsamples;      /* samples with a footprint inside the window */
 	uint64_t peak_footprint; /* valid when nsamples > 0 */
 	double peak_t;
@@ -92,16 +92,17 @@ struct stage_window {
 	size_t nreleases;
 	uint64_t release_bytes;
 	double releases_done_t;      /* the last of those releases (valid when nreleases) */
+	uint64_t footprint_before;   /* has_before: the last sample strictly before the stage event */
+	uint64_t lowest_after;       /* has_low_after: lowest footprint in [releases_done_t, +2 s] */
+	uint64_t swap_first, swap_top; /* has_swap: its first and highest swap_used */
+	uint64_t devmem_top;         /* when has_devmem */
+	uint64_t gpu_top;            /* when has_gpu */
+	bool last;            /* the run's last window (includes the last sample) */
 	bool has_before;
-	uint64_t footprint_before;   /* the last sample strictly before the stage event */
 	bool has_low_after;
-	uint64_t lowest_after;       /* lowest footprint in [releases_done_t, +2 s] */
 	bool has_swap;               /* a sample in the window had swap_used */
-	uint64_t swap_first, swap_top; /* its first and highest swap_used */
 	bool has_devmem;             /* a sample in the window had devmem (the probe's device reading) */
-	uint64_t devmem_top;
 	bool has_gpu;                /* ... had gpu (NVML, from outside) */
-	uint64_t gpu_top;
 };
 
 /* One row per distinct stage name, in order of first appearance. */

@@ -4,6 +4,91 @@
 
 #include <stdlib.h>
 
+/* ---- the events' strings, one copy of each ------------------------------ */
+
+/* A trace's events repeat a few names (kind, stage, model, metric, device)
+ * thousands of times: the kept events share one copy of each, owned by the
+ * trace (open addressing, FNV-1a). */
+struct trace_strings {
+	char **slot;
+	size_t cap, n;
+};
+
+static size_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
+
+static void strings_put(struct trace_strings *ts, char *s)
+{
+	size_t i = str_hash(s) & (ts->cap - 1);
+	while (ts->slot[i])
+		i = (i + 1) & (ts->cap - 1);
+	ts->slot[i] = s;
+	ts->n++;
+}
+
+/* The shared copy of s, which it takes (s is freed when one was there). */
+static char *intern(struct trace *tr, char *s)
+{
+	if (!s)
+		return NULL;
+	struct trace_strings *ts = tr->strings;
+	if (!ts)
+		ts = tr->strings = xcalloc(1, sizeof(*ts));
+	if (ts->cap) {
+		for (size_t i = str_hash(s) & (ts->cap - 1); ts->slot[i]; i = (i + 1) & (ts->cap - 1))
+			if (!strcmp(ts->slot[i], s)) {
+				free(s);
+				return ts->slot[i];
+			}
+	}
+	if (2 * (ts->n + 1) > ts->cap) {
+		struct trace_strings grown = { xcalloc(ts->cap ? 2 * ts->cap : 64, sizeof(char *)),
+					       ts->cap ? 2 * ts->cap : 64, 0 };
+		for (size_t i = 0; i < ts->cap; i++)
+			if (ts->slot[i])
+				strings_put(&grown, ts->slot[i]);
+		free(ts->slot);
+		*ts = grown;
+	}
+	strings_put(ts, s);
+	return s;
+}
+
+static void intern_event(struct trace *tr, struct trace_event *ev)
+{
+	ev->kind_name = intern(tr, ev->kind_name);
+	ev->stage = intern(tr, ev->stage);
+	ev->name = intern(tr, ev->name);
+	ev->metric = intern(tr, ev->metric);
+	ev->device = intern(tr, ev->device);
+}
+
+/* A kept event's own strings (the shared ones are the trace's). */
+static void kept_event_release(struct trace_event *ev)
+{
+	ev->kind_name = ev->stage = ev->name = ev->metric = ev->device = NULL;
+	trace_event_release(ev);
+}
+
+static void strings_release(struct trace *tr)
+{
+	struct trace_strings *ts = tr->strings;
+	if (!ts)
+		return;
+	for (size_t i = 0; i < ts->cap; i++)
+		free(ts->slot[i]);
+	free(ts->slot);
+	free(ts);
+	tr->strings = NULL;
+}
+
+/* ---- releasing ------------------------------------------------------------ */
+
 static void records_release(struct trace *tr)
 {
 	reader_start_release(&tr->start);
@@ -12,8 +97,9 @@ static void records_release(struct trace *tr)
 	tr->samples = NULL;
 	tr->nsamples = tr->samples_alloc = 0;
 	for (size_t i = 0; i < tr->nevents; i++)
-		trace_event_release(&tr->events[i]);
+		kept_event_release(&tr->events[i]);
 	free(tr->events);
+	strings_release(tr);
 	tr->events = NULL;
 	tr->nevents = tr->events_alloc = 0;
 	reader_end_release(&tr->end);
@@ -96,6 +182,7 @@ static void take_event(void *arg, struct trace_event *ev)
 		k->events_sorted = false;
 	k->last_event_t = ev->t;
 	ALLOC_GROW(tr->events, tr->nevents + 1, tr->events_alloc);
+	intern_event(tr, ev);
 	tr->events[tr->nevents++] = *ev;
 }
 
@@ -139,7 +226,7 @@ static void take_rollback(void *arg)
 	struct trace *tr = k->tr;
 	tr->nsamples = k->mark_samples;
 	while (tr->nevents > k->mark_events)
-		trace_event_release(&tr->events[--tr->nevents]);
+		kept_event_release(&tr->events[--tr->nevents]);
 	if (tr->has_end && !k->mark_end) {
 		reader_end_release(&tr->end);
 		tr->has_end = false;

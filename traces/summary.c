@@ -9,7 +9,11 @@
  * smallest, the last, the largest rss, the first and the largest swap_used,
  * the lowest level, the largest devmem and gpu, and the same at exactly the segment's start for
  * intervals that end there); `merged` counts the samples dropped beside
- * them. Samples are placed in t order through a reorder queue 10 s deep; an
+ * them. The smallest footprint is read only within 2 s of a release (a
+ * window's lowest footprint after its releases), so it is kept only in the
+ * segments that start in [r, r + 2 s] of a release r: every release at or
+ * before a segment's start is known when its first sample is placed (one
+ * that comes later makes the reader fall back, as above). Samples are placed in t order through a reorder queue 10 s deep; an
  * event or sample that comes later than that makes the reader fall back to
  * a full read (trace_read), so the result is always exact.
  */
@@ -42,16 +46,57 @@ struct trace_summary {
 	double frontier;       /* t of the last sample placed */
 	double *bounds;        /* segment starts, sorted */
 	size_t nbounds, bounds_alloc;
+	double *releases;      /* the releases' t, sorted */
+	size_t nreleases, releases_alloc;
+	double *twice;         /* bounds added more than once, sorted */
+	size_t ntwice, twice_alloc;
+	/* the segment emitted last: where it ended, its largest footprint and rss */
+	bool has_prev;
+	double prev_end;
+	bool prev_fp, prev_rss;
+	uint64_t prev_maxfp, prev_maxrss;
 	bool fallback;
 	size_t seq;            /* arrival order: stable among equal t */
 	size_t nplaced;
 	/* the segment being filled */
 	size_t seg;            /* bounds at or before its samples */
 	double seg_start, seg_end; /* [start, end): a sample there is in it */
+	bool need_min;         /* the segment starts within 2 s after a release */
 	bool has[K_N];
 	struct queued keep[K_N];
 	size_t n_fp, n_nofp;
 };
+
+static size_t lower_index(const double *v, size_t n, double x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* t into the sorted set v[0..n) */
+static void set_add(double **v, size_t *n, size_t *alloc, double t)
+{
+	size_t at = lower_index(*v, *n, t);
+	if (at < *n && (*v)[at] == t)
+		return;
+	ALLOC_GROW(*v, *n + 1, *alloc);
+	memmove(*v + at + 1, *v + at, (*n - at) * sizeof(double));
+	(*v)[at] = t;
+	(*n)++;
+}
+
+static bool set_has(const double *v, size_t n, double t)
+{
+	size_t at = lower_index(v, n, t);
+	return at < n && v[at] == t;
+}
 
 static bool is_bound(const struct trace_summary *m, double b, size_t *at)
 {
@@ -70,8 +115,13 @@ static bool is_bound(const struct trace_summary *m, double b, size_t *at)
 static void add_bound(struct trace_summary *m, double b)
 {
 	size_t at;
-	if (!isfinite(b) || is_bound(m, b, &at))
+	if (!isfinite(b))
 		return;
+	if (is_bound(m, b, &at)) {
+		/* an interval may be [b, b]: b's own samples are its only ones */
+		set_add(&m->twice, &m->ntwice, &m->twice_alloc, b);
+		return;
+	}
 	if (m->placed_any && b <= m->frontier) {
 		m->fallback = true; /* a sample already placed belongs past it */
 		return;
@@ -84,20 +134,70 @@ static void add_bound(struct trace_summary *m, double b)
 	m->nbounds++;
 }
 
+/* A release r with r <= start <= r + 2 s (the analysis's own sum): the
+ * latest one at or before start has the latest r + 2 s. */
+static bool after_release(const struct trace_summary *m, double start)
+{
+	size_t at = lower_index(m->releases, m->nreleases, start);
+	if (at < m->nreleases && m->releases[at] == start)
+		return true;
+	return at > 0 && start <= m->releases[at - 1] + 2.0;
+}
+
 static void summary_event(struct trace_summary *m, const struct trace_event *ev)
 {
 	if (ev->t > m->newest)
 		m->newest = ev->t;
 	add_bound(m, ev->t);
-	if (ev->kind == EV_RELEASE)
+	if (ev->kind == EV_RELEASE) {
 		add_bound(m, ev->t + 2.0);
+		if (isfinite(ev->t))
+			set_add(&m->releases, &m->nreleases, &m->releases_alloc, ev->t);
+	}
 	if (ev->kind == EV_PEAK && ev->has_from)
 		add_bound(m, ev->from);
+}
+
+/*
+ * Samples kept for a reading that others give as well. At exactly the
+ * segment's start: an interval that ends there and starts before it holds the
+ * whole segment before (its bounds are bounds), so a footprint or rss there
+ * no larger than that segment's largest changes no maximum; only an interval
+ * [b, b] needs it, which only a bound added twice can be. The first swap_used:
+ * another kept sample that comes first among the kept with the same value
+ * gives the window the same first value.
+ */
+static void drop_redundant(struct trace_summary *m)
+{
+	bool after_prev = m->has_prev && m->prev_end == m->seg_start &&
+			  !set_has(m->twice, m->ntwice, m->seg_start);
+	if (after_prev && m->has[K_AT_MAXFP] && m->prev_fp &&
+	    m->keep[K_AT_MAXFP].s.footprint <= m->prev_maxfp)
+		m->has[K_AT_MAXFP] = false;
+	if (after_prev && m->has[K_AT_MAXRSS] && m->prev_rss &&
+	    m->keep[K_AT_MAXRSS].s.rss <= m->prev_maxrss)
+		m->has[K_AT_MAXRSS] = false;
+	if (!m->has[K_FIRSTSWAP])
+		return;
+	const struct queued *first = NULL;
+	for (int k = 0; k < K_N; k++)
+		if (k != K_FIRSTSWAP && m->has[k] && (m->keep[k].s.fields & SF_SWAP_USED) &&
+		    (!first || m->keep[k].seq < first->seq))
+			first = &m->keep[k];
+	if (first && first->s.swap_used == m->keep[K_FIRSTSWAP].s.swap_used)
+		m->has[K_FIRSTSWAP] = false;
 }
 
 /* The segment's kept samples into the trace, in t order, counts on the last ones. */
 static void emit(struct trace_summary *m)
 {
+	drop_redundant(m);
+	m->has_prev = true;
+	m->prev_end = m->seg_end;
+	m->prev_fp = m->has[K_MAXFP];
+	m->prev_maxfp = m->keep[K_MAXFP].s.footprint;
+	m->prev_rss = m->has[K_MAXRSS];
+	m->prev_maxrss = m->keep[K_MAXRSS].s.rss;
 	struct queued *out[K_N];
 	size_t n = 0, kept_fp = 0, kept_nofp = 0;
 	for (int k = 0; k < K_N; k++) {
@@ -158,6 +258,7 @@ static void place(struct trace_summary *m, const struct queued *queued)
 		m->seg = seg;
 		m->seg_start = seg ? m->bounds[seg - 1] : -INFINITY;
 		m->seg_end = seg < m->nbounds ? m->bounds[seg] : INFINITY;
+		m->need_min = after_release(m, m->seg_start);
 	}
 	m->placed_any = true;
 	m->frontier = s->t;
@@ -165,11 +266,13 @@ static void place(struct trace_summary *m, const struct queued *queued)
 	if (s->fields & SF_FOOTPRINT) {
 		m->n_fp++;
 		KEEP_IF(K_MAXFP, s->footprint > m->keep[K_MAXFP].s.footprint);
-		KEEP_IF(K_MINFP, s->footprint < m->keep[K_MINFP].s.footprint);
+		if (m->need_min)
+			KEEP_IF(K_MINFP, s->footprint < m->keep[K_MINFP].s.footprint);
 		KEEP_IF(K_LASTFP, true);
 		if (at_start) {
 			KEEP_IF(K_AT_MAXFP, s->footprint > m->keep[K_AT_MAXFP].s.footprint);
-			KEEP_IF(K_AT_MINFP, s->footprint < m->keep[K_AT_MINFP].s.footprint);
+			if (m->need_min)
+				KEEP_IF(K_AT_MINFP, s->footprint < m->keep[K_AT_MINFP].s.footprint);
 		}
 	} else {
 		m->n_nofp++;
@@ -182,7 +285,8 @@ static void place(struct trace_summary *m, const struct queued *queued)
 	}
 	if (s->fields & SF_SWAP_USED) {
 		KEEP_IF(K_FIRSTSWAP, false);
-		KEEP_IF(K_MAXSWAP, s->swap_used > m->keep[K_MAXSWAP].s.swap_used);
+		/* the value only is read: the last of the largest, often kept anyway */
+		KEEP_IF(K_MAXSWAP, s->swap_used >= m->keep[K_MAXSWAP].s.swap_used);
 	}
 	if (s->fields & SF_LEVEL)
 		KEEP_IF(K_MINLEVEL, s->level < m->keep[K_MINLEVEL].s.level);
@@ -293,6 +397,8 @@ int trace_read_summary_also(const char *path, struct trace *tr, const struct tra
 	}
 	free(m.q);
 	free(m.bounds);
+	free(m.releases);
+	free(m.twice);
 	if (ret || m.fallback || tr->damaged) {
 		/* a fault (reported now) or records too far out of order: read it all */
 		trace_release(tr);

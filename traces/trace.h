@@ -162,29 +162,26 @@ enum event_kind {
 #define EVENT_MAX_DIMS 8
 
 struct trace_event {
+	/* (members ordered by size: no padding between them; a trace of many
+	 * events holds one of these for each) */
 	double t;
 	enum event_kind kind;
+	int ndim; /* latent: -1 when no shape */
 	char *kind_name; /* the "kind" string as read */
 	char *stage;     /* NULL when absent */
 	char *name;
 	char *note;
-	bool has_nbytes;
-	uint64_t nbytes;
-	bool has_seconds;
-	double seconds;
+	uint64_t nbytes;  /* when has_nbytes */
+	double seconds;   /* when has_seconds */
 	/* latent */
 	char *sha256, *dtype, *file;
-	int ndim; /* -1 when no shape */
 	int64_t shape[EVENT_MAX_DIMS];
 	/* peak, gpu */
 	char *metric;    /* peak: "rss" (Linux VmHWM), "footprint" (macOS) ; gpu: "cuda_reserved", "mps_driver" */
 	char *device;    /* gpu: "cuda:0", "mps" */
-	bool has_bytes;
-	uint64_t bytes;  /* peak: the high-water mark; gpu: the current figure */
-	bool has_max_bytes;
-	uint64_t max_bytes; /* gpu: per-stage maximum where the device has one */
-	bool has_from;
-	double from;     /* peak: window start (t) */
+	uint64_t bytes;  /* when has_bytes; peak: the high-water mark; gpu: the current figure */
+	uint64_t max_bytes; /* when has_max_bytes; gpu: per-stage maximum where the device has one */
+	double from;     /* when has_from; peak: window start (t) */
 	/* guard */
 	char *action;    /* "wait", "admit", "timeout", "stop", "interrupted", ... */
 	char *reason;
@@ -194,6 +191,7 @@ struct trace_event {
 	 * written back verbatim; NULL when none. */
 	char *extra_json;
 	size_t line; /* source line when read from a file, else 0 */
+	bool has_nbytes, has_seconds, has_bytes, has_max_bytes, has_from;
 };
 
 /* An event with nothing set: ndim -1 (no shape). The writer writes "shape"
@@ -269,8 +267,12 @@ struct trace {
 	bool has_start;
 	struct trace_sample *samples; /* sorted by t (stable) */
 	size_t nsamples, samples_alloc;
-	struct trace_event *events;   /* sorted by t (stable) */
+	struct trace_event *events;   /* sorted by t (stable); the reader's share
+				       * their kind_name, stage, name, metric and
+				       * device strings (one copy of each, in
+				       * `strings`): do not free or change those */
 	size_t nevents, events_alloc;
+	struct trace_strings *strings; /* reader.c; NULL when none */
 	bool has_end;
 	struct trace_end end;
 	/* The versions of Python and the libraries the run imported (FORMAT.md,
@@ -305,8 +307,10 @@ int trace_read(const char *path, struct trace *tr);
  * The same, for the stage-window analysis in memory bounded by the events,
  * not the samples: of each stretch between two event times (and a release's
  * t + 2 s, a peak's from) only its extreme samples are kept (largest and
- * smallest footprint, last, largest rss, first and largest swap_used, lowest
- * level, largest devmem and gpu), `merged` counting the others, so that every window, release and
+ * smallest footprint, the smallest only within 2 s after a release, last,
+ * largest rss, first and largest swap_used, lowest level, largest devmem and
+ * gpu, less those that others stand for: summary.c), `merged` counting the
+ * others, so that every window, release and
  * kernel-peak figure of analyze/analysis.c comes out as from trace_read().
  * Falls back to trace_read() for a damaged trace or one whose records are
  * more than 10 s out of time order. tr->summary tells which.

@@ -208,3 +208,99 @@ Test(summary, a_long_trace_keeps_few_samples)
 	test_rm_rf(dir);
 	free(dir);
 }
+
+/* Stages without releases: a segment's smallest footprint is never read (only
+ * a window's lowest footprint in the 2 s after its releases is), nor its
+ * first sample when its footprint and rss are no larger than the stage
+ * before's largest and a later one has the same swap_used: of each stage's
+ * samples only the largest and the last are kept; with a release in each
+ * stage, the smallest too. */
+static size_t kept_of_stages(const char *p, bool releases)
+{
+	static const uint64_t fp[10] = { 500, 600, 700, 900, 300, 100, 200, 300, 350, 400 };
+	struct trace_writer *w = trace_writer_open(p);
+	struct trace_start st = { .utc = "x" };
+	trace_writer_start(w, &st);
+	for (int k = 0; k < 1000; k++) {
+		struct trace_event ev = TRACE_EVENT_INIT;
+		ev.kind = EV_STAGE;
+		ev.t = k * 10.0;
+		ev.stage = "s";
+		trace_writer_event(w, &ev);
+		if (releases) {
+			struct trace_event rel = TRACE_EVENT_INIT;
+			rel.kind = EV_RELEASE;
+			rel.t = k * 10.0 + 0.25;
+			rel.stage = "s";
+			trace_writer_event(w, &rel);
+		}
+		for (int i = 0; i < 10; i++) {
+			struct trace_sample s = { .t = k * 10.0 + i * 0.5,
+						  .fields = SF_FOOTPRINT | SF_RSS | SF_SWAP_USED,
+						  .footprint = fp[i], .rss = fp[i] + 30, .swap_used = 7 };
+			trace_writer_sample(w, &s);
+		}
+	}
+	trace_writer_close(w);
+	struct trace tr;
+	cr_assert_eq(trace_read_summary(p, &tr), 0);
+	cr_assert(tr.summary);
+	size_t n = tr.nsamples;
+	trace_release(&tr);
+	same_analysis(p);
+	return n;
+}
+
+Test(summary, the_smallest_footprint_is_kept_only_after_releases)
+{
+	char *dir = test_tmpdir("summary");
+	char *p = xasprintf("%s/stages.trace.jsonl.zst", dir);
+	size_t plain = kept_of_stages(p, false);
+	cr_assert_leq(plain, 2 * 1000 + 1, "%zu samples kept of 10000 in 1000 stages", plain);
+	size_t released = kept_of_stages(p, true);
+	cr_assert_geq(released, plain + 1000, "%zu samples kept with releases, %zu without",
+		      released, plain);
+	free(p);
+	test_rm_rf(dir);
+	free(dir);
+}
+
+/* The events read share one copy of each name: 1000 stage events, one string. */
+Test(summary, events_share_their_names)
+{
+	char *dir = test_tmpdir("summary");
+	char *p = xasprintf("%s/names.trace.jsonl", dir);
+	struct trace_writer *w = trace_writer_open(p);
+	struct trace_start st = { .utc = "x" };
+	trace_writer_start(w, &st);
+	for (int k = 0; k < 1000; k++) {
+		struct trace_event ev = TRACE_EVENT_INIT;
+		ev.kind = EV_LOAD;
+		ev.t = k;
+		ev.stage = (char *)(k % 2 ? "denoise" : "encode");
+		ev.name = "unet";
+		trace_writer_event(w, &ev);
+	}
+	trace_writer_close(w);
+	struct trace full, sum;
+	cr_assert_eq(trace_read(p, &full), 0);
+	cr_assert_eq(trace_read_summary(p, &sum), 0);
+	struct trace *trs[2] = { &full, &sum };
+	for (int i = 0; i < 2; i++) {
+		struct trace *tr = trs[i];
+		cr_assert_eq(tr->nevents, 1000);
+		for (size_t k = 2; k < tr->nevents; k++) {
+			cr_assert_eq(tr->events[k].stage, tr->events[k % 2].stage);
+			cr_assert_eq(tr->events[k].name, tr->events[0].name);
+			cr_assert_eq(tr->events[k].kind_name, tr->events[0].kind_name);
+		}
+		cr_assert_str_eq(tr->events[1].stage, "denoise");
+		cr_assert_str_eq(tr->events[0].name, "unet");
+	}
+	trace_release(&full);
+	trace_release(&sum);
+	same_analysis(p);
+	free(p);
+	test_rm_rf(dir);
+	free(dir);
+}
