@@ -47,7 +47,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 	mkdir "$tmp/bin"
 	{
 		printf '%s\n' '#!/bin/sh'
-		printf '%s\n' "gp='$tmp/cut.gp'"
+		printf '%s\n' "gp=\$(mktemp '$tmp/cut.XXXXXX')"  # a file per chart: the charts' gnuplots run at once
 		printf '%s\n' 'cat >"$gp"'
 		printf '%s\n' "'$(command -v gnuplot)' \"\$gp\" || exit"
 		printf '%s\n' 'out=$(sed -n '\''s/^set output "\(.*\)"$/\1/p'\'' "$gp" | head -n 1)'
