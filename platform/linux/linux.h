@@ -15,6 +15,8 @@
 /* Test hook: find children by scanning /proc/PID/stat, as on a kernel
  * without CONFIG_PROC_CHILDREN. */
 void meter_linux_force_scan(struct meter *m);
+/* Test hook: smaps_rollup readings made so far. */
+unsigned long meter_linux_rollups(const struct meter *m);
 
 struct status_fields {
 	unsigned have;     /* ST_* bits of the lines found */
@@ -53,9 +55,11 @@ struct linux_proc {
 	 * (or too little to tell from the counters' error). */
 	uint64_t excess;
 	uint64_t rss_excess; /* Rss - Pss (all pages) then, for VmHWM; 0 with excess */
-	uint64_t activity; /* its run time (schedstat) or faults (stat) at that reading */
-	int act_fd;        /* /proc/PID/schedstat (one thread) or stat (several), -1 */
-	bool act_faults;   /* act_fd is stat */
+	uint64_t faults;   /* its minflt + majflt (stat, every thread's) at that reading */
+	uint64_t runtime;  /* its main thread's run time (schedstat) when faults were last
+			    * seen unchanged; UINT64_MAX: not known */
+	int faults_fd;     /* /proc/PID/stat, -1 */
+	int runtime_fd;    /* /proc/PID/schedstat, -1 */
 	bool rolled;       /* excess is from a reading taken while it had partners */
 	bool dirty;        /* statm moved since that reading */
 	unsigned roll_gen; /* the reading's round (linux_meter.roll_gen) */

@@ -63,6 +63,7 @@ struct linux_meter {
 	bool roll_all;          /* a sharing process left: read every live one */
 	unsigned roll_gen;      /* rounds of smaps_rollup readings */
 	int64_t roll_next_ns;   /* readings for changes wait until then (ROLL_COST_FACTOR) */
+	unsigned long rollups;  /* smaps_rollup readings made (meter_linux_rollups) */
 	char buf[16384];
 	char dents[16384];
 };
@@ -132,9 +133,12 @@ static void close_fds(struct linux_proc *p)
 		close(p->children_fd);
 	if (p->statm_fd >= 0)
 		close(p->statm_fd);
-	if (p->act_fd >= 0)
-		close(p->act_fd);
-	p->status_fd = p->task_fd = p->children_fd = p->statm_fd = p->act_fd = -1;
+	if (p->faults_fd >= 0)
+		close(p->faults_fd);
+	if (p->runtime_fd >= 0)
+		close(p->runtime_fd);
+	p->status_fd = p->task_fd = p->children_fd = p->statm_fd = -1;
+	p->faults_fd = p->runtime_fd = -1;
 }
 
 static void close_proc(struct mproc *m)
@@ -189,7 +193,7 @@ static void add_child(pid_t pid, void *arg)
 		return; /* already gone */
 	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, pid);
 	p->status_fd = fd;
-	p->task_fd = p->children_fd = p->statm_fd = p->act_fd = -1;
+	p->task_fd = p->children_fd = p->statm_fd = p->faults_fd = p->runtime_fd = -1;
 	p->threads = 1;
 }
 
@@ -387,7 +391,7 @@ static void linux_track(struct meter *m, pid_t root)
 			       ? (uint64_t)ru.ru_maxrss * 1024 : 0;
 	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, root);
 	p->threads = 1;
-	p->task_fd = p->children_fd = p->statm_fd = p->act_fd = -1;
+	p->task_fd = p->children_fd = p->statm_fd = p->faults_fd = p->runtime_fd = -1;
 	p->status_fd = open_proc_file(root, "status", O_RDONLY);
 	struct pl_proc rp;
 	lm->root_start = procfs_read_stat(lm->proc_fd, root, lm->buf, sizeof(lm->buf), &rp)
@@ -525,31 +529,59 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 
 /* ---- shared pages (smaps_rollup) ----------------------------------------- */
 
-/* How much p did since its last smaps_rollup reading, as a number that moves
- * when it did anything: its run time (/proc/PID/schedstat, one thread) or
- * its page faults (/proc/PID/stat: every thread's; a copy-on-write break is
- * a fault). UINT64_MAX when it cannot be read. */
-static uint64_t activity(struct linux_meter *lm, struct linux_proc *p)
+/* A counter of p from /proc/PID/NAME (the descriptor *fd kept from the first
+ * use): stat's minflt + majflt, or the first number of the file; UINT64_MAX
+ * when it cannot be read. */
+static uint64_t read_counter(struct linux_meter *lm, struct linux_proc *p, int *fd,
+			     const char *name)
 {
-	bool faults = p->threads > 1;
-	if (p->act_fd >= 0 && p->act_faults != faults) {
-		close(p->act_fd);
-		p->act_fd = -1;
-	}
-	if (p->act_fd < 0) {
-		p->act_fd = open_proc_file(p->super.pid, faults ? "stat" : "schedstat", O_RDONLY);
-		p->act_faults = faults;
-		if (p->act_fd < 0)
+	if (*fd < 0) {
+		*fd = open_proc_file(p->super.pid, name, O_RDONLY);
+		if (*fd < 0)
 			return UINT64_MAX;
 	}
-	ssize_t n = reread(lm, p->act_fd);
+	ssize_t n = reread(lm, *fd);
 	if (n <= 0)
 		return UINT64_MAX;
 	lm->buf[n] = '\0';
 	uint64_t v = 0;
-	if (faults)
+	if (fd == &p->faults_fd)
 		return linux_parse_stat_faults(lm->buf, (size_t)n, &v) ? UINT64_MAX : v;
 	return strtoull(lm->buf, NULL, 10);
+}
+
+/* p's page faults, minflt + majflt of every thread (/proc/PID/stat). */
+static uint64_t faults_of(struct linux_meter *lm, struct linux_proc *p)
+{
+	return read_counter(lm, p, &p->faults_fd, "stat");
+}
+
+/* A single-threaded p's run time (/proc/PID/schedstat, its main thread's: a
+ * fifth of stat's cost); UINT64_MAX for several threads or unreadable. */
+static uint64_t runtime_of(struct linux_meter *lm, struct linux_proc *p)
+{
+	return p->threads <= 1 ? read_counter(lm, p, &p->runtime_fd, "schedstat") : UINT64_MAX;
+}
+
+/* Whether p may have changed what it shares since its last smaps_rollup
+ * reading: its statm moved (pages unmapped, released or swapped out), or it
+ * faulted (a write to a copy-on-write page, a page mapped or swapped in: each
+ * is a fault, and the first moves neither statm nor status). Running alone
+ * changes nothing: a process that only polls or computes is not read again.
+ * A single thread that has not run since its faults were last seen unchanged
+ * cannot have faulted: its run time is read first, its faults only when it
+ * moved. */
+static bool changed_since_roll(struct linux_meter *lm, struct linux_proc *p)
+{
+	if (p->dirty)
+		return true;
+	uint64_t rt = runtime_of(lm, p);
+	if (rt != UINT64_MAX && rt == p->runtime)
+		return false;
+	if (faults_of(lm, p) != p->faults)
+		return true;
+	p->runtime = rt;
+	return false;
 }
 
 static bool shares(const struct linux_proc *p)
@@ -567,7 +599,9 @@ static bool roll(struct linux_meter *lm, struct linux_proc *p)
 	p->roll_gen = lm->roll_gen;
 	p->rolled = true;
 	p->dirty = false;
-	p->activity = activity(lm, p);
+	p->runtime = runtime_of(lm, p); /* before the faults: a later fault moves it */
+	p->faults = faults_of(lm, p);
+	lm->rollups++;
 	int fd = open_proc_file(p->super.pid, "smaps_rollup", O_RDONLY);
 	ssize_t n = fd >= 0 ? reread(lm, fd) : -1;
 	if (fd >= 0)
@@ -601,15 +635,15 @@ static uint64_t peak_part(const struct linux_proc *p)
 	return sat_sub(p->super.hwm, p->rss_excess);
 }
 
-/* Whether a process that shares changed since its reading: its statm moved,
- * or it ran (or faulted) at all. Stops at the first. */
+/* Whether a process that shares changed since its reading (changed_since_roll).
+ * Stops at the first. */
 static bool sharers_changed(struct linux_meter *lm)
 {
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
 		if (p->super.zombie || !p->excess)
 			continue;
-		if (p->dirty || activity(lm, p) != p->activity)
+		if (changed_since_roll(lm, p))
 			return true;
 	}
 	return false;
@@ -910,6 +944,11 @@ void meter_linux_force_scan(struct meter *m)
 		lm->scan = true;
 }
 
+unsigned long meter_linux_rollups(const struct meter *m)
+{
+	return ((const struct linux_meter *)m->priv)->rollups;
+}
+
 /* Whether our own smaps_rollup has Pss_Anon (Linux 5.7+). */
 static bool pss_works(struct linux_meter *lm)
 {
@@ -933,7 +972,7 @@ int meter_platform_init(struct meter *m)
 	lm->self_pid = getpid();
 	lm->self.super.pid = lm->self_pid;
 	lm->self.status_fd = lm->self.task_fd = lm->self.children_fd = lm->self.statm_fd = -1;
-	lm->self.act_fd = -1;
+	lm->self.faults_fd = lm->self.runtime_fd = -1;
 	lm->self.threads = 2;
 	lm->proc_fd = lm->loadavg_fd = -1;
 	m->priv = lm;

@@ -1195,3 +1195,83 @@ Test(meter, child_born_after_a_quiet_second_is_found_at_the_next_sample, .timeou
 	meter_free(m);
 }
 #endif /* __linux__ */
+
+#ifdef __linux__
+/* ---- shared pages: read again only when a sharing process may have changed them ---- */
+
+/* A process holding 64 MiB (touched) forks a copy that runs without a fault
+ * (it spins reading a flag in a MAP_SHARED page), then, when the flag is 1,
+ * writes to 16 MiB of what it shares and sets the flag to 2. */
+static pid_t spinning_copy(volatile int **flag)
+{
+	*flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	cr_assert(*flag != MAP_FAILED);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid)
+		return pid;
+	volatile int *f = *flag;
+	char *buf = mmap(NULL, 64 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		_exit(2);
+	memset(buf, 1, 64 * MiB);
+	if (fork() == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while (*f != 1)
+			;
+		memset(buf, 2, 16 * MiB);
+		*f = 2;
+		for (;;)
+			pause();
+	}
+	for (;;)
+		pause();
+}
+
+/* The copy runs all the time but never faults: after the first readings
+ * (each process when first seen, then every sharing one) nothing is read
+ * again, and the shared 64 MiB count once. Its writes to shared pages are
+ * faults: they are read again and count. (The run time alone, the former
+ * signal, read every sharing process as often as the cost budget let.) */
+Test(meter, a_sharing_copy_that_runs_without_faults_is_not_read_again, .timeout = 60)
+{
+	volatile int *flag;
+	pid_t pid = spinning_copy(&flag);
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	meter_track(m, pid);
+	struct trace_sample s;
+	do {
+		usleep(20000);
+		s = sample(m);
+	} while (s.procs < 2 || s.footprint < 64 * MiB);
+	for (int i = 0; i < 10; i++) { /* the copy's first writes after its fork */
+		usleep(25000);
+		s = sample(m);
+	}
+	unsigned long before = meter_linux_rollups(m);
+	cr_assert_gt(before, 0);
+	for (int i = 0; i < 40; i++) {
+		usleep(25000);
+		s = sample(m);
+		cr_assert_eq(s.procs, 2);
+		cr_assert(within(s.footprint, 64 * MiB, 0.1), "footprint %llu MiB, 64 shared once",
+			  (unsigned long long)(s.footprint / MiB));
+	}
+	cr_assert_eq(meter_linux_rollups(m), before,
+		     "smaps_rollup read %lu more times for a copy that only ran",
+		     meter_linux_rollups(m) - before);
+	*flag = 1;
+	while (*flag != 2)
+		usleep(1000);
+	do {
+		usleep(25000);
+		s = sample(m);
+	} while (s.footprint < 64 * MiB + 15 * MiB); /* the criterion timeout bounds the wait */
+	cr_assert_gt(meter_linux_rollups(m), before);
+	cr_assert(within(s.footprint, 80 * MiB, 0.1), "footprint %llu MiB, 64 + 16 written",
+		  (unsigned long long)(s.footprint / MiB));
+	kill_and_reap(pid); /* the copy goes with it (PR_SET_PDEATHSIG) */
+	meter_free(m);
+}
+#endif /* __linux__ */
