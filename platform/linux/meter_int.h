@@ -1,0 +1,123 @@
+/* meter_int.h -- what the Linux meter's files share: struct linux_meter, its limits, small
+ * read helpers, and the entry points of tree.c (finding the tree) and shared.c (shared pages
+ * once). meter.c is the backend on top of both. Not for use outside platform/linux/. */
+#ifndef SB_PLATFORM_LINUX_METER_INT_H
+#define SB_PLATFORM_LINUX_METER_INT_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "linux.h"
+#include "procfs.h"
+
+struct ppid_pair {
+	pid_t pid, ppid;
+};
+
+struct linux_meter {
+	struct proctab tab;
+	struct linux_proc self; /* the recorder: orphans are re-parented to it */
+	pid_t self_pid;
+	int meminfo_fd;
+	int loadavg_fd;         /* /proc/loadavg: the last pid handed out */
+	long last_pid;          /* at the last sample, -1 = unknown */
+	int64_t walk_until_ns;  /* samples walk the tree until then */
+	int proc_fd;            /* /proc, for the scan fallback */
+	bool scan;              /* no CONFIG_PROC_CHILDREN: scan /proc/PID/stat */
+	bool peaks;             /* clear_refs works */
+	bool warned_clear;
+	size_t statm_fds;       /* statm descriptors open (STATM_FD_BUDGET) */
+	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset that
+				 * shared nothing */
+	uint64_t shared_best;   /* since the reset, the highest sum of the tree's peaks
+				 * (shared pages once) read while processes shared */
+	uint64_t hwm_seen;      /* highest VmHWM read in the tree this run, and the
+				 * recorder's own at meter_track (peak_exited) */
+	int64_t now_ns;         /* when the current sample began */
+	struct meminfo_fields mi; /* the last /proc/meminfo reading */
+	int64_t mi_ns;          /* when it was taken, 0 = never */
+	struct ppid_pair *pairs;
+	size_t npairs, pairs_alloc;
+	uint64_t root_start;    /* the root's start time at meter_track, 0: unknown */
+	bool pss;               /* smaps_rollup has Pss_Anon (Linux 5.7+) */
+	bool roll_all;          /* a sharing process left: read every live one */
+	unsigned roll_gen;      /* rounds of smaps_rollup readings */
+	int64_t roll_next_ns;   /* readings for changes wait until then (ROLL_COST_FACTOR) */
+	unsigned long rollups;  /* smaps_rollup readings made (meter_linux_rollups) */
+	char buf[16384];
+	char dents[16384];
+};
+
+/* Children fds kept open for threads other than the main one, over the
+ * whole tree; beyond it they are opened and closed on every walk. */
+#define THREAD_FD_BUDGET 256
+
+/* System figures change slowly and /proc/meminfo is the costliest file a
+ * sample reads: samples reuse a reading this recent (meter_system, the
+ * guard's, always reads afresh). */
+#define MEMINFO_REUSE_NS (100 * 1000000LL)
+
+/* A multi-threaded process's thread list is read again this often, or as
+ * soon as its Threads: count differs from the threads whose children files
+ * are kept open; in between those files are re-read without listing. */
+#define RELIST_NS (100 * 1000000LL)
+
+/* A process's status is re-read when its statm moved, or after this many
+ * samples answered from the last reading (status_stands). */
+#define STATUS_REUSE_MAX 10
+/* Processes sampled through statm (its descriptor kept open); beyond, status
+ * is read every sample (no more descriptors). */
+#define STATM_FD_BUDGET 256
+#define SELF_RELIST_NS (1000 * 1000000LL)
+
+/* Sharing (share_update): smaps_rollup costs about 19 ms per resident GiB
+ * (measured on 6.18; it walks the page tables under the mmap lock). Readings
+ * made because a sharing process changed wait until ROLL_COST_FACTOR times
+ * the last round's cost has passed since its end (at most 1/20 of a core);
+ * those for a process that appeared or a sharing one that left do not wait.
+ * A process shares when its excess is over SHARE_MIN_BYTES and over 1/32 of
+ * its RssAnon + RssShmem (below, the counters' own error: per-CPU since 6.2). */
+#define ROLL_COST_FACTOR 20
+#define SHARE_MIN_BYTES (1024 * 1024ULL)
+
+static inline struct linux_proc *entry(struct linux_meter *lm, size_t i)
+{
+	return (struct linux_proc *)lm->tab.p[i];
+}
+
+static inline uint64_t sat_sub(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* pread at 0 into lm->buf; returns the length or -1 (errno set). */
+static inline ssize_t reread(struct linux_meter *lm, int fd)
+{
+	ssize_t n;
+	do
+		n = pread(fd, lm->buf, sizeof(lm->buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+static inline int open_proc_file(pid_t pid, const char *name, int flags)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	return open(path, flags | O_CLOEXEC);
+}
+
+/* tree.c */
+void close_threads(struct linux_proc *p, bool all);
+void scan_parents(struct linux_meter *lm);
+void collect_recorder_children(pid_t pid, void *arg);
+void recorder_thread_children(pid_t tid, void *arg);
+void discover_children(struct linux_meter *lm, long idx, bool from_self);
+/* shared.c */
+void share_update(struct linux_meter *lm, size_t live);
+bool leaving(const struct linux_proc *p);
+uint64_t peak_part(const struct linux_proc *p);
+
+#endif

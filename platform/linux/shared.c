@@ -1,0 +1,180 @@
+/* shared.c -- the Linux meter counts shared pages once: smaps_rollup readings of the processes
+ * that share, when they change, within a cost budget (meter_int.h; docs/platforms.md) */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "meter_int.h"
+
+/* ---- shared pages (smaps_rollup) ----------------------------------------- */
+
+/* A counter of p from /proc/PID/NAME (the descriptor *fd kept from the first
+ * use): stat's minflt + majflt, or the first number of the file; UINT64_MAX
+ * when it cannot be read. */
+static uint64_t read_counter(struct linux_meter *lm, struct linux_proc *p, int *fd,
+			     const char *name)
+{
+	if (*fd < 0) {
+		*fd = open_proc_file(p->super.pid, name, O_RDONLY);
+		if (*fd < 0)
+			return UINT64_MAX;
+	}
+	ssize_t n = reread(lm, *fd);
+	if (n <= 0)
+		return UINT64_MAX;
+	lm->buf[n] = '\0';
+	uint64_t v = 0;
+	if (fd == &p->faults_fd)
+		return linux_parse_stat_faults(lm->buf, (size_t)n, &v) ? UINT64_MAX : v;
+	return strtoull(lm->buf, NULL, 10);
+}
+
+/* p's page faults, minflt + majflt of every thread (/proc/PID/stat). */
+static uint64_t faults_of(struct linux_meter *lm, struct linux_proc *p)
+{
+	return read_counter(lm, p, &p->faults_fd, "stat");
+}
+
+/* A single-threaded p's run time (/proc/PID/schedstat, its main thread's: a
+ * fifth of stat's cost); UINT64_MAX for several threads or unreadable. */
+static uint64_t runtime_of(struct linux_meter *lm, struct linux_proc *p)
+{
+	return p->threads <= 1 ? read_counter(lm, p, &p->runtime_fd, "schedstat") : UINT64_MAX;
+}
+
+/* Whether p may have changed what it shares since its last smaps_rollup
+ * reading: its statm moved (pages unmapped, released or swapped out), or it
+ * faulted (a write to a copy-on-write page, a page mapped or swapped in: each
+ * is a fault, and the first moves neither statm nor status). Running alone
+ * changes nothing: a process that only polls or computes is not read again.
+ * A single thread that has not run since its faults were last seen unchanged
+ * cannot have faulted: its run time is read first, its faults only when it
+ * moved. */
+static bool changed_since_roll(struct linux_meter *lm, struct linux_proc *p)
+{
+	if (p->dirty)
+		return true;
+	uint64_t rt = runtime_of(lm, p);
+	if (rt != UINT64_MAX && rt == p->runtime)
+		return false;
+	if (faults_of(lm, p) != p->faults)
+		return true;
+	p->runtime = rt;
+	return false;
+}
+
+static bool shares(const struct linux_proc *p)
+{
+	return p->excess > SHARE_MIN_BYTES &&
+	       p->excess > (p->last.rss_anon + p->last.rss_shmem) / 32;
+}
+
+/* One smaps_rollup reading of p: its excess (linux.h), 0 when it shares
+ * less than the counters can tell; a process caught in its exit has no
+ * pages to list and keeps its last excess. Returns whether it shares. */
+static bool roll(struct linux_meter *lm, struct linux_proc *p)
+{
+	struct rollup_fields ru;
+	p->roll_gen = lm->roll_gen;
+	p->rolled = true;
+	p->dirty = false;
+	p->runtime = runtime_of(lm, p); /* before the faults: a later fault moves it */
+	p->faults = faults_of(lm, p);
+	lm->rollups++;
+	int fd = open_proc_file(p->super.pid, "smaps_rollup", O_RDONLY);
+	ssize_t n = fd >= 0 ? reread(lm, fd) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0)
+		linux_parse_rollup(lm->buf, (size_t)n, &ru);
+	if (n <= 0 || !(ru.have & RU_PSS_ANON))
+		return p->excess != 0; /* exiting (no mm left): its last reading stands */
+	p->excess = sat_sub(p->last.rss_anon + p->last.rss_shmem, ru.pss_anon + ru.pss_shmem);
+	if (!shares(p))
+		p->excess = 0;
+	p->rss_excess = p->excess && (ru.have & (RU_RSS | RU_PSS)) == (RU_RSS | RU_PSS)
+				? sat_sub(ru.rss, ru.pss) : p->excess;
+	return p->excess != 0;
+}
+
+/* Gone or going: a zombie, or its last status had no Vm lines (its memory
+ * released in its exit). */
+bool leaving(const struct linux_proc *p)
+{
+	return p->super.zombie || !(p->last.have & ST_VM_HWM);
+}
+
+/* p's part of the tree's peak: its VmHWM less what others also map; one
+ * leaving keeps its last figure, unless it shared: the others' shares take
+ * over those pages (its peak is in shared_best). */
+uint64_t peak_part(const struct linux_proc *p)
+{
+	if (p->excess && leaving(p))
+		return 0;
+	return sat_sub(p->super.hwm, p->rss_excess);
+}
+
+/* Whether a process that shares changed since its reading (changed_since_roll).
+ * Stops at the first. */
+static bool sharers_changed(struct linux_meter *lm)
+{
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (p->super.zombie || !p->excess)
+			continue;
+		if (changed_since_roll(lm, p))
+			return true;
+	}
+	return false;
+}
+
+/* Keep every live process's excess true enough (docs/platforms.md, Linux):
+ * with one live process nothing is shared inside the tree; a process first
+ * seen is read, and when it shares (a fork not yet exec'd) every live one
+ * is; when a sharing process left, every live one is; when one that shares
+ * changed, those that share are, within the cost budget. */
+void share_update(struct linux_meter *lm, size_t live)
+{
+	if (!lm->pss)
+		return;
+	if (live < 2) {
+		for (size_t i = 0; i < lm->tab.n; i++) {
+			if (lm->tab.p[i]->zombie)
+				continue; /* its excess says it shared (peak_part) */
+			entry(lm, i)->excess = entry(lm, i)->rss_excess = 0;
+			entry(lm, i)->rolled = false;
+		}
+		lm->roll_all = false;
+		return;
+	}
+	int64_t t0 = mono_ns();
+	bool all = lm->roll_all, any = false;
+	lm->roll_gen++;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (!p->super.zombie && !p->rolled) {
+			all |= roll(lm, p);
+			any = true;
+		}
+	}
+	bool changed = !all && t0 >= lm->roll_next_ns && sharers_changed(lm);
+	if (all || changed) {
+		for (size_t i = 0; i < lm->tab.n; i++) {
+			struct linux_proc *p = entry(lm, i);
+			if (!p->super.zombie && p->roll_gen != lm->roll_gen && (all || p->excess))
+				roll(lm, p);
+		}
+		lm->roll_all = false;
+		any = true;
+	}
+	if (any) {
+		int64_t t1 = mono_ns();
+		lm->roll_next_ns = t1 + ROLL_COST_FACTOR * (t1 - t0);
+	}
+}

@@ -1,0 +1,235 @@
+/* tree.c -- the Linux meter finds the process tree: children files of every thread, the
+ * /proc scan where the kernel has none, the recorder's own children (meter_int.h) */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "meter_int.h"
+
+/* ---- tree discovery ---------------------------------------------------- */
+
+/* Close the children files of p's threads: all, or those of threads not seen
+ * in the last listing (gen). */
+void close_threads(struct linux_proc *p, bool all)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < p->nthr; i++) {
+		if (all || p->thr[i].gen != p->gen)
+			close(p->thr[i].fd);
+		else
+			p->thr[k++] = p->thr[i];
+	}
+	p->nthr = k;
+	if (all) {
+		free(p->thr);
+		p->thr = NULL;
+		p->thr_alloc = 0;
+	}
+}
+
+
+struct add_ctx {
+	struct linux_meter *lm;
+	bool from_self; /* children of the recorder: skip the ones it declared foreign */
+};
+
+static void add_child(pid_t pid, void *arg)
+{
+	struct add_ctx *c = arg;
+	struct linux_meter *lm = c->lm;
+	if (pid == lm->self_pid || proctab_find(&lm->tab, pid) >= 0)
+		return;
+	if (c->from_self && proctab_is_foreign(&lm->tab, pid))
+		return;
+	int fd = open_proc_file(pid, "status", O_RDONLY);
+	if (fd < 0)
+		return; /* already gone */
+	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, pid);
+	p->status_fd = fd;
+	p->task_fd = p->children_fd = p->statm_fd = p->faults_fd = p->runtime_fd = -1;
+	p->threads = 1;
+}
+
+static void read_children_fd(struct linux_meter *lm, int fd, struct add_ctx *c)
+{
+	ssize_t n = reread(lm, fd);
+	if (n > 0)
+		linux_parse_pidlist(lm->buf, (size_t)n, add_child, c);
+}
+
+struct thread_ctx {
+	struct linux_meter *lm;
+	long idx;               /* the owner: table index, -1 for the recorder */
+	struct add_ctx *add;
+	int task_fd;
+	size_t cursor;          /* threads come back in the same order: look here first */
+};
+
+static struct linux_proc *owner_of(struct linux_meter *lm, long idx)
+{
+	return idx < 0 ? &lm->self : entry(lm, (size_t)idx);
+}
+
+static size_t cached_thread_fds(struct linux_meter *lm)
+{
+	size_t n = lm->self.nthr;
+	for (size_t i = 0; i < lm->tab.n; i++)
+		n += entry(lm, i)->nthr;
+	return n;
+}
+
+/* One thread of the owner: read its children (the table may grow: the
+ * owner pointer is fetched again, never kept across a read). */
+static void thread_children(pid_t tid, void *arg)
+{
+	struct thread_ctx *t = arg;
+	struct linux_proc *p = owner_of(t->lm, t->idx);
+	int fd;
+
+	if (tid == p->super.pid) {
+		read_children_fd(t->lm, p->children_fd, t->add);
+		return;
+	}
+	for (size_t k = 0; k < p->nthr; k++) {
+		size_t j = (t->cursor + k) % p->nthr;
+		if (p->thr[j].tid == tid) {
+			p->thr[j].gen = p->gen;
+			t->cursor = j + 1;
+			read_children_fd(t->lm, p->thr[j].fd, t->add);
+			return;
+		}
+	}
+	char name[32];
+	snprintf(name, sizeof(name), "%d/children", (int)tid);
+	fd = openat(t->task_fd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* the thread ended */
+	if (cached_thread_fds(t->lm) < THREAD_FD_BUDGET) {
+		ALLOC_GROW(p->thr, p->nthr + 1, p->thr_alloc);
+		p->thr[p->nthr].tid = tid;
+		p->thr[p->nthr].fd = fd;
+		p->thr[p->nthr].gen = p->gen;
+		p->nthr++;
+		read_children_fd(t->lm, fd, t->add);
+		return;
+	}
+	read_children_fd(t->lm, fd, t->add);
+	close(fd);
+}
+
+/* Add the children of the owner (every thread's) to the table. */
+void discover_children(struct linux_meter *lm, long idx, bool from_self)
+{
+	struct add_ctx c = { lm, from_self };
+	struct linux_proc *p = owner_of(lm, idx);
+
+	if (lm->scan) {
+		pid_t pid = p->super.pid;
+		for (size_t i = 0; i < lm->npairs; i++)
+			if (lm->pairs[i].ppid == pid)
+				add_child(lm->pairs[i].pid, &c);
+		return;
+	}
+	if (p->children_fd < 0) {
+		char name[48];
+		snprintf(name, sizeof(name), "task/%d/children", (int)p->super.pid);
+		p->children_fd = open_proc_file(p->super.pid, name, O_RDONLY);
+		if (p->children_fd < 0)
+			return;
+	}
+	if (p->threads <= 1) {
+		if (p->nthr)
+			close_threads(p, true);
+		read_children_fd(lm, p->children_fd, &c);
+		return;
+	}
+	if (p->task_fd < 0) {
+		p->task_fd = open_proc_file(p->super.pid, "task", O_RDONLY | O_DIRECTORY);
+		if (p->task_fd < 0)
+			return;
+	}
+	/* The recorder's own count: its task/ directory has 2 + threads links.
+	 * It forks from its main thread only, so its list is kept longer. */
+	int threads = p->threads;
+	int64_t relist_ns = RELIST_NS;
+	if (idx < 0) {
+		struct stat sb;
+		threads = fstat(p->task_fd, &sb) || sb.st_nlink < 3 ? -1 : (int)(sb.st_nlink - 2);
+		relist_ns = SELF_RELIST_NS;
+	}
+	if (p->listed_ns && lm->now_ns - p->listed_ns < relist_ns &&
+	    threads >= 1 && (size_t)threads == p->nthr + 1) {
+		read_children_fd(lm, p->children_fd, &c);
+		for (size_t k = 0; k < owner_of(lm, idx)->nthr; k++)
+			read_children_fd(lm, owner_of(lm, idx)->thr[k].fd, &c);
+		return;
+	}
+	p->listed_ns = lm->now_ns;
+	p->gen++;
+	struct thread_ctx t = { lm, idx, &c, p->task_fd, 0 };
+	procfs_each_number(p->task_fd, lm->dents, sizeof(lm->dents), thread_children, &t);
+	close_threads(owner_of(lm, idx), false); /* threads that ended */
+}
+
+static void scan_one(pid_t pid, void *arg)
+{
+	struct linux_meter *lm = arg;
+	struct pl_proc pp;
+	if (procfs_read_stat(lm->proc_fd, pid, lm->buf, sizeof(lm->buf), &pp))
+		return;
+	ALLOC_GROW(lm->pairs, lm->npairs + 1, lm->pairs_alloc);
+	lm->pairs[lm->npairs].pid = pid;
+	lm->pairs[lm->npairs].ppid = pp.ppid;
+	lm->npairs++;
+}
+
+/* The scan fallback: every process's parent, once per sample. */
+void scan_parents(struct linux_meter *lm)
+{
+	lm->npairs = 0;
+	procfs_each_number(lm->proc_fd, lm->dents, sizeof(lm->dents), scan_one, lm);
+}
+
+/* Born after the root: by start time (clock ticks), within one tick by pid (pids
+ * are handed out in order; a wrap inside one 10 ms tick is ignored). */
+static bool born_after_root(struct linux_meter *lm, pid_t pid)
+{
+	struct pl_proc pp;
+	char stat[1024]; /* not lm->buf: it holds the pid list being parsed */
+	if (!lm->root_start || procfs_read_stat(lm->proc_fd, pid, stat, sizeof(stat), &pp))
+		return false;
+	return pp.start > lm->root_start ||
+	       (pp.start == lm->root_start && pid > lm->tab.p[0]->pid);
+}
+
+/* A child of the recorder at meter_track is foreign, unless the root made it:
+ * a command can fork and let its own process exit between its exec and the
+ * recorder's meter_track (spawn_start returns after the exec), and the orphan
+ * is the recorder's child already then. */
+void collect_recorder_children(pid_t pid, void *arg)
+{
+	struct linux_meter *lm = arg;
+	if (pid != lm->tab.p[0]->pid && !born_after_root(lm, pid))
+		proctab_add_foreign(&lm->tab, pid);
+}
+
+/* One thread of the recorder: its children now are not part of the tree. */
+void recorder_thread_children(pid_t tid, void *arg)
+{
+	struct linux_meter *lm = arg;
+	char name[32];
+	snprintf(name, sizeof(name), "%d/children", (int)tid);
+	int fd = openat(lm->self.task_fd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t len = reread(lm, fd);
+	close(fd);
+	if (len > 0)
+		linux_parse_pidlist(lm->buf, (size_t)len, collect_recorder_children, lm);
+}
