@@ -30,6 +30,36 @@ static double rusage_children_s(void)
 }
 
 /* The meter, the trace and its start record, the signal handlers. */
+/* Memory primed (runner/conditions.h) just before the run's origin, so that
+ * it is no part of the run's time, at most half of what is available. */
+static void prime(struct run *r)
+{
+	struct meter_system sys;
+	r->primed = r->o->prime_bytes;
+	if (!meter_system(r->m, &sys) && r->primed > sys.avail_bytes / 2)
+		r->primed = sys.avail_bytes / 2;
+	r->primed_s = memory_prime(r->primed);
+}
+
+/* A mark event at t = 0 says what prime() did (and a note at -v). */
+static void prime_mark(struct run *r)
+{
+	char size[UNITS_BUF], took[UNITS_BUF];
+	units_size((double)r->primed, UNITS_COARSE, false, size);
+	units_seconds(r->primed_s, UNITS_COARSE, false, took);
+	char *text = xasprintf("memory primed: %s written and freed in %s before the run started",
+			       size, took);
+	struct trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = EV_MARK;
+	ev.note = text;
+	ev.ndim = -1;
+	write_event(r, &ev);
+	if (sb_verbosity >= 2)
+		note("%s: %s", r->o->name, text);
+	free(text);
+}
+
 static int run_open(struct run *r)
 {
 	const struct record_opts *o = r->o;
@@ -43,10 +73,15 @@ static int run_open(struct run *r)
 		if (!r->w)
 			return -1;
 	}
+	r->primed_s = -1;
+	if (o->prime_bytes)
+		prime(r);
 	r->t0_ns = mono_ns();
 	fill_start(r, &r->st, &r->host);
 	if (r->w && trace_writer_start(r->w, &r->st))
 		return -1;
+	if (r->primed_s >= 0)
+		prime_mark(r);
 	if (o->signals) {
 		r->sigfd = o->signals->pipe[0];
 	} else {
@@ -56,35 +91,6 @@ static int run_open(struct run *r)
 	}
 	spawn_set_subreaper();
 	return 0;
-}
-
-/* Memory primed just before the start (runner/conditions.h), at most half
- * of what is available; a mark event says so in the trace (the samples start
- * that much later), and a note at -v. */
-static void prime(struct run *r)
-{
-	struct meter_system sys;
-	uint64_t n = r->o->prime_bytes;
-	if (!meter_system(r->m, &sys) && n > sys.avail_bytes / 2)
-		n = sys.avail_bytes / 2;
-	double s = memory_prime(n);
-	if (s < 0)
-		return;
-	char size[UNITS_BUF], took[UNITS_BUF];
-	units_size((double)n, UNITS_COARSE, false, size);
-	units_seconds(s, UNITS_COARSE, false, took);
-	char *text = xasprintf("memory primed: %s written and freed in %s before the command "
-			       "started", size, took);
-	struct trace_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.t = t_of(r, mono_ns());
-	ev.kind = EV_MARK;
-	ev.note = text;
-	ev.ndim = -1;
-	write_event(r, &ev);
-	if (sb_verbosity >= 2)
-		note("%s: %s", r->o->name, text);
-	free(text);
 }
 
 /* Spawn the command with the probe pipe and run the loop. Returns 0 when it
@@ -265,8 +271,6 @@ int record_run(const struct record_opts *o, char **argv, struct record_result *r
 		if (admitted > 0)
 			r.psi_fd = pl_memory_pressure_open();
 	}
-	if (admitted > 0 && o->prime_bytes)
-		prime(&r);
 	if (admitted > 0 && run_command(&r))
 		return run_close(&r, -1);
 	run_finish(&r);

@@ -67,8 +67,8 @@ struct record_opts {
 				   * below); NULL: record_run installs its own */
 	const struct trace_fields *start_fields; /* more keys for the start record
 				   * (written after stagebench's own); NULL for none */
-	uint64_t prime_bytes;     /* memory primed (runner/conditions.h) after
-				   * admission, just before the command starts, at
+	uint64_t prime_bytes;     /* memory primed (runner/conditions.h) just before
+				   * the run's origin (t = 0, before admission), at
 				   * most half of what is available; 0: none */
 };
 #define PRIME_OFF UINT64_MAX /* record_opts.prime_bytes in compare's session: none */

@@ -73,6 +73,8 @@ struct run {
 	const struct meter_info *mi;
 	struct spawn sp;
 	int64_t t0_ns;          /* run origin: t = 0 */
+	uint64_t primed;        /* memory primed before t = 0 (record_opts.prime_bytes) */
+	double primed_s;        /* how long it took; < 0: none primed */
 	int64_t spawn_ns, exit_ns;
 	struct probe_in pin;    /* the probe pipe's read side (probe_pipe.c) */
 	struct err_copy err;    /* the command's stderr copied (probe_pipe.c) */

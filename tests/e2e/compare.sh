@@ -173,8 +173,8 @@ top1=$(zstdcat "$tmp/prime/v-1.trace.jsonl.zst" | sed -n 's/.*"type":"sample".*"
 	sort -n | tail -n 1)
 check "primed: run 1 the files' 6 bytes, run 2 run 1's largest sampled footprint (got '$p1', '$p2', '$top1')" \
 	sh -c "[ '$p1' = 6 ] && [ -n '$top1' ] && [ '$top1' -gt 6 ] && [ '$p2' = '$top1' ]"
-check "the priming is a mark in the trace, before the first sample" sh -c "zstdcat '$tmp/prime/v-2.trace.jsonl.zst' |
-	grep -m 1 -E '\"type\":\"sample\"|memory primed' | grep -q '\"kind\":\"mark\",.*\"note\":\"memory primed: '"
+check "the priming is a mark at t 0, the record after the start" sh -c "zstdcat '$tmp/prime/v-2.trace.jsonl.zst' |
+	sed -n 2p | grep -q '\"kind\":\"mark\",\"t\":0.0000,\"note\":\"memory primed: '"
 "$SB" compare --pipeline "$tmp/prime.json" --cache "$tmp/ccache" --reps 1 --no-prime \
 	--out "$tmp/noprime" >/dev/null 2>&1
 check "--no-prime: nothing primed" sh -c "zstdcat '$tmp/noprime/v-1.trace.jsonl.zst' | head -n 1 |
