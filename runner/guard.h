@@ -30,7 +30,6 @@
 #ifndef SB_GUARD_H
 #define SB_GUARD_H
 
-#include <getopt.h>
 #include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
