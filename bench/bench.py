@@ -8,6 +8,7 @@ so a partial run (`bench/run.sh 3`) refreshes one section and keeps the rest.
 Standard library only; zstd, gnuplot and python3-mprof are external programs.
 """
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -18,6 +19,24 @@ from benchlib import EATMEM, MPROF, RESULTS, ROOT, SB, log, machine_header
 from items_demo import item5, item6, item7, item12
 from items_recorder import item1, item2
 from items_traces import item3, item4
+
+
+def sections(path):
+    """BENCHMARKS.md's item sections by number ('## N. ...' up to the next one), or {}."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return {}
+    out, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"## (\d+)\. ", line)
+        if m:
+            cur = int(m.group(1))
+            out[cur] = []
+        if cur is not None:
+            out[cur].append(line)
+    return {k: "\n".join(v).rstrip() for k, v in out.items()}
 
 
 def main(argv):
@@ -60,9 +79,14 @@ def main(argv):
             log("item %d failed: %s" % (i, e))
         log("item %d: %.0f s" % (i, time.monotonic() - t))
     doc = machine_header()
-    # items 8 to 11 are measured by hand (their sections say how): kept as they are
+    # An item not run now keeps its section as BENCHMARKS.md has it (items 8 to 11 are
+    # measured by hand and edited there); its item-N.md is brought in step with it.
+    kept = sections(os.path.join(ROOT, "BENCHMARKS.md"))
     for i in range(1, 13):
         p = os.path.join(RESULTS, "item-%d.md" % i)
+        if i not in items and i in kept:
+            with open(p, "w") as f:
+                f.write(kept[i] + "\n")
         if os.path.exists(p):
             with open(p) as f:
                 doc += [f.read().rstrip(), ""]
