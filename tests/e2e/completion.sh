@@ -142,5 +142,18 @@ for c in $(awk '$1 == "cmd" { print $2 }' "$tmp/spec"); do
 	done
 done
 
+# A value list written in an option table ("md csv json") is the list the command itself accepts:
+# the words of its error for a bad value (for --format, render_format_list() over the renderers).
+awk '$1 == "opt" && $5 == "words" && ($4 == "--format" || $4 == "--plot-format")' "$tmp/spec" >"$tmp/lists"
+while read -r _ c _ o _ words; do
+	msg=$("$SB" "$c" "$o" no-such-format x 2>&1 >/dev/null)
+	said=$(printf '%s\n' "$msg" | sed -n "s/.*invalid value 'no-such-format' (\([^)]*\)).*/\1/p" |
+		sed 's/,//g; s/ or / /')
+	[ -n "$said" ] || { bad "$c $o: no value list in its error: $msg"; continue; }
+	[ "$(printf '%s\n' $said | sort)" = "$(printf '%s\n' $words | sort)" ] ||
+		bad "$c $o: the table offers '$words', the command accepts '$said'"
+done <"$tmp/lists"
+[ -s "$tmp/lists" ] || bad "no --format value lists in --complete-spec"
+
 [ $fail = 0 ] && echo "completion: ok"
 exit $fail
