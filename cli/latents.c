@@ -9,7 +9,7 @@
 #include "../analyze/render.h"
 
 static const char usage_text[] =
-	"usage: stagebench latents [--baseline MODE] [--format md|json] RUN_DIR...\n"
+	"usage: stagebench latents [--baseline MODE] [--format md|json] [-q] RUN_DIR...\n"
 	"\n"
 	"Compare the latent copies (.npy) that runs recorded with `latent` events.\n"
 	"Each RUN_DIR holds traces (MODE-N.trace.jsonl.zst or .jsonl) and runs.json;\n"

@@ -16,7 +16,7 @@
 
 static const char record_usage[] =
 	"usage: stagebench record [-o TRACE] [--mode NAME] [--interval DUR] [--label KEY=VALUE]...\n"
-	"                         [--latents DIR] [GUARD OPTIONS] [-q|-v]\n"
+	"                         [--latents DIR] [--no-peak-reset] [GUARD OPTIONS] [-q|-v]\n"
 	"                         [--pipeline FILE [--variant NAME] [--set KEY=VALUE]... [--seed N]\n"
 	"                          [--cache DIR] | --adapter MODULE|FILE [--staged]]\n"
 	"                         -- COMMAND [ARG...]\n\n"

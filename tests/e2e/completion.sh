@@ -155,5 +155,27 @@ while read -r _ c _ o _ words; do
 done <"$tmp/lists"
 [ -s "$tmp/lists" ] || bad "no --format value lists in --complete-spec"
 
+# Each command's usage synopsis (its --help up to the first blank line) names every option of its
+# table, by its long or its short name, the guard's options as GUARD OPTIONS, --help aside; and
+# names no option the table lacks.
+awk '$1 == "cmd" && $2 != "guard" { print $2 }' "$tmp/spec" >"$tmp/cmds"
+awk '$1 == "opt" && $2 == "guard" && $4 != "--output" && $4 != "--quiet" && $4 != "--verbose" { print $4 }' \
+	"$tmp/spec" >"$tmp/guardopts"
+while read -r c; do
+	"$SB" "$c" --help | sed -n '1,/^$/p' >"$tmp/synopsis"
+	grep -q 'GUARD OPTIONS' "$tmp/synopsis" && guard=1 || guard=0
+	awk -v c="$c" '$1 == "opt" && $2 == c { print $3, $4 }' "$tmp/spec" >"$tmp/rows"
+	while read -r short long; do
+		[ "$long" = --help ] && continue
+		[ $guard = 1 ] && grep -qx -- "$long" "$tmp/guardopts" && continue
+		grep -qE -- "(^|[^a-z-])$long([^a-z-]|\$)" "$tmp/synopsis" && continue
+		[ "$short" != - ] && grep -qE -- "(\[|\|)$short([] |]|\$)" "$tmp/synopsis" && continue
+		bad "$c: its usage synopsis does not name $long"
+	done <"$tmp/rows"
+	for o in $(grep -oE -- '--[a-z][a-z0-9-]*' "$tmp/synopsis" | sort -u); do
+		awk '{ print $2 }' "$tmp/rows" | grep -qx -- "$o" || bad "$c: its usage synopsis names $o, which it does not have"
+	done
+done <"$tmp/cmds"
+
 [ $fail = 0 ] && echo "completion: ok"
 exit $fail
