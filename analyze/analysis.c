@@ -100,8 +100,9 @@ static void build_windows(const struct trace *tr, struct analysis *a)
 	struct window_state ws = WINDOW_STATE_INIT;
 	struct stage_window *cur = add_window(a, "setup", 0);
 	cur->start_t = -INFINITY;
-	for (size_t i = 0; i < tr->nevents; i++) {
-		const struct trace_event *ev = &tr->events[i];
+	struct trace_event tmp = TRACE_EVENT_INIT;
+	for (size_t i = 0, n = trace_nevents(tr); i < n; i++) {
+		const struct trace_event *ev = trace_event_at(tr, i, &tmp);
 		if (ev->kind == EV_RELEASE) {
 			if (ev->has_nbytes)
 				a->release_bytes += ev->nbytes;
@@ -240,8 +241,10 @@ static double last_record_t(const struct trace *tr)
 	double t = 0;
 	if (tr->nsamples)
 		t = tr->samples[tr->nsamples - 1].t;
-	if (tr->nevents && tr->events[tr->nevents - 1].t > t)
-		t = tr->events[tr->nevents - 1].t;
+	struct trace_event tmp = TRACE_EVENT_INIT;
+	size_t n = trace_nevents(tr);
+	if (n && trace_event_at(tr, n - 1, &tmp)->t > t)
+		t = trace_event_at(tr, n - 1, &tmp)->t;
 	return t;
 }
 
@@ -290,6 +293,7 @@ static bool stage_device_events(const struct trace *tr, const char *stage, uint6
 	const char *dev[DEVICES_MAX];
 	uint64_t top[DEVICES_MAX];
 	size_t nd = 0;
+	/* gpu events with bytes: never plain, all in tr->events (trace.h) */
 	for (size_t i = 0; i < tr->nevents; i++) {
 		const struct trace_event *ev = &tr->events[i];
 		if (ev->kind != EV_GPU || !ev->stage || !ev->has_bytes || strcmp(ev->stage, stage))
@@ -321,6 +325,7 @@ static bool stage_device_events(const struct trace *tr, const char *stage, uint6
 static void device_peaks(const struct trace *tr, struct analysis *a)
 {
 	a->device_metric = "device";
+	/* gpu events with a metric: never plain, all in tr->events (trace.h) */
 	for (size_t i = 0; i < tr->nevents; i++) {
 		const struct trace_event *ev = &tr->events[i];
 		if (ev->kind == EV_GPU && ev->metric &&
@@ -381,6 +386,7 @@ static void kernel_peaks(const struct trace *tr, struct analysis *a)
 		next[k] = first[a->windows[k].stage];
 		first[a->windows[k].stage] = k;
 	}
+	/* peak events with a metric: never plain, all in tr->events (trace.h) */
 	for (size_t i = 0; i < tr->nevents; i++) {
 		const struct trace_event *ev = &tr->events[i];
 		if (ev->kind != EV_PEAK || !ev->stage || !ev->metric || !ev->has_bytes)
@@ -417,8 +423,9 @@ static void kernel_peaks(const struct trace *tr, struct analysis *a)
 static void loads(const struct trace *tr, struct analysis *a)
 {
 	const char *in_force = "setup";
-	for (size_t i = 0; i < tr->nevents; i++) {
-		const struct trace_event *ev = &tr->events[i];
+	struct trace_event tmp = TRACE_EVENT_INIT;
+	for (size_t i = 0, n = trace_nevents(tr); i < n; i++) {
+		const struct trace_event *ev = trace_event_at(tr, i, &tmp);
 		if (ev->kind == EV_STAGE) {
 			in_force = stage_name_of(ev);
 			continue;
@@ -503,6 +510,7 @@ static void stopped_as_asked(const struct trace *tr, struct analysis *a)
 		a->stopped_as_asked = xstrdup(tr->start.stop_at);
 		return;
 	}
+	/* marks with a note: never plain, all in tr->events (trace.h) */
 	for (size_t i = 0; i < tr->nevents; i++) {
 		const struct trace_event *ev = &tr->events[i];
 		if (ev->kind == EV_MARK && ev->note &&

@@ -135,6 +135,7 @@ static void bands_of(const struct plot_samples *ps, const struct analysis *a, st
 static double stop_time(const struct trace *tr, double t_last)
 {
 	double t = t_last;
+	/* guard events with an action: never plain, all in tr->events (trace.h) */
 	for (size_t i = 0; i < tr->nevents; i++) {
 		const struct trace_event *ev = &tr->events[i];
 		if (ev->kind == EV_GUARD && ev->action && !strcmp(ev->action, "stop"))

@@ -1,5 +1,6 @@
 /* reader.c -- trace_read(): a sink of the layered reader (reader_int.h) that
- * keeps every record in a struct trace, sorted by t; releasing a trace */
+ * keeps every record in a struct trace, sorted by t (for trace_read_summary()
+ * the events as briefs, trace.h); every event of a trace; releasing a trace */
 #include "reader_int.h"
 
 #include <stdlib.h>
@@ -99,9 +100,12 @@ static void records_release(struct trace *tr)
 	for (size_t i = 0; i < tr->nevents; i++)
 		kept_event_release(&tr->events[i]);
 	free(tr->events);
+	free(tr->briefs);
 	strings_release(tr);
 	tr->events = NULL;
 	tr->nevents = tr->events_alloc = 0;
+	tr->briefs = NULL;
+	tr->nbriefs = tr->briefs_alloc = 0;
 	reader_end_release(&tr->end);
 	tr->has_end = false;
 	for (size_t i = 0; i < tr->nversions; i++) {
@@ -140,6 +144,8 @@ static int cmp_key(const void *a, const void *b)
 static void sort_by_t(void *base, size_t n, size_t size)
 {
 	char *b = base;
+	if (n < 2)
+		return;
 	struct sort_key *keys = xmalloc(n * sizeof(*keys));
 	for (size_t i = 0; i < n; i++) {
 		memcpy(&keys[i].t, b + i * size, sizeof(double));
@@ -174,13 +180,40 @@ static void take_sample(void *arg, const struct trace_sample *s)
 	tr->samples[tr->nsamples++] = *s;
 }
 
+/* Whether ev has nothing but a known kind, t, stage and line (trace.h). */
+static bool plain_event(const struct trace_event *ev)
+{
+	return ev->kind != EV_OTHER && ev->kind_name && event_kind_name(ev->kind) &&
+	       !strcmp(ev->kind_name, event_kind_name(ev->kind)) && !ev->name && !ev->note &&
+	       !ev->sha256 && !ev->dtype && !ev->file && ev->ndim == -1 && !ev->metric &&
+	       !ev->device && !ev->action && !ev->reason && !ev->fields.n && !ev->extra_json &&
+	       !ev->has_nbytes && !ev->has_seconds && !ev->has_bytes && !ev->has_max_bytes &&
+	       !ev->has_from && ev->line < TRACE_BRIEF_FULL;
+}
+
 static void take_event(void *arg, struct trace_event *ev)
 {
 	struct trace_keep *k = arg;
 	struct trace *tr = k->tr;
-	if (tr->nevents && ev->t < k->last_event_t)
+	size_t n = k->brief ? tr->nbriefs : tr->nevents;
+	if (n && ev->t < k->last_event_t)
 		k->events_sorted = false;
 	k->last_event_t = ev->t;
+	if (k->brief) {
+		bool plain = plain_event(ev);
+		ALLOC_GROW(tr->briefs, tr->nbriefs + 1, tr->briefs_alloc);
+		struct trace_brief *b = &tr->briefs[tr->nbriefs++];
+		b->t = ev->t;
+		b->stage = NULL;
+		b->kind = plain ? (uint32_t)ev->kind : TRACE_BRIEF_FULL;
+		b->ref = plain ? (uint32_t)ev->line : (uint32_t)tr->nevents;
+		if (plain) {
+			b->stage = intern(tr, ev->stage);
+			ev->stage = NULL;
+			trace_event_release(ev);
+			return;
+		}
+	}
 	ALLOC_GROW(tr->events, tr->nevents + 1, tr->events_alloc);
 	intern_event(tr, ev);
 	tr->events[tr->nevents++] = *ev;
@@ -213,6 +246,7 @@ static void take_mark(void *arg)
 	struct trace_keep *k = arg;
 	k->mark_samples = k->tr->nsamples;
 	k->mark_events = k->tr->nevents;
+	k->mark_briefs = k->tr->nbriefs;
 	k->mark_start = k->tr->has_start;
 	k->mark_end = k->tr->has_end;
 }
@@ -227,6 +261,7 @@ static void take_rollback(void *arg)
 	tr->nsamples = k->mark_samples;
 	while (tr->nevents > k->mark_events)
 		kept_event_release(&tr->events[--tr->nevents]);
+	tr->nbriefs = k->mark_briefs;
 	if (tr->has_end && !k->mark_end) {
 		reader_end_release(&tr->end);
 		tr->has_end = false;
@@ -259,11 +294,41 @@ int trace_keep_finish(struct trace_keep *k, int ret)
 	}
 	if (!k->samples_sorted)
 		sort_by_t(tr->samples, tr->nsamples, sizeof(*tr->samples));
-	if (!k->events_sorted)
+	if (!k->events_sorted) {
+		/* the events kept whole come in the briefs' order: both sorts
+		 * are stable */
 		sort_by_t(tr->events, tr->nevents, sizeof(*tr->events));
+		sort_by_t(tr->briefs, tr->nbriefs, sizeof(*tr->briefs));
+		uint32_t whole = 0;
+		for (size_t i = 0; i < tr->nbriefs; i++)
+			if (tr->briefs[i].kind == TRACE_BRIEF_FULL)
+				tr->briefs[i].ref = whole++;
+	}
 	if (ret)
 		tr->damaged = true;
 	return ret ? -1 : 0;
+}
+
+/* ---- every event, a summary's too ------------------------------------------ */
+
+size_t trace_nevents(const struct trace *tr)
+{
+	return tr->briefs ? tr->nbriefs : tr->nevents;
+}
+
+const struct trace_event *trace_event_at(const struct trace *tr, size_t i, struct trace_event *tmp)
+{
+	if (!tr->briefs)
+		return &tr->events[i];
+	const struct trace_brief *b = &tr->briefs[i];
+	if (b->kind == TRACE_BRIEF_FULL)
+		return &tr->events[b->ref];
+	tmp->t = b->t;
+	tmp->kind = (enum event_kind)b->kind;
+	tmp->kind_name = (char *)event_kind_name(tmp->kind);
+	tmp->stage = (char *)b->stage;
+	tmp->line = b->ref;
+	return tmp;
 }
 
 /* ---- entry points ---------------------------------------------------------- */

@@ -262,8 +262,9 @@ struct trace_keep {
 	struct trace_sink sink;
 	struct trace *tr;
 	bool samples_sorted, events_sorted;
+	bool brief; /* events also as briefs, plain ones only so (trace.h) */
 	double last_sample_t, last_event_t;
-	size_t mark_samples, mark_events;
+	size_t mark_samples, mark_events, mark_briefs;
 	bool mark_start, mark_end;
 };
 /* *tr emptied, named path. */

@@ -15,7 +15,9 @@
  * before a segment's start is known when its first sample is placed (one
  * that comes later makes the reader fall back, as above). Samples are placed in t order through a reorder queue 10 s deep; an
  * event or sample that comes later than that makes the reader fall back to
- * a full read (trace_read), so the result is always exact.
+ * a full read (trace_read), so the result is always exact. The events are
+ * kept as briefs (trace.h, struct trace_brief): a plain one, such as a stage
+ * event, in 24 bytes, the others whole.
  */
 #include "reader_int.h"
 
@@ -382,6 +384,7 @@ int trace_read_summary_also(const char *path, struct trace *tr, const struct tra
 	struct trace_summary m;
 	memset(&m, 0, sizeof(m));
 	trace_keep_init(&m.keep_sink, tr, path);
+	m.keep_sink.brief = true; /* plain events in 24 bytes (trace.h) */
 	m.sink = (struct trace_sink){ .arg = &m, .start = sum_start, .sample = sum_sample,
 				      .event = sum_event, .end = sum_end, .version = sum_version,
 				      .mark = sum_mark, .rollback = sum_rollback };

@@ -261,6 +261,21 @@ struct trace_end {
 
 /* ---- a whole trace in memory (the reader's result) ---------------------- */
 
+/*
+ * An event of a summary (trace_read_summary) in 24 bytes, not a struct
+ * trace_event's 256: a trace of many stage events holds one for each. A
+ * "plain" event (one of a known kind with nothing but its kind, t, stage and
+ * line) is only this; any other is kept whole in trace.events, kind
+ * TRACE_BRIEF_FULL and ref its index there.
+ */
+#define TRACE_BRIEF_FULL UINT32_MAX
+struct trace_brief {
+	double t;           /* first: sorted as the records are */
+	const char *stage;  /* the trace's shared copy; NULL when absent */
+	uint32_t kind;      /* enum event_kind, or TRACE_BRIEF_FULL */
+	uint32_t ref;       /* TRACE_BRIEF_FULL: index into events; else the line */
+};
+
 struct trace {
 	char *path;
 	struct trace_start start;
@@ -272,6 +287,15 @@ struct trace {
 				       * device strings (one copy of each, in
 				       * `strings`): do not free or change those */
 	size_t nevents, events_alloc;
+	/* trace_read_summary(): every event, sorted by t (stable), as a brief;
+	 * `events` then holds only those that are not plain (struct
+	 * trace_brief), in the same order. NULL after trace_read(). Either way
+	 * trace_nevents() and trace_event_at() give every event. An event with
+	 * anything beyond kind, t, stage and line (a name, note, metric, action,
+	 * bytes, ...) is always in `events`: a loop that looks only at such
+	 * events may read `events` alone. */
+	struct trace_brief *briefs;
+	size_t nbriefs, briefs_alloc;
 	struct trace_strings *strings; /* reader.c; NULL when none */
 	bool has_end;
 	struct trace_end end;
@@ -313,12 +337,20 @@ int trace_read(const char *path, struct trace *tr);
  * others, so that every window, release and
  * kernel-peak figure of analyze/analysis.c comes out as from trace_read().
  * Falls back to trace_read() for a damaged trace or one whose records are
- * more than 10 s out of time order. tr->summary tells which.
+ * more than 10 s out of time order. tr->summary tells which. A summary keeps
+ * its events as briefs (struct trace_brief, tr->briefs): read them with
+ * trace_nevents() and trace_event_at().
  */
 int trace_read_summary(const char *path, struct trace *tr);
 /* Same, from memory (tests, benchmarks); `name` is used in messages. */
 int trace_read_mem(const char *name, const void *data, size_t len, struct trace *tr);
 void trace_release(struct trace *tr);
+/* Every event of *tr, a summary's too (above): their number, and the i-th
+ * in t order. `tmp` must hold TRACE_EVENT_INIT and stay untouched between
+ * calls: a plain event of a summary is given as *tmp with its t, kind,
+ * kind_name (event_kind_name()'s static string), stage and line set. */
+size_t trace_nevents(const struct trace *tr);
+const struct trace_event *trace_event_at(const struct trace *tr, size_t i, struct trace_event *tmp);
 
 /* ---- the writer --------------------------------------------------------- */
 

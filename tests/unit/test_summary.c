@@ -304,3 +304,59 @@ Test(summary, events_share_their_names)
 	test_rm_rf(dir);
 	free(dir);
 }
+
+/*
+ * The memory a run of many short stages costs per stage (BENCHMARKS.md item
+ * 9: `plot` of 100,000 stage events): what the summary keeps of the trace
+ * (a stage event as a 24-byte brief, two samples a window: its largest and
+ * its last footprint) and the analysis's window. A plain stage event kept as
+ * a whole struct trace_event (256 bytes), or more samples a window, fails it.
+ */
+Test(summary, bytes_kept_per_stage)
+{
+	enum { NSTAGES = 2000, PER = 12 };
+	char *dir = test_tmpdir("summary");
+	char *p = xasprintf("%s/stages.trace.jsonl", dir);
+	struct trace_writer *w = trace_writer_open(p);
+	struct trace_start st = { .utc = "x", .mode = "staged" };
+	cr_assert_eq(trace_writer_start(w, &st), 0);
+	uint64_t fp = 300u << 20;
+	for (int i = 0; i < NSTAGES * PER; i++) {
+		double t = (i + 1) * 0.01;
+		if (i % PER == 0) {
+			struct trace_event ev = TRACE_EVENT_INIT;
+			char name[16];
+			snprintf(name, sizeof(name), "s%d", (i / PER) % 50);
+			ev.kind = EV_STAGE;
+			ev.t = t;
+			ev.stage = name;
+			cr_assert_eq(trace_writer_event(w, &ev), 0);
+		}
+		fp += (rnd() % (8u << 20)) - (4u << 20);
+		struct trace_sample s = { .t = t, .fields = SF_FOOTPRINT | SF_RSS | SF_SWAP_USED | SF_PROCS,
+					  .footprint = fp, .rss = fp + (30u << 20), .procs = 1 };
+		cr_assert_eq(trace_writer_sample(w, &s), 0);
+	}
+	cr_assert_eq(trace_writer_close(w), 0);
+
+	struct trace tr;
+	cr_assert_eq(trace_read_summary(p, &tr), 0);
+	cr_assert(tr.summary);
+	struct analysis a = ANALYSIS_INIT;
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert_eq(a.nwindows, NSTAGES + 1); /* and setup's */
+	cr_assert_eq(trace_nevents(&tr), NSTAGES);
+	cr_assert_leq(tr.nsamples, 2 * (size_t)NSTAGES, "%zu samples kept for %d windows",
+		      tr.nsamples, NSTAGES);
+	size_t kept = tr.nbriefs * sizeof(*tr.briefs) + tr.nevents * sizeof(*tr.events) +
+		      tr.nsamples * sizeof(*tr.samples) + a.nwindows * sizeof(*a.windows);
+	/* 24 (brief) + 2 * 96 (samples) + 136 (window) = 352 */
+	cr_assert_leq(kept / NSTAGES, 352, "%zu bytes a stage: %zu briefs, %zu whole events, "
+		      "%zu samples, %zu windows", kept / NSTAGES, tr.nbriefs, tr.nevents,
+		      tr.nsamples, a.nwindows);
+	analysis_release(&a);
+	trace_release(&tr);
+	free(p);
+	test_rm_rf(dir);
+	free(dir);
+}
