@@ -84,9 +84,9 @@ struct linux_meter {
  * the last round's cost has passed since its end (at most 1/20 of a core),
  * and so does the next look for such a change after one that found none;
  * so do the partners of a process that appeared as a sharer's child (until
- * then they count at most what they share over the number of sharers too
- * much). Those for a process that appeared otherwise, or for a sharing one
- * that left, do not wait.
+ * then it counts its private dirty pages only: their readings count what it
+ * shares with them once). Those for a process that appeared otherwise, or
+ * for a sharing one that left, do not wait.
  * A process shares when its excess is over SHARE_MIN_BYTES and over 1/32 of
  * its RssAnon + RssShmem (below, the counters' own error: per-CPU since 6.2). */
 #define ROLL_COST_FACTOR 20

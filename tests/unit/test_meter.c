@@ -653,16 +653,19 @@ Test(meter, meminfo_parser_reads_the_four_lines)
 	cr_assert_eq(f.swap_free, 6000000ull * 1024);
 }
 
-Test(meter, rollup_parser_reads_rss_pss_and_the_anon_and_shmem_shares)
+Test(meter, rollup_parser_reads_rss_pss_the_anon_and_shmem_shares_and_private_dirty)
 {
 	static const char text[] =
 		"55efa9ad2000-7ffe3e06f000 ---p 00000000 00:00 0   [rollup]\n"
 		"Rss:             1049088 kB\nPss:              524429 kB\n"
 		"Pss_Dirty:        524370 kB\nPss_Anon:         524366 kB\n"
-		"Pss_File:             63 kB\nPss_Shmem:             7 kB\n";
+		"Pss_File:             63 kB\nPss_Shmem:             7 kB\n"
+		"Shared_Clean:         12 kB\nShared_Dirty:     1048576 kB\n"
+		"Private_Clean:       116 kB\nPrivate_Dirty:        384 kB\n";
 	struct rollup_fields f;
 	linux_parse_rollup(text, sizeof(text) - 1, &f);
-	cr_assert_eq(f.have, RU_RSS | RU_PSS | RU_PSS_ANON | RU_PSS_SHMEM);
+	cr_assert_eq(f.have, RU_RSS | RU_PSS | RU_PSS_ANON | RU_PSS_SHMEM | RU_PRIVATE_DIRTY);
+	cr_assert_eq(f.private_dirty, 384ull * 1024);
 	cr_assert_eq(f.rss, 1049088ull * 1024);
 	cr_assert_eq(f.pss, 524429ull * 1024);
 	cr_assert_eq(f.pss_anon, 524366ull * 1024);
