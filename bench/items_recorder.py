@@ -138,11 +138,19 @@ def item1():
                     "stage open (target 25)" % (us(worst), us(worst_open)))
     if not ok_ratio:
         gaps.append("some configuration is less than 8× cheaper than mprof (table above)")
-    body += ["", "A stage window costs nothing extra: samples read /proc/PID/statm and re-read "
-             "/proc/PID/status (VmHWM with the footprint) only when statm moved, the window's "
-             "peak is read from status at its boundaries, and a process that exits inside a "
-             "window gives its peak through wait4's ru_maxrss. The floor line above is what this "
-             "machine charges for a wakeup alone: the 25 µs target is below it here."]
+    body += ["", "What a sample reads: /proc/loadavg, and per process one pread of its kept "
+             "/proc/PID/statm; /proc/PID/status (VmHWM with the footprint) only when statm moved "
+             "or a reading answered 30 samples and is a second old; the children files and the "
+             "thread counts (fstat of /proc/PID/task) only while pids are being handed out "
+             "anywhere on the machine (the last pid in /proc/loadavg moved within a second); "
+             "smaps_rollup of sharing processes (every process of these chains shares what its "
+             "parents allocated) when one appears, and again within 1/20 of a core once one "
+             "faulted or a new child of a sharer lowered the others' shares, the look for "
+             "faults (schedstat, stat) waiting as long after one that found none. "
+             "A stage window costs nothing extra: the window's peak is read from status at its "
+             "boundaries, and a process that exits inside a window gives its peak through "
+             "wait4's ru_maxrss. The floor line above is what this machine charges for a wakeup "
+             "alone: the 25 µs target is below it here."]
     body += ["", "Target (1 and 20 processes): ≤ 25 µs CPU per sample and ≥ 8× cheaper than mprof: " +
              (verdict(True, "") + " (worst: %s µs per sample)." % us(max(worst, worst_open))
               if ok_cost and ok_ratio else verdict(False, "; ".join(gaps)) + ".")]

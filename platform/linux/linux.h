@@ -44,6 +44,8 @@ struct linux_proc {
 	int statm_fd;    /* /proc/PID/statm, -1 (not open, or over the budget) */
 	uint64_t statm[3]; /* statm's size, resident, shared pages at the last status read */
 	unsigned reused; /* samples answered from the last status reading since */
+	int64_t status_ns; /* when status was last read */
+	pid_t ppid;      /* the tree process whose children listed it, 0: none */
 	int threads;     /* Threads: from the last status read */
 	int64_t listed_ns; /* when task/ was last listed, 0 = never */
 	bool hwm_read;   /* VmHWM was read once (seen alive) */
@@ -55,6 +57,10 @@ struct linux_proc {
 	 * (or too little to tell from the counters' error). */
 	uint64_t excess;
 	uint64_t rss_excess; /* Rss - Pss (all pages) then, for VmHWM; 0 with excess */
+	uint64_t excess_pss; /* that reading's excess; excess differs while provisional */
+	uint64_t private_dirty; /* Private_Dirty then */
+	bool provisional;  /* a sharer's new child while its partners' readings are older:
+			    * excess leaves out all but its private dirty pages */
 	uint64_t faults;   /* its minflt + majflt (stat, every thread's) at that reading */
 	uint64_t runtime;  /* its main thread's run time (schedstat) when faults were last
 			    * seen unchanged; UINT64_MAX: not known */
@@ -90,13 +96,14 @@ size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *
  * Returns 0, or -1 when the text has fewer. */
 int linux_parse_statm(const char *buf, size_t len, uint64_t v[3]);
 
-/* Rss, Pss, Pss_Anon and Pss_Shmem of /proc/PID/smaps_rollup (the last two
- * since Linux 5.7), bytes. */
+/* Rss, Pss, Pss_Anon, Pss_Shmem (since Linux 5.7) and Private_Dirty of
+ * /proc/PID/smaps_rollup, bytes. */
 struct rollup_fields {
 	unsigned have; /* RU_* */
-	uint64_t rss, pss, pss_anon, pss_shmem;
+	uint64_t rss, pss, pss_anon, pss_shmem, private_dirty;
 };
-enum { RU_PSS_ANON = 1u << 0, RU_PSS_SHMEM = 1u << 1, RU_RSS = 1u << 2, RU_PSS = 1u << 3 };
+enum { RU_PSS_ANON = 1u << 0, RU_PSS_SHMEM = 1u << 1, RU_RSS = 1u << 2, RU_PSS = 1u << 3,
+       RU_PRIVATE_DIRTY = 1u << 4 };
 void linux_parse_rollup(const char *buf, size_t len, struct rollup_fields *f);
 
 /* minflt + majflt of /proc/PID/stat text (fields 10 and 12, counted after

@@ -23,10 +23,11 @@
  * with ESRCH, so a reused pid is never mistaken for the old one. Nothing is
  * allocated in steady state: buffers live in struct linux_meter, directories
  * are read with getdents64 on kept fds, and the tables only grow when the
- * tree does. Per sample: one pread of statm (and of status when it moved) and
- * one of children per process (and of each other thread's children file),
- * /proc/meminfo at most every 100 ms, a task/ directory listing only when a
- * thread count changed or every 100 ms.
+ * tree does. Per sample: one pread of statm per process (and of status when
+ * it moved), /proc/loadavg, /proc/meminfo at most every 100 ms. While pids are
+ * being handed out (linux_sample's walk) also an fstat of task/ and a pread of
+ * children per process (and of each other thread's children file), and a
+ * task/ directory listing when a thread count changed or every 100 ms.
  */
 
 static const char footprint_words[] =
@@ -128,11 +129,12 @@ static int read_meminfo(struct linux_meter *lm, struct meminfo_fields *mi)
 /* Whether entry i's last status reading still stands: its statm (one pread,
  * about a sixth of status's cost) shows the same size, resident and shared
  * pages as when status was read, and that reading answered fewer than
- * STATUS_REUSE_MAX samples since. resident - shared = RssAnon and shared =
+ * STATUS_REUSE_MAX samples or is younger than STATUS_REUSE_NS. resident - shared = RssAnon and shared =
  * RssFile + RssShmem: unchanged, the footprint (RssAnon + RssShmem) is too,
  * unless file and shmem pages traded places exactly; pages swapped in or out
  * move resident (VmSwap follows). The bound catches the rest (swapped pages
- * freed, such a trade). Its thread count comes from its task/ directory.
+ * freed, such a trade). Its thread count comes from its task/ directory
+ * while pids are being handed out, else stands.
  * On return *v holds the statm just read (*have_v). */
 static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t v[3],
 			  bool *have_v)
@@ -150,8 +152,13 @@ static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t
 	*have_v = n > 0 && !linux_parse_statm(lm->buf, (size_t)n, v);
 	bool moved = !*have_v || !p->have_last || memcmp(v, p->statm, sizeof(p->statm));
 	p->dirty |= moved;
-	if (moved || p->reused >= STATUS_REUSE_MAX)
+	if (moved || (p->reused >= STATUS_REUSE_MAX && lm->now_ns - p->status_ns >= STATUS_REUSE_NS))
 		return false;
+	/* No pid was handed out for a while (linux_sample's walk): no thread
+	 * started, and the count read last stands (one that ended leaves it
+	 * high: a task/ listing too many while walking, stat for schedstat). */
+	if (!lm->walking)
+		return true;
 	if (p->task_fd < 0)
 		p->task_fd = open_proc_file(p->super.pid, "task", O_RDONLY | O_DIRECTORY);
 	struct stat sb;
@@ -193,6 +200,7 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 	linux_parse_status(lm->buf, (size_t)n, st);
 	p->last = *st;
 	p->reused = 0;
+	p->status_ns = lm->now_ns;
 	p->have_last = have_v; /* a statm read just before: the next sample compares */
 	if (have_v)
 		memcpy(p->statm, v, sizeof(p->statm));
@@ -268,6 +276,7 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 		lm->walk_until_ns = lm->now_ns + SELF_RELIST_NS;
 	lm->last_pid = last;
 	bool walk = lm->now_ns <= lm->walk_until_ns;
+	lm->walking = walk;
 	if (walk && lm->scan)
 		scan_parents(lm);
 	/* Orphans re-parented to the recorder (a subreaper) join the tree. */
@@ -299,7 +308,8 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 		if (!p->super.zombie)
 			s->footprint += sat_sub(p->last.rss_anon + p->last.rss_shmem, p->excess);
 	}
-	if (sharing && peaks > lm->shared_best)
+	/* Not while a round is owed: the partners' shares are too high. */
+	if (sharing && !lm->roll_owed && peaks > lm->shared_best)
 		lm->shared_best = peaks;
 	return s->procs ? 0 : -1;
 }
@@ -384,6 +394,7 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 	for (int tries = 0;; tries++) {
 		bool exiting = false;
 		sum = 0;
+		share_settle(lm);
 		for (size_t i = 0; i < lm->tab.n;) {
 			if (refresh(lm, i, &st, true))
 				continue;

@@ -24,6 +24,7 @@ struct linux_meter {
 	int loadavg_fd;         /* /proc/loadavg: the last pid handed out */
 	long last_pid;          /* at the last sample, -1 = unknown */
 	int64_t walk_until_ns;  /* samples walk the tree until then */
+	bool walking;           /* this sample walks (pids were handed out lately) */
 	int proc_fd;            /* /proc, for the scan fallback */
 	bool scan;              /* no CONFIG_PROC_CHILDREN: scan /proc/PID/stat */
 	bool peaks;             /* clear_refs works */
@@ -45,6 +46,9 @@ struct linux_meter {
 	bool roll_all;          /* a sharing process left: read every live one */
 	unsigned roll_gen;      /* rounds of smaps_rollup readings */
 	int64_t roll_next_ns;   /* readings for changes wait until then (ROLL_COST_FACTOR) */
+	int64_t roll_wait_ns;   /* ROLL_COST_FACTOR times the last round's cost */
+	bool roll_owed;         /* a sharer's new child was read: its partners wait for a round */
+	unsigned owed_gen;      /* the round that read the last such child */
 	unsigned long rollups;  /* smaps_rollup readings made (meter_linux_rollups) */
 	char buf[16384];
 	char dents[16384];
@@ -64,9 +68,11 @@ struct linux_meter {
  * are kept open; in between those files are re-read without listing. */
 #define RELIST_NS (100 * 1000000LL)
 
-/* A process's status is re-read when its statm moved, or after this many
- * samples answered from the last reading (status_stands). */
-#define STATUS_REUSE_MAX 10
+/* A process's status is re-read when its statm moved, or once a reading
+ * answered this many samples and is this old (status_stands): a pread of
+ * status costs five statm ones. */
+#define STATUS_REUSE_MAX 30
+#define STATUS_REUSE_NS (1000 * 1000000LL)
 /* Processes sampled through statm (its descriptor kept open); beyond, status
  * is read every sample (no more descriptors). */
 #define STATM_FD_BUDGET 256
@@ -75,8 +81,12 @@ struct linux_meter {
 /* Sharing (share_update): smaps_rollup costs about 19 ms per resident GiB
  * (measured on 6.18; it walks the page tables under the mmap lock). Readings
  * made because a sharing process changed wait until ROLL_COST_FACTOR times
- * the last round's cost has passed since its end (at most 1/20 of a core);
- * those for a process that appeared or a sharing one that left do not wait.
+ * the last round's cost has passed since its end (at most 1/20 of a core),
+ * and so does the next look for such a change after one that found none;
+ * so do the partners of a process that appeared as a sharer's child (until
+ * then it counts its private dirty pages only: their readings count what it
+ * shares with them once). Those for a process that appeared otherwise, or
+ * for a sharing one that left, do not wait.
  * A process shares when its excess is over SHARE_MIN_BYTES and over 1/32 of
  * its RssAnon + RssShmem (below, the counters' own error: per-CPU since 6.2). */
 #define ROLL_COST_FACTOR 20
@@ -117,6 +127,7 @@ void recorder_thread_children(pid_t tid, void *arg);
 void discover_children(struct linux_meter *lm, long idx, bool from_self);
 /* shared.c */
 void share_update(struct linux_meter *lm, size_t live);
+void share_settle(struct linux_meter *lm);
 bool leaving(const struct linux_proc *p);
 uint64_t peak_part(const struct linux_proc *p);
 

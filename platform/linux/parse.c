@@ -115,7 +115,7 @@ void linux_parse_rollup(const char *buf, size_t len, struct rollup_fields *f)
 {
 	const char *s = buf, *end = buf + len;
 	memset(f, 0, sizeof(*f));
-	const unsigned all = RU_PSS_ANON | RU_PSS_SHMEM | RU_RSS | RU_PSS;
+	const unsigned all = RU_PSS_ANON | RU_PSS_SHMEM | RU_RSS | RU_PSS | RU_PRIVATE_DIRTY;
 	while (s < end && f->have != all) {
 		size_t n = (size_t)(end - s);
 		if (KEY("Rss:")) {
@@ -130,6 +130,9 @@ void linux_parse_rollup(const char *buf, size_t len, struct rollup_fields *f)
 		} else if (KEY("Pss_Shmem:")) {
 			f->pss_shmem = read_kb(&s, end);
 			f->have |= RU_PSS_SHMEM;
+		} else if (KEY("Private_Dirty:")) {
+			f->private_dirty = read_kb(&s, end);
+			f->have |= RU_PRIVATE_DIRTY;
 		}
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		if (!nl)

@@ -100,6 +100,9 @@ static bool roll(struct linux_meter *lm, struct linux_proc *p)
 		p->excess = 0;
 	p->rss_excess = p->excess && (ru.have & (RU_RSS | RU_PSS)) == (RU_RSS | RU_PSS)
 				? sat_sub(ru.rss, ru.pss) : p->excess;
+	p->excess_pss = p->excess;
+	p->private_dirty = ru.have & RU_PRIVATE_DIRTY ? ru.private_dirty : 0;
+	p->provisional = false;
 	return p->excess != 0;
 }
 
@@ -134,11 +137,43 @@ static bool sharers_changed(struct linux_meter *lm)
 	return false;
 }
 
+/* Whether p's parent is a live tree process whose last reading, taken while
+ * it had partners, says it shares. */
+static bool parent_shares(struct linux_meter *lm, const struct linux_proc *p)
+{
+	long i = p->ppid > 0 ? proctab_find(&lm->tab, p->ppid) : -1;
+	if (i < 0)
+		return false;
+	const struct linux_proc *q = entry(lm, (size_t)i);
+	return !q->super.zombie && q->rolled && q->excess;
+}
+
+/* Its partners read again (or all of them as old as it is): each new child's
+ * own reading stands. */
+static void end_provisional(struct linux_meter *lm)
+{
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (p->provisional) {
+			p->excess = p->excess_pss;
+			p->provisional = false;
+		}
+	}
+}
+
+/* Whether p's reading is older than the last sharer's child read since
+ * (a round owed: those read after it are exact). */
+static bool before_owed(const struct linux_meter *lm, const struct linux_proc *p)
+{
+	return (int)(p->roll_gen - lm->owed_gen) < 0;
+}
+
 /* Keep every live process's excess true enough (docs/platforms.md, Linux):
  * with one live process nothing is shared inside the tree; a process first
  * seen is read, and when it shares (a fork not yet exec'd) every live one
- * is; when a sharing process left, every live one is; when one that shares
- * changed, those that share are, within the cost budget. */
+ * is, unless its parent already shares: then those that share are, within
+ * the cost budget; when a sharing process left, every live one is; when one
+ * that shares changed, those that share are, within the cost budget. */
 void share_update(struct linux_meter *lm, size_t live)
 {
 	if (!lm->pss)
@@ -148,9 +183,9 @@ void share_update(struct linux_meter *lm, size_t live)
 			if (lm->tab.p[i]->zombie)
 				continue; /* its excess says it shared (peak_part) */
 			entry(lm, i)->excess = entry(lm, i)->rss_excess = 0;
-			entry(lm, i)->rolled = false;
+			entry(lm, i)->rolled = entry(lm, i)->provisional = false;
 		}
-		lm->roll_all = false;
+		lm->roll_all = lm->roll_owed = false;
 		return;
 	}
 	int64_t t0 = mono_ns();
@@ -158,23 +193,61 @@ void share_update(struct linux_meter *lm, size_t live)
 	lm->roll_gen++;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
-		if (!p->super.zombie && !p->rolled) {
-			all |= roll(lm, p);
-			any = true;
+		if (p->super.zombie || p->rolled)
+			continue;
+		any = true;
+		if (!roll(lm, p))
+			continue;
+		if (parent_shares(lm, p)) {
+			/* A sharer's child: its partners can wait. Their readings
+			 * count what it shares with them once already: until
+			 * they are read again it counts its own pages only. */
+			lm->roll_owed = true;
+			lm->owed_gen = lm->roll_gen;
+			p->provisional = true;
+			p->excess = sat_sub(p->last.rss_anon + p->last.rss_shmem, p->private_dirty);
 		}
+		else
+			all = true; /* its parent's reading says it shares nothing */
 	}
-	bool changed = !all && t0 >= lm->roll_next_ns && sharers_changed(lm);
+	bool changed = false, owed = false;
+	if (!all && t0 >= lm->roll_next_ns) {
+		owed = lm->roll_owed;
+		changed = owed || sharers_changed(lm);
+		if (!changed) /* nothing to read: the next look waits as a round would */
+			lm->roll_next_ns = mono_ns() + lm->roll_wait_ns;
+	}
 	if (all || changed) {
 		for (size_t i = 0; i < lm->tab.n; i++) {
 			struct linux_proc *p = entry(lm, i);
-			if (!p->super.zombie && p->roll_gen != lm->roll_gen && (all || p->excess))
+			if (!p->super.zombie && p->roll_gen != lm->roll_gen &&
+			    (all || (p->excess && (!owed || before_owed(lm, p)))))
 				roll(lm, p);
 		}
-		lm->roll_all = false;
+		end_provisional(lm);
+		lm->roll_all = lm->roll_owed = false;
 		any = true;
 	}
 	if (any) {
 		int64_t t1 = mono_ns();
 		lm->roll_next_ns = t1 + ROLL_COST_FACTOR * (t1 - t0);
+		if (all || changed)
+			lm->roll_wait_ns = lm->roll_next_ns - t1;
 	}
+}
+
+/* A round owed (share_update) is read now: a window's peak is read from
+ * exact shares. */
+void share_settle(struct linux_meter *lm)
+{
+	if (!lm->roll_owed)
+		return;
+	lm->roll_gen++;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (!p->super.zombie && p->excess && before_owed(lm, p))
+			roll(lm, p);
+	}
+	end_provisional(lm);
+	lm->roll_owed = false;
 }

@@ -37,6 +37,7 @@ void close_threads(struct linux_proc *p, bool all)
 struct add_ctx {
 	struct linux_meter *lm;
 	bool from_self; /* children of the recorder: skip the ones it declared foreign */
+	pid_t parent;   /* whose children these are */
 };
 
 static void add_child(pid_t pid, void *arg)
@@ -54,6 +55,7 @@ static void add_child(pid_t pid, void *arg)
 	p->status_fd = fd;
 	p->task_fd = p->children_fd = p->statm_fd = p->faults_fd = p->runtime_fd = -1;
 	p->threads = 1;
+	p->ppid = c->from_self ? 0 : c->parent;
 }
 
 static void read_children_fd(struct linux_meter *lm, int fd, struct add_ctx *c)
@@ -126,8 +128,8 @@ static void thread_children(pid_t tid, void *arg)
 /* Add the children of the owner (every thread's) to the table. */
 void discover_children(struct linux_meter *lm, long idx, bool from_self)
 {
-	struct add_ctx c = { lm, from_self };
 	struct linux_proc *p = owner_of(lm, idx);
+	struct add_ctx c = { lm, from_self, p->super.pid };
 
 	if (lm->scan) {
 		pid_t pid = p->super.pid;
