@@ -243,8 +243,9 @@ static double last_record_t(const struct trace *tr)
 		t = tr->samples[tr->nsamples - 1].t;
 	struct trace_event tmp = TRACE_EVENT_INIT;
 	size_t n = trace_nevents(tr);
-	if (n && trace_event_at(tr, n - 1, &tmp)->t > t)
-		t = trace_event_at(tr, n - 1, &tmp)->t;
+	const struct trace_event *last = n ? trace_event_at(tr, n - 1, &tmp) : NULL;
+	if (last && last->t > t)
+		t = last->t;
 	return t;
 }
 

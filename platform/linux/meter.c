@@ -391,10 +391,10 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 	struct linux_meter *lm = m->priv;
 	struct status_fields st;
 	uint64_t sum;
+	share_settle(lm);
 	for (int tries = 0;; tries++) {
 		bool exiting = false;
 		sum = 0;
-		share_settle(lm);
 		for (size_t i = 0; i < lm->tab.n;) {
 			if (refresh(lm, i, &st, true))
 				continue;

@@ -168,6 +168,21 @@ static bool before_owed(const struct linux_meter *lm, const struct linux_proc *p
 	return (int)(p->roll_gen - lm->owed_gen) < 0;
 }
 
+/* A round of readings in generation lm->roll_gen: every live process not yet
+ * read in it (all), or those that share, only those read before the last
+ * sharer's child when a round was owed (owed); then no round is owed. */
+static void round_of(struct linux_meter *lm, bool all, bool owed)
+{
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (!p->super.zombie && p->roll_gen != lm->roll_gen &&
+		    (all || (p->excess && (!owed || before_owed(lm, p)))))
+			roll(lm, p);
+	}
+	end_provisional(lm);
+	lm->roll_owed = false;
+}
+
 /* Keep every live process's excess true enough (docs/platforms.md, Linux):
  * with one live process nothing is shared inside the tree; a process first
  * seen is read, and when it shares (a fork not yet exec'd) every live one
@@ -218,21 +233,15 @@ void share_update(struct linux_meter *lm, size_t live)
 			lm->roll_next_ns = mono_ns() + lm->roll_wait_ns;
 	}
 	if (all || changed) {
-		for (size_t i = 0; i < lm->tab.n; i++) {
-			struct linux_proc *p = entry(lm, i);
-			if (!p->super.zombie && p->roll_gen != lm->roll_gen &&
-			    (all || (p->excess && (!owed || before_owed(lm, p)))))
-				roll(lm, p);
-		}
-		end_provisional(lm);
-		lm->roll_all = lm->roll_owed = false;
+		round_of(lm, all, owed);
+		lm->roll_all = false;
 		any = true;
 	}
 	if (any) {
 		int64_t t1 = mono_ns();
 		lm->roll_next_ns = t1 + ROLL_COST_FACTOR * (t1 - t0);
 		if (all || changed)
-			lm->roll_wait_ns = lm->roll_next_ns - t1;
+			lm->roll_wait_ns = ROLL_COST_FACTOR * (t1 - t0);
 	}
 }
 
@@ -243,11 +252,5 @@ void share_settle(struct linux_meter *lm)
 	if (!lm->roll_owed)
 		return;
 	lm->roll_gen++;
-	for (size_t i = 0; i < lm->tab.n; i++) {
-		struct linux_proc *p = entry(lm, i);
-		if (!p->super.zombie && p->excess && before_owed(lm, p))
-			roll(lm, p);
-	}
-	end_provisional(lm);
-	lm->roll_owed = false;
+	round_of(lm, false, true);
 }
