@@ -53,7 +53,7 @@ SB_COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && \
 	{ git diff --quiet HEAD 2>/dev/null && echo "$$c" || echo "$$c-dirty"; } || echo unknown)
 endif
 
-MODULES := common traces platform meter meter/gpu runner analyze plots
+MODULES := common traces platform meter meter/gpu runner runner/record runner/compare analyze plots
 # One platform directory per OS (platform/platform.h); any other OS is refused.
 # platform/darwin/meter.c holds no macOS call (they go through a table) and is
 # built into the unit tests everywhere, so the macOS meter is tested on Linux.

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "../traces/window.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../../traces/window.h"
 #include "record_int.h"
 
 /* ---- per-stage peaks ------------------------------------------------------ */

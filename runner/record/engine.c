@@ -4,12 +4,12 @@
  * call none of them (record_int.h) */
 #include <string.h>
 
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "../traces/trace.h"
-#include "loop.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../../traces/trace.h"
+#include "../loop.h"
 #include "record_int.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 /* A write of the trace failed (the writer said why: disk full, I/O error):
  * say at once what happens now, once. */

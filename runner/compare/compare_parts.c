@@ -7,15 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analyze/text.h"
-#include "../common/path.h"
-#include "../common/util.h"
-#include "../traces/runs.h"
-#include "../traces/trace.h"
+#include "../../analyze/text.h"
+#include "../../common/path.h"
+#include "../../common/util.h"
+#include "../../traces/runs.h"
+#include "../../traces/trace.h"
 #include "campaign.h"
 #include "compare.h"
 #include "compare_int.h"
-#include "record.h"
+#include "../record/record.h"
 
 /* The id "V-N" of run k of the schedule. Caller frees. */
 static char *run_id(const struct compare_opts *o, size_t k)

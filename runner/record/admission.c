@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/units.h"
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "guard.h"
+#include "../../common/units.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../guard.h"
 #include "record_int.h"
 
 void guard_event(struct run *r, const char *action, const char *reason,

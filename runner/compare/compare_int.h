@@ -6,12 +6,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../analyze/analysis.h"
-#include "../common/util.h"
-#include "../traces/runs.h"
-#include "../traces/trace.h"
+#include "../../analyze/analysis.h"
+#include "../../common/util.h"
+#include "../../traces/runs.h"
+#include "../../traces/trace.h"
 #include "compare.h"
-#include "record.h"
+#include "../record/record.h"
 
 /* A run that finished, for the report. */
 struct done_run {

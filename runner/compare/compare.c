@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/util.h"
+#include "../../common/util.h"
 #include "compare.h"
 #include "compare_int.h"
-#include "conditions.h"
-#include "pipeline.h"
-#include "record.h"
+#include "../conditions.h"
+#include "../pipeline.h"
+#include "../record/record.h"
 
 static void session_release(struct session *s)
 {

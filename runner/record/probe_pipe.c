@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/util.h"
-#include "../traces/trace.h"
-#include "../traces/window.h"
+#include "../../common/util.h"
+#include "../../traces/trace.h"
+#include "../../traces/window.h"
 #include "record_int.h"
 
 static void probe_line(struct run *r, const char *line, size_t len)

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "loop.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../loop.h"
 #include "record_int.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 /* spawn's on_reap: a tree process was reaped with this ru_maxrss. A zombie
  * has no VmHWM, so a peak it reached after its last reading (a sample, or

@@ -6,12 +6,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/path.h"
-#include "../common/util.h"
-#include "../common/version.h"
-#include "git.h"
+#include "../../common/path.h"
+#include "../../common/util.h"
+#include "../../common/version.h"
+#include "../git.h"
 #include "record_int.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 char *record_default_trace_name(void)
 {

@@ -9,15 +9,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "../platform/platform.h"
-#include "../traces/trace.h"
-#include "../traces/window.h"
-#include "guard.h"
-#include "loop.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../../platform/platform.h"
+#include "../../traces/trace.h"
+#include "../../traces/window.h"
+#include "../guard.h"
+#include "../loop.h"
 #include "record.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 #define NS_PER_S 1000000000LL
 #define NS_PER_MS 1000000LL

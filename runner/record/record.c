@@ -8,17 +8,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../common/units.h"
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "../platform/platform.h"
-#include "../traces/trace.h"
-#include "conditions.h"
-#include "guard.h"
-#include "loop.h"
+#include "../../common/units.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../../platform/platform.h"
+#include "../../traces/trace.h"
+#include "../conditions.h"
+#include "../guard.h"
+#include "../loop.h"
 #include "record.h"
 #include "record_int.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 static double rusage_children_s(void)
 {
