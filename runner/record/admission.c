@@ -45,7 +45,7 @@ static int read_system(struct run *r, struct guard_readings *rd)
 	return 0;
 }
 
-void guard_poll(struct run *r, int64_t now)
+void admission_poll(struct run *r, int64_t now)
 {
 	struct guard_readings rd;
 	if (read_system(r, &rd))
