@@ -113,14 +113,17 @@ int campaign_start(const char *out, char *const *runs, size_t n, char **id)
 	}
 	*id = new_id();
 	struct strbuf sb = STRBUF_INIT;
-	strbuf_addstr(&sb, "{\"campaign\": ");
-	json_escape(&sb, *id);
-	strbuf_addstr(&sb, ", \"runs\": [");
-	for (size_t i = 0; i < n; i++) {
-		strbuf_addstr(&sb, i ? ", " : "");
-		json_escape(&sb, runs[i]);
-	}
-	strbuf_addstr(&sb, "]}\n");
+	struct jsonw w = JSONW_INIT(&sb);
+	jw_object_begin(&w);
+	jw_key(&w, "campaign");
+	jw_string(&w, *id);
+	jw_key(&w, "runs");
+	jw_array_begin(&w);
+	for (size_t i = 0; i < n; i++)
+		jw_string(&w, runs[i]);
+	jw_array_end(&w);
+	jw_object_end(&w);
+	strbuf_addch(&sb, '\n');
 	/* O_EXCL: of two plans started at once into one --out, one is refused */
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	bool raced = fd < 0 && errno == EEXIST;
@@ -182,11 +185,16 @@ int campaign_mark_running(const char *out, const char *run, const char *id)
 {
 	char *path = marker_path(out, run), *host = host_name();
 	struct strbuf sb = STRBUF_INIT;
-	strbuf_addstr(&sb, "{\"campaign\": ");
-	json_escape(&sb, id);
-	strbuf_addstr(&sb, ", \"host\": ");
-	json_escape(&sb, host);
-	strbuf_addf(&sb, ", \"pid\": %ld}\n", (long)getpid());
+	struct jsonw w = JSONW_INIT(&sb);
+	jw_object_begin(&w);
+	jw_key(&w, "campaign");
+	jw_string(&w, id);
+	jw_key(&w, "host");
+	jw_string(&w, host);
+	jw_key(&w, "pid");
+	jw_i64(&w, (int64_t)getpid());
+	jw_object_end(&w);
+	strbuf_addch(&sb, '\n');
 	int rc = write_file(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	free(host);
