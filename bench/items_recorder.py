@@ -79,6 +79,44 @@ def c_floor(interval, nprocs):
     return float(r.stdout) * 1e3
 
 
+def item1_targets(worst, worst_open, ok_ratio, at20, cfloor, mprof20):
+    """Item 1's closing lines: what a sample reads, and its two targets judged."""
+    body = []
+    ok_cost = max(worst, worst_open) <= 25e3
+    gaps = []
+    if not ok_cost:
+        gaps.append("stagebench costs up to %s µs per sample without a stage and %s µs with a "
+                    "stage open (target 25)" % (us(worst), us(worst_open)))
+    if not ok_ratio:
+        gaps.append("some configuration is less than 8× cheaper than mprof (table above)")
+    body += ["", "What a sample reads: /proc/loadavg, and per process one pread of its kept "
+             "/proc/PID/statm; /proc/PID/status (VmHWM with the footprint) only when statm moved "
+             "or a reading answered 30 samples and is a second old; the children files and the "
+             "thread counts (fstat of /proc/PID/task) only while pids are being handed out "
+             "anywhere on the machine (the last pid in /proc/loadavg moved within a second); "
+             "smaps_rollup of sharing processes (every process of these chains shares what its "
+             "parents allocated) when one appears, and again within 1/20 of a core once one "
+             "faulted or a new child of a sharer lowered the others' shares, the look for "
+             "faults (schedstat, stat) waiting as long after one that found none. "
+             "A stage window costs nothing extra: the window's peak is read from status at its "
+             "boundaries, and a process that exits inside a window gives its peak through "
+             "wait4's ru_maxrss. The floor line above is what this machine charges for a wakeup "
+             "alone: the 25 µs target is below it here."]
+    body += ["", "Target (1 and 20 processes): ≤ 25 µs CPU per sample and ≥ 8× cheaper than mprof: " +
+             (verdict(True, "") + " (worst: %s µs per sample)." % us(max(worst, worst_open))
+              if ok_cost and ok_ratio else verdict(False, "; ".join(gaps)) + ".")]
+    low = [(iv, lab, r) for iv, lab, r in at20 if r < 20]
+    below = [iv for iv in (0.5, 0.01) if cfloor[(iv, 20)] > mprof20[iv] / 20]
+    body += ["", "Target (process trees): ≥ 20× less recorder CPU per sample than mprof at 20 "
+             "processes, 0.5 s and 10 ms (steady): " +
+             (verdict(True, "") + " (lowest %.1f×)." % min(r for _, _, r in at20) if not low else
+              verdict(False, "; ".join("%s at %g s: %.1f×" % (lab, iv, r) for iv, lab, r in low))
+              + "." + ("" if not below else " At %s the target is below the floor above: no "
+                       "recorder that reads each process could meet it on this machine." %
+                       " and ".join("%g s" % iv for iv in below)))]
+    return body
+
+
 def item1():
     dur = 6.0 if B.QUICK else 12.0
     rows, ratios, cmds, worst, worst_open = [], [], [], 0.0, 0.0
@@ -156,38 +194,7 @@ def item1():
     body += ["", "mprof's CPU per sample over stagebench's (same configuration, run back to back):", "",
              "| interval | processes | no stage: all | no stage: steady | stage open: all | stage open: steady |",
              "|---|---|---|---|---|---|"] + ratios
-    ok_cost = max(worst, worst_open) <= 25e3
-    gaps = []
-    if not ok_cost:
-        gaps.append("stagebench costs up to %s µs per sample without a stage and %s µs with a "
-                    "stage open (target 25)" % (us(worst), us(worst_open)))
-    if not ok_ratio:
-        gaps.append("some configuration is less than 8× cheaper than mprof (table above)")
-    body += ["", "What a sample reads: /proc/loadavg, and per process one pread of its kept "
-             "/proc/PID/statm; /proc/PID/status (VmHWM with the footprint) only when statm moved "
-             "or a reading answered 30 samples and is a second old; the children files and the "
-             "thread counts (fstat of /proc/PID/task) only while pids are being handed out "
-             "anywhere on the machine (the last pid in /proc/loadavg moved within a second); "
-             "smaps_rollup of sharing processes (every process of these chains shares what its "
-             "parents allocated) when one appears, and again within 1/20 of a core once one "
-             "faulted or a new child of a sharer lowered the others' shares, the look for "
-             "faults (schedstat, stat) waiting as long after one that found none. "
-             "A stage window costs nothing extra: the window's peak is read from status at its "
-             "boundaries, and a process that exits inside a window gives its peak through "
-             "wait4's ru_maxrss. The floor line above is what this machine charges for a wakeup "
-             "alone: the 25 µs target is below it here."]
-    body += ["", "Target (1 and 20 processes): ≤ 25 µs CPU per sample and ≥ 8× cheaper than mprof: " +
-             (verdict(True, "") + " (worst: %s µs per sample)." % us(max(worst, worst_open))
-              if ok_cost and ok_ratio else verdict(False, "; ".join(gaps)) + ".")]
-    low = [(iv, lab, r) for iv, lab, r in at20 if r < 20]
-    below = [iv for iv in (0.5, 0.01) if cfloor[(iv, 20)] > mprof20[iv] / 20]
-    body += ["", "Target (process trees): ≥ 20× less recorder CPU per sample than mprof at 20 "
-             "processes, 0.5 s and 10 ms (steady): " +
-             (verdict(True, "") + " (lowest %.1f×)." % min(r for _, _, r in at20) if not low else
-              verdict(False, "; ".join("%s at %g s: %.1f×" % (lab, iv, r) for iv, lab, r in low))
-              + "." + ("" if not below else " At %s the target is below the floor above: no "
-                       "recorder that reads each process could meet it on this machine." %
-                       " and ".join("%g s" % iv for iv in below)))]
+    body += item1_targets(worst, worst_open, ok_ratio, at20, cfloor, mprof20)
     section(1, "Recorder cost per sample", "\n".join(body))
 
 
