@@ -177,7 +177,8 @@ struct check_options {
 	double time_s;
 	bool allow_latent_change;
 };
-#define CHECK_OPTIONS_INIT { true, 5.0, 0, true, 10.0, 0, false }
+#define CHECK_OPTIONS_INIT                                                     \
+	{ .growth_is_pct = true, .growth_pct = 5.0, .time_is_pct = true, .time_pct = 10.0 }
 
 enum check_side_id { CHECK_BASELINE = 0, CHECK_CANDIDATE = 1 };
 
@@ -257,8 +258,7 @@ struct check {
 					* the baseline's runs and the candidate's
 					* (labels "baseline", "candidate") */
 };
-#define CHECK_INIT { CHECK_OPTIONS_INIT, { { 0 }, { 0 } }, NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, 0, 0, \
-		     VERSIONS_DIFF_INIT }
+#define CHECK_INIT { .opt = CHECK_OPTIONS_INIT, .versions = VERSIONS_DIFF_INIT }
 
 /*
  * Add every trace of the run directory DIR (rundir.h order) to a side.

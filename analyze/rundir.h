@@ -35,7 +35,7 @@ struct rundir {
 	struct rundir_trace *traces;
 	size_t n, alloc;
 };
-#define RUNDIR_INIT { NULL, RUN_LIST_INIT, NULL, 0, 0 }
+#define RUNDIR_INIT { .runs = RUN_LIST_INIT }
 
 /*
  * List DIR. Returns the number of traces found (0 is not an error here; the

@@ -20,8 +20,12 @@ static const char usage_text[] =
 	"releases. A runs.json beside a trace says how that run ended.\n"
 	"\n";
 
+struct analyze_args {
+	bool json;
+};
+
 static const struct opt_spec analyze_opts[] = {
-	OPT_FLAG("json", 0, 'j', "machine-readable output, bytes and seconds"),
+	OPT_BOOL_TO("json", 0, struct analyze_args, json, "machine-readable output, bytes and seconds"),
 	OPT_HELP,
 	OPT_END,
 };
@@ -34,19 +38,11 @@ const struct opt_cmd opt_cmd_analyze = {
 
 int cmd_analyze(int argc, char **argv)
 {
-	bool json = false;
+	struct analyze_args a = { .json = false };
 	struct opt_parser p;
-	int c;
-	opt_begin(&p, &opt_cmd_analyze, argc, argv, NULL);
-	while ((c = opt_next(&p)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		default: /* OPT_EXIT */
-			return p.rc;
-		}
-	}
+	opt_begin_to(&p, &opt_cmd_analyze, argc, argv, NULL, &a);
+	if (opt_next(&p) != -1) /* OPT_EXIT: every other row is bound */
+		return p.rc;
 	if (optind >= argc) {
 		return opt_usage_error("analyze", "no trace given");
 	}
@@ -62,7 +58,7 @@ int cmd_analyze(int argc, char **argv)
 
 	struct strbuf o = STRBUF_INIT;
 	struct analysis_runs model = { runs, n };
-	render_find(RM_RUNS, json ? "json" : "text")(&model, &o);
+	render_find(RM_RUNS, a.json ? "json" : "text")(&model, &o);
 	for (size_t i = 0; i < n; i++)
 		analysis_warn_spikes(&runs[i]);
 	fwrite(o.buf, 1, o.len, stdout);

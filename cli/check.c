@@ -48,12 +48,19 @@ static const char usage_text[] =
 	"than the baseline's spread, is a regression unless --allow-latent-change.\n"
 	"\n";
 
+struct check_args {
+	const char *baseline;
+	bool allow_latent_change;
+};
+
 static const struct opt_spec check_opts[] = {
-	OPT("baseline", 0, 'b', "DIR", OV_DIR, "the baseline run directory (required)"),
+	OPT_STRING_TO("baseline", 0, "DIR", OV_DIR, struct check_args, baseline,
+		      "the baseline run directory (required)"),
 	OPT("max-growth", 0, 'g', "X", OV_TEXT, "memory threshold: 5% (default) or a size (512M)"),
 	OPT("max-time-growth", 0, 't', "X", OV_TEXT,
 	    "time threshold: 10% (default) or a duration (2s)"),
-	OPT_FLAG("allow-latent-change", 0, 'L', "report latent changes as notes, not regressions"),
+	OPT_BOOL_TO("allow-latent-change", 0, struct check_args, allow_latent_change,
+		    "report latent changes as notes, not regressions"),
 	OPT_WORDS("format", 0, 'f', "FMT", "md json junit github",
 		  "md (default): GB = 2^30 bytes (MB = 2^20 under 1 GB)\n"
 		  "and seconds;\n"
@@ -82,17 +89,14 @@ const struct opt_cmd opt_cmd_check = {
 int cmd_check(int argc, char **argv)
 {
 	struct check c = CHECK_INIT;
-	const char *baseline = NULL;
+	struct check_args a = { .baseline = NULL };
 	const char *format = "md";
 	struct opt_parser p;
 	int opt;
 
-	opt_begin(&p, &opt_cmd_check, argc, argv, NULL);
+	opt_begin_to(&p, &opt_cmd_check, argc, argv, NULL, &a);
 	while ((opt = opt_next(&p)) != -1) {
 		switch (opt) {
-		case 'b':
-			baseline = p.arg;
-			break;
 		case 'g': {
 			uint64_t bytes = 0;
 			double pct = 0;
@@ -123,9 +127,6 @@ int cmd_check(int argc, char **argv)
 			}
 			break;
 		}
-		case 'L':
-			c.opt.allow_latent_change = true;
-			break;
 		case 'f':
 			if (!render_find(RM_CHECK, p.arg))
 				return opt_usage_error("check", "option '--format': invalid value '%s' (%s)",
@@ -136,7 +137,8 @@ int cmd_check(int argc, char **argv)
 			return p.rc;
 		}
 	}
-	if (!baseline)
+	c.opt.allow_latent_change = a.allow_latent_change;
+	if (!a.baseline)
 		return opt_usage_error("check", "--baseline DIR is required");
 	if (optind >= argc)
 		return opt_usage_error("check", "no RUN_DIR given");
@@ -145,7 +147,7 @@ int cmd_check(int argc, char **argv)
 				       argv[optind + 1]);
 
 	int rc = SB_EXIT_FAILURE;
-	if (check_add_dir(&c, CHECK_BASELINE, baseline) < 0 ||
+	if (check_add_dir(&c, CHECK_BASELINE, a.baseline) < 0 ||
 	    check_add_dir(&c, CHECK_CANDIDATE, argv[optind]) < 0 || check_run(&c) < 0)
 		goto out;
 	struct strbuf out = STRBUF_INIT;

@@ -100,24 +100,45 @@ static const char learn_after[] =
 	"exit: 0 the plan was written, 2 usage (FILE exists without --force), 3 the\n"
 	"learning run failed or wrote no plan, 128+N when interrupted by signal N.\n";
 
+/* The command line, parsed. */
+struct args {
+	struct guard_opts g;
+	const char *pipeline, *out, *cache, *seed;
+	const char **sets;      /* --set and --size, as KEY=VALUE (owned) */
+	size_t nsets, sets_alloc;
+	int reps;
+	int warmup;
+	enum cache_state cache_state;
+	bool cache_state_given;
+	bool no_peak_reset;
+	bool no_prime;
+	int64_t interval_ns;
+	bool by_commit;
+	enum compare_part part;
+	size_t task;
+	int first_variant;      /* argv index of the first VARIANT */
+	bool learning;          /* stagebench learn */
+	const char *output;     /* learn: the plan file */
+	bool force;             /* learn: replace it */
+	const char *cmd;        /* "compare" or "learn", for messages */
+};
+
 enum {
-	OPT_PIPELINE = 0x4301,
-	OPT_SEED,
+	OPT_SEED = 0x4301,
 	OPT_REPS,
-	OPT_OUT,
 	OPT_SET,
 	OPT_SIZE,
-	OPT_CACHE,
-	OPT_BY_COMMIT,
 	OPT_PLAN,
 	OPT_TASK,
 	OPT_MERGE,
 	OPT_WARMUP,
 	OPT_CACHE_STATE,
-	OPT_NO_PEAK_RESET,
-	OPT_NO_PRIME,
-	OPT_FORCE,
 };
+
+/* Rows whose value goes straight into a field of struct args. */
+#define ARGS_STRING(NAME, SHORT, ARG, VALUE, FIELD, HELP) \
+	OPT_STRING_TO(NAME, SHORT, ARG, VALUE, struct args, FIELD, HELP)
+#define ARGS_BOOL(NAME, FIELD, HELP) OPT_BOOL_TO(NAME, 0, struct args, FIELD, HELP)
 
 /* The rows compare and learn share. */
 #define ROW_SEED OPT("seed", 0, OPT_SEED, "N", OV_TEXT, "the {seed} placeholder (default 7)")
@@ -130,28 +151,28 @@ enum {
 		  "--set size=S (pipelines with a size default: the demo\n" \
 		  "has tiny, small, default, large)")
 #define ROW_CACHE                                                        \
-	OPT("cache", 0, OPT_CACHE, "DIR", OV_DIR,                        \
-	    "the {cache} placeholder (default\n"                         \
-	    "$XDG_CACHE_HOME/stagebench/PIPELINE, else\n"                \
-	    "~/.cache/stagebench/PIPELINE)")
+	ARGS_STRING("cache", 0, "DIR", OV_DIR, cache,                    \
+		    "the {cache} placeholder (default\n"                 \
+		    "$XDG_CACHE_HOME/stagebench/PIPELINE, else\n"        \
+		    "~/.cache/stagebench/PIPELINE)")
 #define ROW_INTERVAL OPT_INTERVAL("sample interval (default 100ms)")
 
 static const struct opt_spec compare_rows[] = {
 	OPT_OPERAND("VARIANT...", "variants of the pipeline file, in this order (default:\n"
 				  "eager staged when the file has both, else all of them)"),
-	OPT("pipeline", 0, OPT_PIPELINE, "FILE", OV_PIPELINE,
-	    "pipeline file (JSON; default: the bundled demo,\n"
-	    "$STAGEBENCH_HOME/demo/pipeline.json or demo/ beside the\n"
-	    "installed binary)"),
+	ARGS_STRING("pipeline", 0, "FILE", OV_PIPELINE, pipeline,
+		    "pipeline file (JSON; default: the bundled demo,\n"
+		    "$STAGEBENCH_HOME/demo/pipeline.json or demo/ beside the\n"
+		    "installed binary)"),
 	ROW_SEED,
 	OPT("reps", 0, OPT_REPS, "N", OV_TEXT, "runs per variant (default 2)"),
-	OPT("out", 0, OPT_OUT, "DIR", OV_DIR,
-	    "output directory (default runs/DATE-PIPELINE/, with -2,\n"
-	    "-3 ... added when it exists)"),
-	OPT_FLAG("by-commit", 0, OPT_BY_COMMIT,
-		 "default output directory runs/DATE-PIPELINE-COMMIT[-dirty]/,\n"
-		 "COMMIT being the short commit of the git checkout that\n"
-		 "holds the pipeline file (-dirty: uncommitted changes)"),
+	ARGS_STRING("out", 0, "DIR", OV_DIR, out,
+		    "output directory (default runs/DATE-PIPELINE/, with -2,\n"
+		    "-3 ... added when it exists)"),
+	ARGS_BOOL("by-commit", by_commit,
+		  "default output directory runs/DATE-PIPELINE-COMMIT[-dirty]/,\n"
+		  "COMMIT being the short commit of the git checkout that\n"
+		  "holds the pipeline file (-dirty: uncommitted changes)"),
 	ROW_SET,
 	ROW_SIZE,
 	ROW_CACHE,
@@ -166,15 +187,15 @@ static const struct opt_spec compare_rows[] = {
 		  "(evicted with posix_fadvise; no root needed) or as-is;\n"
 		  "default warm when the pipeline declares files, else\n"
 		  "as-is; each trace's start record says which"),
-	OPT_FLAG("no-prime", 0, OPT_NO_PRIME,
-		 "no memory primed before each run (by default as much\n"
-		 "fresh memory as the variant's runs used at most, the\n"
-		 "declared files' size for its first, is written and\n"
-		 "freed just before it starts: a virtual machine that took\n"
-		 "freed memory back would make the first run alone pay\n"
-		 "for touching it again)"),
-	OPT_FLAG("no-peak-reset", 0, OPT_NO_PEAK_RESET,
-		 "no kernel high-water-mark resets (see 'record --help')"),
+	ARGS_BOOL("no-prime", no_prime,
+		  "no memory primed before each run (by default as much\n"
+		  "fresh memory as the variant's runs used at most, the\n"
+		  "declared files' size for its first, is written and\n"
+		  "freed just before it starts: a virtual machine that took\n"
+		  "freed memory back would make the first run alone pay\n"
+		  "for touching it again)"),
+	ARGS_BOOL("no-peak-reset", no_peak_reset,
+		  "no kernel high-water-mark resets (see 'record --help')"),
 	OPT_FLAG("plan", 0, OPT_PLAN,
 		 "print the runs (K, V-N, V, N; tab-separated, K 0-based in\n"
 		 "run order) and run nothing: one task per line for a job\n"
@@ -207,13 +228,13 @@ static const struct opt_spec compare_rows[] = {
 static const struct opt_spec learn_rows[] = {
 	OPT_OPERAND("VARIANT", "the variant to learn from (default: the first that does\n"
 			       "not set STAGEBENCH_STAGED)"),
-	OPT("pipeline", 0, OPT_PIPELINE, "FILE", OV_PIPELINE,
-	    "pipeline file (default: the bundled demo)"),
-	OPT("output", 'o', 'o', "FILE", OV_FILE, "the plan file to write (default plan.py)"),
-	OPT_FLAG("force", 0, OPT_FORCE, "replace FILE when it exists (it may hold your edits)"),
-	OPT("out", 0, OPT_OUT, "DIR", OV_DIR,
-	    "the learning run's trace and logs (default\n"
-	    "runs/DATE-PIPELINE-learn/)"),
+	ARGS_STRING("pipeline", 0, "FILE", OV_PIPELINE, pipeline,
+		    "pipeline file (default: the bundled demo)"),
+	ARGS_STRING("output", 'o', "FILE", OV_FILE, output, "the plan file to write (default plan.py)"),
+	ARGS_BOOL("force", force, "replace FILE when it exists (it may hold your edits)"),
+	ARGS_STRING("out", 0, "DIR", OV_DIR, out,
+		    "the learning run's trace and logs (default\n"
+		    "runs/DATE-PIPELINE-learn/)"),
 	ROW_SEED,
 	ROW_SET,
 	ROW_SIZE,
@@ -240,28 +261,6 @@ const struct opt_cmd opt_cmd_learn = {
 	.near = &opt_cmd_compare,
 };
 
-/* The command line, parsed. */
-struct args {
-	struct guard_opts g;
-	const char *pipeline, *out, *cache, *seed;
-	const char **sets;      /* --set and --size, as KEY=VALUE (owned) */
-	size_t nsets, sets_alloc;
-	int reps;
-	int warmup;
-	enum cache_state cache_state;
-	bool cache_state_given;
-	bool no_peak_reset;
-	bool no_prime;
-	int64_t interval_ns;
-	bool by_commit;
-	enum compare_part part;
-	size_t task;
-	int first_variant;      /* argv index of the first VARIANT */
-	bool learning;          /* stagebench learn */
-	const char *output;     /* learn: the plan file */
-	bool force;             /* learn: replace it */
-	const char *cmd;        /* "compare" or "learn", for messages */
-};
 
 static void args_release(struct args *a)
 {
@@ -276,9 +275,6 @@ static int parse_one(struct args *a, int opt, const char *arg)
 {
 	int64_t seed_num;
 	switch (opt) {
-	case OPT_PIPELINE:
-		a->pipeline = arg;
-		break;
 	case OPT_SEED:
 		if (parse_i64(arg, &seed_num))
 			return opt_bad_value(a->cmd, "seed", arg, "integer");
@@ -300,29 +296,14 @@ static int parse_one(struct args *a, int opt, const char *arg)
 			return opt_usage_error(a->cmd, "option '--cache-state': '%s' is not warm, "
 					       "cold or as-is", arg);
 		break;
-	case OPT_NO_PEAK_RESET:
-		a->no_peak_reset = true;
-		break;
-	case OPT_NO_PRIME:
-		a->no_prime = true;
-		break;
-	case OPT_OUT:
-		a->out = arg;
-		break;
 	case OPT_SET:
 	case OPT_SIZE:
 		ALLOC_GROW(a->sets, a->nsets + 1, a->sets_alloc);
 		a->sets[a->nsets++] = opt == OPT_SIZE ? xasprintf("size=%s", arg) : xstrdup(arg);
 		break;
-	case OPT_CACHE:
-		a->cache = arg;
-		break;
 	case OPT_ID_INTERVAL:
 		if (opt_interval(a->cmd, arg, &a->interval_ns))
 			return SB_EXIT_USAGE;
-		break;
-	case OPT_BY_COMMIT:
-		a->by_commit = true;
 		break;
 	case OPT_PLAN:
 	case OPT_TASK:
@@ -340,12 +321,6 @@ static int parse_one(struct args *a, int opt, const char *arg)
 		}
 		break;
 	}
-	case 'o':
-		a->output = arg;
-		break;
-	case OPT_FORCE:
-		a->force = true;
-		break;
 	default: /* OPT_EXIT */
 		return SB_EXIT_USAGE;
 	}
@@ -357,7 +332,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
 	struct opt_parser p;
 	int opt;
-	opt_begin(&p, a->learning ? &opt_cmd_learn : &opt_cmd_compare, argc, argv, &a->g);
+	opt_begin_to(&p, a->learning ? &opt_cmd_learn : &opt_cmd_compare, argc, argv, &a->g, a);
 	while ((opt = opt_next(&p)) != -1) {
 		if (opt == OPT_EXIT)
 			return p.rc;

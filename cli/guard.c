@@ -14,7 +14,8 @@ static const char guard_usage[] =
 	"tree when it runs the machine out of memory.\n\n";
 
 static const struct opt_spec guard_cmd_opts[] = {
-	OPT("output", 'o', 'o', "TRACE", OV_FILE, "also record a trace (.jsonl.zst)"),
+	OPT_STRING_TO("output", 'o', "TRACE", OV_FILE, struct record_opts, trace_path,
+		      "also record a trace (.jsonl.zst)"),
 	OPT_QUIET("only errors"),
 	OPT_VERBOSE("log every poll decision"),
 	OPT_HELP,
@@ -34,17 +35,11 @@ int cmd_guard(int argc, char **argv)
 	struct record_opts ro = RECORD_OPTS_INIT;
 	struct guard_opts g = GUARD_OPTS_INIT;
 	struct opt_parser p;
-	int opt, rc;
-	opt_begin(&p, &opt_cmd_guard, argc, argv, &g);
-	while ((opt = opt_next(&p)) != -1) {
-		switch (opt) {
-		case 'o':
-			ro.trace_path = p.arg;
-			break;
-		default: /* OPT_EXIT */
-			guard_opts_release(&g);
-			return p.rc;
-		}
+	int rc;
+	opt_begin_to(&p, &opt_cmd_guard, argc, argv, &g, &ro);
+	if (opt_next(&p) != -1) { /* OPT_EXIT: every other row is bound or a guard option */
+		guard_opts_release(&g);
+		return p.rc;
 	}
 	if (optind >= argc) {
 		opt_usage_error("guard", "no command given (stagebench guard [OPTIONS] -- COMMAND)");

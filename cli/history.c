@@ -29,6 +29,10 @@ static const char usage_text[] =
 	"where the current directory is a git checkout that knows them.\n"
 	"\n";
 
+struct history_args {
+	const char *plot_dir; /* --plot: NULL for no charts */
+};
+
 static const struct opt_spec history_opts[] = {
 	OPT_WORDS("format", 0, 'f', "FMT", "md csv json",
 		  "md (default), csv or json (bytes and seconds, unrounded)"),
@@ -36,12 +40,12 @@ static const struct opt_spec history_opts[] = {
 		  "recorded (default): by the earliest run's start time\n"
 		  "(a trace holds no commit date; commits recorded in\n"
 		  "their order come out in it); given: as listed"),
-	OPT("plot", 0, 'p', "DIR", OV_DIR,
-	    "also draw history-peak and history-time charts in DIR\n"
-	    "(and history-device where the runs read a device):\n"
-	    "one panel per mode, a line per stage, each point's\n"
-	    "spread across its runs, regressions ringed, failed\n"
-	    "stages crossed, dirty checkouts marked (gnuplot on PATH)"),
+	OPT_STRING_TO("plot", 0, "DIR", OV_DIR, struct history_args, plot_dir,
+		      "also draw history-peak and history-time charts in DIR\n"
+		      "(and history-device where the runs read a device):\n"
+		      "one panel per mode, a line per stage, each point's\n"
+		      "spread across its runs, regressions ringed, failed\n"
+		      "stages crossed, dirty checkouts marked (gnuplot on PATH)"),
 	OPT_WORDS("plot-format", 0, 'P', "FMT", "png svg", "png (default) or svg"),
 	OPT_HELP,
 	OPT_END,
@@ -132,10 +136,10 @@ int cmd_history(int argc, char **argv)
 	const char *format = "md";
 	enum history_order order = HISTORY_ORDER_RECORDED;
 	struct plot_opts po = PLOT_OPTS_INIT;
-	const char *plot_dir = NULL;
+	struct history_args a = { .plot_dir = NULL };
 	struct opt_parser p;
 	int c;
-	opt_begin(&p, &opt_cmd_history, argc, argv, NULL);
+	opt_begin_to(&p, &opt_cmd_history, argc, argv, NULL, &a);
 	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
 		case 'f':
@@ -152,9 +156,6 @@ int cmd_history(int argc, char **argv)
 			else
 				return opt_usage_error("history", "option '--order': invalid value '%s' "
 						       "(recorded or given)", p.arg);
-			break;
-		case 'p':
-			plot_dir = p.arg;
 			break;
 		case 'P':
 			if (!strcmp(p.arg, "png"))
@@ -182,8 +183,8 @@ int cmd_history(int argc, char **argv)
 	fwrite(o.buf ? o.buf : "", 1, o.len, stdout);
 	strbuf_release(&o);
 	rc = SB_EXIT_OK;
-	if (plot_dir) {
-		po.out_dir = plot_dir;
+	if (a.plot_dir) {
+		po.out_dir = a.plot_dir;
 		if (draw(&h, HM_PEAK, &po, "history-peak") < 0 || draw(&h, HM_TIME, &po, "history-time") < 0 ||
 		    (history_metric_shown(&h, HM_DEVICE) &&
 		     draw(&h, HM_DEVICE, &po, "history-device") < 0))

@@ -20,10 +20,14 @@ static const char usage_text[] =
 	"it is no larger than the spread between runs of the baseline mode.\n"
 	"\n";
 
+struct latents_args {
+	const char *baseline;
+};
+
 static const struct opt_spec latents_opts[] = {
-	OPT("baseline", 0, 'b', "MODE", OV_VARIANT,
-	    "the mode whose run-to-run spread is the noise\n"
-	    "(default: the first run's mode)"),
+	OPT_STRING_TO("baseline", 0, "MODE", OV_VARIANT, struct latents_args, baseline,
+		      "the mode whose run-to-run spread is the noise\n"
+		      "(default: the first run's mode)"),
 	OPT_WORDS("format", 0, 'f', "md|json", "md json", "output format (default md)"),
 	OPT_QUIET("no warnings"),
 	OPT_HELP,
@@ -41,16 +45,13 @@ const struct opt_cmd opt_cmd_latents = {
 
 int cmd_latents(int argc, char **argv)
 {
-	const char *baseline = NULL;
+	struct latents_args a = { .baseline = NULL };
 	const char *format = "md";
 	struct opt_parser p;
 	int c;
-	opt_begin(&p, &opt_cmd_latents, argc, argv, NULL);
+	opt_begin_to(&p, &opt_cmd_latents, argc, argv, NULL, &a);
 	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
-		case 'b':
-			baseline = p.arg;
-			break;
 		case 'f':
 			if (!render_find(RM_LATENTS, p.arg))
 				return opt_usage_error("latents", "option '--format': invalid value '%s' "
@@ -76,17 +77,17 @@ int cmd_latents(int argc, char **argv)
 		latent_set_release(&set);
 		return SB_EXIT_FAILURE;
 	}
-	if (baseline) {
+	if (a.baseline) {
 		bool found = false;
 		for (size_t i = 0; i < set.nruns && !found; i++)
-			found = !strcmp(set.runs[i].mode, baseline);
+			found = !strcmp(set.runs[i].mode, a.baseline);
 		if (!found) {
 			latent_set_release(&set);
 			return opt_usage_error("latents", "option '--baseline': no runs of mode '%s'",
-					       baseline);
+					       a.baseline);
 		}
 	}
-	if (latent_compare(&set, baseline)) {
+	if (latent_compare(&set, a.baseline)) {
 		latent_set_release(&set);
 		return SB_EXIT_FAILURE;
 	}

@@ -7,7 +7,7 @@
 #include "../common/parse.h"
 #include "opt.h"
 
-#define GUARD_ROW(NAME, ID, ARG, HELP) { NAME, 0, ID, ARG, HELP, OV_TEXT, NULL, OA_GUARD, NULL }
+#define GUARD_ROW(NAME, ID, ARG, HELP) { .name = NAME, .id = ID, .arg = ARG, .help = HELP, .act = OA_GUARD }
 
 static const struct opt_spec guard_rows[] = {
 	GUARD_ROW("wait-free", GUARD_OPT_WAIT_FREE, "PCT",
@@ -87,7 +87,9 @@ const char *opt_check(const struct opt_cmd *cmd, char *buf, size_t size)
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct opt_spec *a = o[i];
-		if (a->id <= 0 || a->id == '?' || a->id == ':' || (a->short_name && a->id != a->short_name))
+		bool bound = a->act == OA_STRING || a->act == OA_TRUE;
+		if ((a->id <= 0 && !(bound && !a->id && !a->short_name)) || a->id == '?' || a->id == ':' ||
+		    a->id >= OPT_ID_BOUND || (a->short_name && a->id != a->short_name))
 			snprintf(buf, size, "%s: --%s: id %d is not one getopt returns for it",
 				 cmd->name, a->name, a->id);
 		else if (!a->help || (a->value == OV_WORDS && (!a->words || !*a->words)))
@@ -95,7 +97,7 @@ const char *opt_check(const struct opt_cmd *cmd, char *buf, size_t size)
 		else
 			buf[0] = '\0';
 		for (size_t j = 0; j < i && !buf[0]; j++)
-			if (!strcmp(a->name, o[j]->name) || a->id == o[j]->id ||
+			if (!strcmp(a->name, o[j]->name) || (a->id && a->id == o[j]->id) ||
 			    (a->short_name && a->short_name == o[j]->short_name))
 				snprintf(buf, size, "%s: --%s and --%s share a name, letter or id",
 					 cmd->name, o[j]->name, a->name);
@@ -108,12 +110,19 @@ const char *opt_check(const struct opt_cmd *cmd, char *buf, size_t size)
 void opt_begin(struct opt_parser *p, const struct opt_cmd *cmd, int argc, char **argv,
 	       struct guard_opts *guard)
 {
+	opt_begin_to(p, cmd, argc, argv, guard, NULL);
+}
+
+void opt_begin_to(struct opt_parser *p, const struct opt_cmd *cmd, int argc, char **argv,
+		  struct guard_opts *guard, void *bound)
+{
 	char why[256];
 	if (opt_check(cmd, why, sizeof(why)))
 		BUG("option table %s", why);
 	memset(p, 0, sizeof(*p));
 	p->cmd = cmd;
 	p->guard = guard;
+	p->bound = bound;
 	p->argc = argc;
 	p->argv = argv;
 	const struct opt_spec *o[OPT_MAX];
@@ -123,8 +132,12 @@ void opt_begin(struct opt_parser *p, const struct opt_cmd *cmd, int argc, char *
 	for (size_t i = 0; i < n; i++) {
 		if (o[i]->act == OA_GUARD && !guard)
 			BUG("%s: --%s without a guard_opts to parse it into", cmd->name, o[i]->name);
+		if ((o[i]->act == OA_STRING || o[i]->act == OA_TRUE) && !bound)
+			BUG("%s: --%s without the struct its field is in", cmd->name, o[i]->name);
+		p->rows[i] = o[i];
+		/* a row without an id (bound, long only): getopt returns OPT_ID_BOUND + i */
 		p->longopts[i] = (struct option){ o[i]->name, o[i]->arg ? required_argument : no_argument,
-						  NULL, o[i]->id };
+						  NULL, o[i]->id ? o[i]->id : OPT_ID_BOUND + (int)i };
 		if (o[i]->short_name) {
 			p->shorts[k++] = (char)o[i]->short_name;
 			if (o[i]->arg)
@@ -155,7 +168,9 @@ int opt_next(struct opt_parser *p)
 		p->arg = optarg;
 		if (c == -1)
 			return -1;
-		const struct opt_spec *s = c == '?' || c == ':' ? NULL : find_id(p->cmd, c);
+		const struct opt_spec *s = c == '?' || c == ':' ? NULL
+			: c >= OPT_ID_BOUND && c < OPT_ID_BOUND + OPT_MAX ? p->rows[c - OPT_ID_BOUND]
+			: find_id(p->cmd, c);
 		if (!s) {
 			p->rc = refused(p, c);
 			return OPT_EXIT;
@@ -168,6 +183,12 @@ int opt_next(struct opt_parser *p)
 			break;
 		case OA_VERBOSE:
 			sb_verbosity = 2;
+			break;
+		case OA_STRING:
+			*(const char **)(void *)((char *)p->bound + s->offset) = optarg;
+			break;
+		case OA_TRUE:
+			*(bool *)(void *)((char *)p->bound + s->offset) = true;
 			break;
 		case OA_HELP:
 			opt_help(p->cmd, stdout);

@@ -26,6 +26,14 @@
  * help and guard rows itself and returns the others' ids to the command's
  * switch.
  *
+ * A row may say where its value goes (git's OPT_STRING, OPT_BOOL): OPT_STRING_TO,
+ * OPT_WORDS_TO and OPT_BOOL_TO name a field of the command's own struct, which the
+ * command hands to opt_begin_to(); opt_next() stores the value there (the option's
+ * text, or true) and goes on, so the row needs no id and the command no `case`. Such
+ * a field is a `const char *` or a `bool`; another type does not compile. Options
+ * whose value is checked or converted (a size, a count, a repeatable option) keep
+ * their id and their case.
+ *
  * Parsing:
  *   struct opt_parser p;
  *   opt_begin(&p, &opt_cmd_table, argc, argv, NULL);   (or &guard_opts)
@@ -36,6 +44,9 @@
  *       }
  *   }
  *   operands: argv[optind] ... argv[argc - 1]
+ *
+ *   struct table_args a = { .format = "md" };    (rows bound to its fields)
+ *   opt_begin_to(&p, &opt_cmd_table, argc, argv, NULL, &a);
  *
  * Layout of a row in --help: two spaces, "-x, --name ARG" (or "--name ARG",
  * under the long names when the table sets OPT_INDENT_LONG), then the help
@@ -57,9 +68,11 @@
  *     fails when they are out of step with the binary.
  *   - Ids: a row with a short letter returns the letter; other rows return a
  *     value from the command's own enum (0x4301..., 0x5201...) or a letter
- *     getopt never sees (table's 's' for --stages). opt_check() refuses two
- *     rows with one name, letter or id, and opt_begin() calls it, so a broken
- *     table fails on the first run of its command.
+ *     getopt never sees (history's 'O' for --order); a long-only row bound to
+ *     a field has none (opt_begin_to() gives getopt OPT_ID_BOUND + its
+ *     place, so that a missing value is still named). opt_check()
+ *     refuses two rows with one name, letter or id, and opt_begin() calls it,
+ *     so a broken table fails on the first run of its command.
  *   - compare and learn share their code and refuse each other's options by
  *     name ("option '--force' is one of 'stagebench learn'") through .near.
  *
@@ -72,14 +85,17 @@
  *   option '--force' is one of 'stagebench learn'
  *   (or what a command says about its operands: "no trace given")
  *
- * Adding an option: one row in the command's table and its case in the
- * command's switch; then `make completions` (the checked-in completions
- * name it), and the man pages follow --help.
+ * Adding an option: one row in the command's table, bound to a field of the
+ * command's struct or with its case in the command's switch; then `make
+ * completions` (the checked-in completions name it), and the man pages
+ * follow --help.
  */
 #ifndef SB_CLI_OPT_H
 #define SB_CLI_OPT_H
 
 #include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -106,6 +122,8 @@ enum opt_act {
 	OA_VERBOSE, /* sb_verbosity = 2 */
 	OA_HELP,    /* prints --help on stdout, OPT_EXIT with SB_EXIT_OK */
 	OA_GUARD,   /* guard_parse_option() into the parser's guard_opts */
+	OA_STRING,  /* the value into the const char * at .offset of the bound struct */
+	OA_TRUE,    /* true into the bool at .offset of the bound struct */
 };
 
 struct opt_group;
@@ -120,6 +138,7 @@ struct opt_spec {
 	const char *words;     /* OV_WORDS: the values, space-separated ("md csv json") */
 	enum opt_act act;
 	const struct opt_group *group; /* a group row: these rows, after the heading */
+	size_t offset;         /* OA_STRING, OA_TRUE: the field's offset in the bound struct */
 };
 
 /* Rows several commands share, with their own help column. */
@@ -148,26 +167,47 @@ struct opt_cmd {
 /* An option --NAME (and -SHORT unless 0) that opt_next() returns as ID, with a
  * value named ARG, offered by a completion as VALUE (enum opt_value). */
 #define OPT(NAME, SHORT, ID, ARG, VALUE, HELP) \
-	{ NAME, SHORT, ID, ARG, HELP, VALUE, NULL, OA_RETURN, NULL }
+	{ .name = NAME, .short_name = SHORT, .id = ID, .arg = ARG, .help = HELP, .value = VALUE }
 /* ... whose value is one of WORDS ("md csv json"). */
 #define OPT_WORDS(NAME, SHORT, ID, ARG, WORDS, HELP) \
-	{ NAME, SHORT, ID, ARG, HELP, OV_WORDS, WORDS, OA_RETURN, NULL }
+	{ .name = NAME, .short_name = SHORT, .id = ID, .arg = ARG, .help = HELP, \
+	  .value = OV_WORDS, .words = WORDS }
 /* ... that takes no value. */
-#define OPT_FLAG(NAME, SHORT, ID, HELP) { NAME, SHORT, ID, NULL, HELP, OV_TEXT, NULL, OA_RETURN, NULL }
-#define OPT_END { NULL, 0, 0, NULL, NULL, OV_TEXT, NULL, OA_RETURN, NULL }
+#define OPT_FLAG(NAME, SHORT, ID, HELP) { .name = NAME, .short_name = SHORT, .id = ID, .help = HELP }
+#define OPT_END { .name = NULL }
 /* An operand described in the option list: "  VARIANT...  help". */
-#define OPT_OPERAND(ARG, HELP) { NULL, 0, 0, ARG, HELP, OV_TEXT, NULL, OA_RETURN, NULL }
-#define OPT_QUIET(HELP) { "quiet", 'q', 'q', NULL, HELP, OV_TEXT, NULL, OA_QUIET, NULL }
-#define OPT_VERBOSE(HELP) { "verbose", 'v', 'v', NULL, HELP, OV_TEXT, NULL, OA_VERBOSE, NULL }
-#define OPT_HELP { "help", 'h', 'h', NULL, "this text", OV_TEXT, NULL, OA_HELP, NULL }
+#define OPT_OPERAND(ARG, HELP) { .arg = ARG, .help = HELP }
+#define OPT_QUIET(HELP) { .name = "quiet", .short_name = 'q', .id = 'q', .help = HELP, .act = OA_QUIET }
+#define OPT_VERBOSE(HELP) \
+	{ .name = "verbose", .short_name = 'v', .id = 'v', .help = HELP, .act = OA_VERBOSE }
+#define OPT_HELP { .name = "help", .short_name = 'h', .id = 'h', .help = "this text", .act = OA_HELP }
 /* --interval DUR: returned as OPT_ID_INTERVAL; opt_interval() reads the value. */
-#define OPT_INTERVAL(HELP) { "interval", 0, OPT_ID_INTERVAL, "DUR", HELP, OV_TEXT, NULL, OA_RETURN, NULL }
+#define OPT_INTERVAL(HELP) \
+	{ .name = "interval", .id = OPT_ID_INTERVAL, .arg = "DUR", .help = HELP }
 /* The guard options (runner/guard.h) after a HEADING paragraph ("\n...:\n"). */
-#define OPT_GUARD(HEADING) { NULL, 0, 0, NULL, HEADING, OV_TEXT, NULL, OA_RETURN, &opt_guard_group }
+#define OPT_GUARD(HEADING) { .help = HEADING, .group = &opt_guard_group }
+
+/* Rows bound to FIELD of the struct TYPE given to opt_begin_to() (above): a value
+ * (OPT_STRING_TO; OPT_WORDS_TO when it is one of WORDS) stored as given into a
+ * `const char *` field, a flag (OPT_BOOL_TO) setting a `bool` field. A field of
+ * another type fails to compile: OPT_OFFSET has no case for it. */
+#define OPT_OFFSET(TYPE, FIELD, CTYPE) _Generic(((TYPE *)0)->FIELD, CTYPE: offsetof(TYPE, FIELD))
+#define OPT_STRING_TO(NAME, SHORT, ARG, VALUE, TYPE, FIELD, HELP) \
+	{ .name = NAME, .short_name = SHORT, .id = SHORT, .arg = ARG, .help = HELP, .value = VALUE, \
+	  .act = OA_STRING, .offset = OPT_OFFSET(TYPE, FIELD, const char *) }
+#define OPT_WORDS_TO(NAME, SHORT, ARG, WORDS, TYPE, FIELD, HELP) \
+	{ .name = NAME, .short_name = SHORT, .id = SHORT, .arg = ARG, .help = HELP, \
+	  .value = OV_WORDS, .words = WORDS, .act = OA_STRING, \
+	  .offset = OPT_OFFSET(TYPE, FIELD, const char *) }
+#define OPT_BOOL_TO(NAME, SHORT, TYPE, FIELD, HELP) \
+	{ .name = NAME, .short_name = SHORT, .id = SHORT, .help = HELP, .act = OA_TRUE, \
+	  .offset = OPT_OFFSET(TYPE, FIELD, bool) }
 
 enum {
 	OPT_EXIT = -2,           /* opt_next(): --help printed or a usage error; exit p.rc */
 	OPT_ID_INTERVAL = 0x4901,
+	OPT_ID_BOUND = 0x10000,  /* + i: what getopt returns for the i-th option, bound and
+				  * without an id; the commands' own ids stay below */
 	OPT_MAX = 48,            /* options of one command, groups included */
 };
 
@@ -176,11 +216,13 @@ extern const struct opt_group opt_guard_group;
 struct opt_parser {
 	const struct opt_cmd *cmd;
 	struct guard_opts *guard; /* where OPT_GUARD's options go */
+	void *bound;              /* the struct the bound rows' fields are in */
 	int argc;
 	char **argv;
 	const char *arg; /* the value of the option opt_next() returned */
 	int rc;          /* after OPT_EXIT: the exit status */
 	struct option longopts[OPT_MAX + 1];
+	const struct opt_spec *rows[OPT_MAX]; /* longopts[i]'s row */
 	char shorts[2 * OPT_MAX + 2];
 };
 
@@ -189,6 +231,10 @@ struct opt_parser {
  * OPT_GUARD). A table opt_check() refuses is a BUG(). */
 void opt_begin(struct opt_parser *p, const struct opt_cmd *cmd, int argc, char **argv,
 	       struct guard_opts *guard);
+/* ... and the struct that the table's bound rows (OPT_STRING_TO, OPT_BOOL_TO, ...)
+ * store into: the TYPE their rows name. A table with such rows needs it (BUG()). */
+void opt_begin_to(struct opt_parser *p, const struct opt_cmd *cmd, int argc, char **argv,
+		  struct guard_opts *guard, void *bound);
 
 /* The next option's id (its value in p->arg), -1 after the last one (the
  * operands start at optind), or OPT_EXIT after --help or a usage error, the

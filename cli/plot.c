@@ -22,7 +22,8 @@ static const char usage_text[] =
 	"\n";
 
 static const struct opt_spec plot_opts[] = {
-	OPT("out", 'o', 'o', "DIR", OV_DIR, "where to write (default: the current directory)"),
+	OPT_STRING_TO("out", 'o', "DIR", OV_DIR, struct plot_opts, out_dir,
+		      "where to write (default: the current directory)"),
 	OPT_WORDS("format", 'f', 'f', "FMT", "png svg", "png (default) or svg"),
 	OPT("ram", 0, 'r', "SIZE", OV_TEXT,
 	    "draw the machine's RAM at SIZE (default: the traces'\n"
@@ -31,8 +32,9 @@ static const struct opt_spec plot_opts[] = {
 	    "a run that only fills stages of the stages chart\n"
 	    "that no TRACE of its mode entered (as in table), drawn\n"
 	    "hatched, its file named in the legend"),
-	OPT("title", 0, 'T', "TEXT", OV_TEXT, "a title over each chart"),
-	OPT("note", 0, 'N', "TEXT", OV_TEXT, "a line of small print under each chart (a source)"),
+	OPT_STRING_TO("title", 0, "TEXT", OV_TEXT, struct plot_opts, title, "a title over each chart"),
+	OPT_STRING_TO("note", 0, "TEXT", OV_TEXT, struct plot_opts, note,
+		      "a line of small print under each chart (a source)"),
 	OPT_HELP,
 	OPT_END,
 };
@@ -95,12 +97,9 @@ int cmd_plot(int argc, char **argv)
 	size_t nsup = 0;
 	struct opt_parser p;
 	int c;
-	opt_begin(&p, &opt_cmd_plot, argc, argv, NULL);
+	opt_begin_to(&p, &opt_cmd_plot, argc, argv, NULL, &o);
 	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
-		case 'o':
-			o.out_dir = p.arg;
-			break;
 		case 'f':
 			if (!strcmp(p.arg, "png"))
 				o.format = PLOT_PNG;
@@ -121,12 +120,6 @@ int cmd_plot(int argc, char **argv)
 			break;
 		case 'S':
 			sup[nsup++] = p.arg;
-			break;
-		case 'T':
-			o.title = p.arg;
-			break;
-		case 'N':
-			o.note = p.arg;
 			break;
 		default: /* OPT_EXIT */
 			free(sup);

@@ -37,38 +37,54 @@ static const char record_after[] =
 	"largest sampled footprint (a spike between two samples is missed) and the\n"
 	"trace's start record says \"peaks\":\"samples\".\n";
 
-enum {
-	OPT_MODE = 0x5201, OPT_LABEL, OPT_LATENTS, OPT_NO_PEAK_RESET,
-	OPT_PIPELINE, OPT_VARIANT, OPT_SET, OPT_SEED, OPT_CACHE, OPT_ADAPTER, OPT_STAGED,
+enum { OPT_LABEL = 0x5201, OPT_SET };
+
+/* The options that choose how the probe is activated. */
+struct probe_args {
+	const char *pipeline, *variant, *seed, *cache, *adapter;
+	const char **sets;
+	size_t nsets, sets_alloc;
+	bool staged;
 };
 
+/* The command line: the run's options, and the probe's. */
+struct record_args {
+	struct record_opts ro;
+	struct probe_args pa;
+};
+
+#define RECORD_STRING(NAME, SHORT, ARG, VALUE, FIELD, HELP) \
+	OPT_STRING_TO(NAME, SHORT, ARG, VALUE, struct record_args, FIELD, HELP)
+
 static const struct opt_spec record_rows[] = {
-	OPT("output", 'o', 'o', "TRACE", OV_FILE,
-	    "trace file (default stagebench-DATE-TIME.trace.jsonl.zst)"),
-	OPT("mode", 0, OPT_MODE, "NAME", OV_TEXT, "the run's mode (STAGEBENCH_MODE for the probe)"),
+	RECORD_STRING("output", 'o', "TRACE", OV_FILE, ro.trace_path,
+		      "trace file (default stagebench-DATE-TIME.trace.jsonl.zst)"),
+	RECORD_STRING("mode", 0, "NAME", OV_TEXT, ro.mode,
+		      "the run's mode (STAGEBENCH_MODE for the probe)"),
 	OPT_INTERVAL("sample interval, 1ms or more (500ms)"),
 	OPT("label", 0, OPT_LABEL, "KEY=VALUE", OV_TEXT,
 	    "free-form metadata for the start record (repeatable)"),
-	OPT("latents", 0, OPT_LATENTS, "DIR", OV_DIR,
-	    "where the probe copies latents (STAGEBENCH_LATENTS)"),
-	OPT_FLAG("no-peak-reset", 0, OPT_NO_PEAK_RESET,
-		 "leave the kernel high-water mark alone: stage peaks from samples"),
-	OPT("pipeline", 0, OPT_PIPELINE, "FILE", OV_PIPELINE,
-	    "run as 'compare' runs one variant of this pipeline file: its\n"
-	    "adapter, pythonpath and env, the variant's env and args, mode =\n"
-	    "the variant; COMMAND defaults to the file's command ({out} is\n"
-	    "TRACE's directory/VARIANT-1, not created; no prepare:\n"
-	    "pipelines/README.md)"),
-	OPT("variant", 0, OPT_VARIANT, "NAME", OV_VARIANT,
-	    "the variant (needed when the file has more than one)"),
+	RECORD_STRING("latents", 0, "DIR", OV_DIR, ro.latents_dir,
+		      "where the probe copies latents (STAGEBENCH_LATENTS)"),
+	OPT_BOOL_TO("no-peak-reset", 0, struct record_args, ro.no_peak_reset,
+		    "leave the kernel high-water mark alone: stage peaks from samples"),
+	RECORD_STRING("pipeline", 0, "FILE", OV_PIPELINE, pa.pipeline,
+		      "run as 'compare' runs one variant of this pipeline file: its\n"
+		      "adapter, pythonpath and env, the variant's env and args, mode =\n"
+		      "the variant; COMMAND defaults to the file's command ({out} is\n"
+		      "TRACE's directory/VARIANT-1, not created; no prepare:\n"
+		      "pipelines/README.md)"),
+	RECORD_STRING("variant", 0, "NAME", OV_VARIANT, pa.variant,
+		      "the variant (needed when the file has more than one)"),
 	OPT("set", 0, OPT_SET, "KEY=VALUE", OV_TEXT,
 	    "a value for one of the file's \"defaults\" (repeatable)"),
-	OPT("seed", 0, OPT_SEED, "N", OV_TEXT, "{seed} (7)"),
-	OPT("cache", 0, OPT_CACHE, "DIR", OV_DIR, "{cache} (~/.cache/stagebench/NAME)"),
-	OPT("adapter", 0, OPT_ADAPTER, "A", OV_FILE,
-	    "without a pipeline file: the probe's adapter (a module name\n"
-	    "or a .py file, whose directory goes on PYTHONPATH)"),
-	OPT_FLAG("staged", 0, OPT_STAGED, "with --adapter: STAGEBENCH_STAGED=1 (staged loading)"),
+	RECORD_STRING("seed", 0, "N", OV_TEXT, pa.seed, "{seed} (7)"),
+	RECORD_STRING("cache", 0, "DIR", OV_DIR, pa.cache, "{cache} (~/.cache/stagebench/NAME)"),
+	RECORD_STRING("adapter", 0, "A", OV_FILE, pa.adapter,
+		      "without a pipeline file: the probe's adapter (a module name\n"
+		      "or a .py file, whose directory goes on PYTHONPATH)"),
+	OPT_BOOL_TO("staged", 0, struct record_args, pa.staged,
+		    "with --adapter: STAGEBENCH_STAGED=1 (staged loading)"),
 	OPT_QUIET("no status line, no summary"),
 	OPT_VERBOSE("more progress messages"),
 	OPT_HELP,
@@ -80,14 +96,6 @@ static const struct opt_spec record_rows[] = {
 const struct opt_cmd opt_cmd_record = {
 	.name = "record", .usage = record_usage, .opts = record_rows, .column = 24,
 	.flags = OPT_INDENT_LONG, .after = record_after, .operands = OV_COMMAND,
-};
-
-/* The options that choose how the probe is activated. */
-struct probe_args {
-	const char *pipeline, *variant, *seed, *cache, *adapter;
-	const char **sets;
-	size_t nsets, sets_alloc;
-	bool staged;
 };
 
 /* What plan_probe() found; released by probe_plan_release(). */
@@ -212,24 +220,6 @@ static int plan_probe(const struct probe_args *pa, const char *trace_path,
 	return -1;
 }
 
-/* A probe option; 1 when it was one, 0 when not. */
-static int probe_option(struct probe_args *pa, int opt, const char *arg)
-{
-	switch (opt) {
-	case OPT_PIPELINE: pa->pipeline = arg; return 1;
-	case OPT_VARIANT: pa->variant = arg; return 1;
-	case OPT_SEED: pa->seed = arg; return 1;
-	case OPT_CACHE: pa->cache = arg; return 1;
-	case OPT_ADAPTER: pa->adapter = arg; return 1;
-	case OPT_STAGED: pa->staged = true; return 1;
-	case OPT_SET:
-		ALLOC_GROW(pa->sets, pa->nsets + 1, pa->sets_alloc);
-		pa->sets[pa->nsets++] = arg;
-		return 1;
-	}
-	return 0;
-}
-
 struct labels {
 	struct trace_label *v;
 	size_t n, alloc;
@@ -252,62 +242,53 @@ static int add_label(struct labels *l, const char *arg)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts ro = RECORD_OPTS_INIT;
+	struct record_args a = { .ro = RECORD_OPTS_INIT };
+	struct record_opts *ro = &a.ro;
+	struct probe_args *pa = &a.pa;
 	struct guard_opts g = GUARD_OPTS_INIT;
 	struct labels labels = { NULL, 0, 0 };
 	char *default_out = NULL;
-	struct probe_args pa = { 0 };
 	struct probe_plan pl = { 0 };
 	struct opt_parser p;
 	int opt, rc = SB_EXIT_USAGE;
-	opt_begin(&p, &opt_cmd_record, argc, argv, &g);
+	opt_begin_to(&p, &opt_cmd_record, argc, argv, &g, &a);
 	while ((opt = opt_next(&p)) != -1) {
-		if (probe_option(&pa, opt, p.arg))
-			continue;
 		switch (opt) {
-		case 'o':
-			ro.trace_path = p.arg;
-			break;
-		case OPT_MODE:
-			ro.mode = p.arg;
-			break;
 		case OPT_ID_INTERVAL:
-			if (opt_interval("record", p.arg, &ro.interval_ns))
+			if (opt_interval("record", p.arg, &ro->interval_ns))
 				goto out;
 			break;
 		case OPT_LABEL:
 			if (add_label(&labels, p.arg) < 0)
 				goto out;
 			break;
-		case OPT_LATENTS:
-			ro.latents_dir = p.arg;
-			break;
-		case OPT_NO_PEAK_RESET:
-			ro.no_peak_reset = true;
+		case OPT_SET:
+			ALLOC_GROW(pa->sets, pa->nsets + 1, pa->sets_alloc);
+			pa->sets[pa->nsets++] = p.arg;
 			break;
 		default: /* OPT_EXIT */
 			rc = p.rc;
 			goto out;
 		}
 	}
-	if (optind >= argc && !pa.pipeline) {
+	if (optind >= argc && !pa->pipeline) {
 		opt_usage_error("record", "no command given (stagebench record [OPTIONS] -- COMMAND)");
 		goto out;
 	}
-	if (!ro.trace_path)
-		ro.trace_path = default_out = record_default_trace_name();
-	ro.commit_dir = getenv("STAGEBENCH_COMMIT_DIR");
-	if ((rc = plan_probe(&pa, ro.trace_path, &ro, &pl)) >= 0)
+	if (!ro->trace_path)
+		ro->trace_path = default_out = record_default_trace_name();
+	ro->commit_dir = getenv("STAGEBENCH_COMMIT_DIR");
+	if ((rc = plan_probe(pa, ro->trace_path, ro, &pl)) >= 0)
 		goto out;
-	ro.env_set = (const char **)pl.run.env;
+	ro->env_set = (const char **)pl.run.env;
 	char **command = optind < argc ? argv + optind : pl.run.argv;
-	ro.labels = labels.v;
-	ro.nlabels = labels.n;
-	ro.guard = &g;
-	ro.guarded = g.given;
-	ro.name = "record";
+	ro->labels = labels.v;
+	ro->nlabels = labels.n;
+	ro->guard = &g;
+	ro->guarded = g.given;
+	ro->name = "record";
 	struct record_result res = RECORD_RESULT_INIT;
-	rc = record_run(&ro, command, &res) ? SB_EXIT_FAILURE : res.exit_code;
+	rc = record_run(ro, command, &res) ? SB_EXIT_FAILURE : res.exit_code;
 	record_result_release(&res);
 out:
 	for (size_t i = 0; i < labels.n; i++) {
@@ -316,7 +297,7 @@ out:
 	}
 	free(labels.v);
 	free(default_out);
-	free(pa.sets);
+	free(pa->sets);
 	probe_plan_release(&pl);
 	guard_opts_release(&g);
 	return rc;

@@ -29,14 +29,20 @@ static const char table_usage[] =
 	"runs read a device (csv: a fifth block).\n"
 	"\n";
 
+struct table_args {
+	const char *stages; /* --stages as given */
+	const char *format;
+};
+
 static const struct opt_spec table_opts[] = {
-	OPT("stages", 0, 's', "LIST", OV_TEXT,
-	    "rows, comma-separated, in this order (default: every\n"
-	    "stage, in order of first appearance)"),
+	OPT_STRING_TO("stages", 0, "LIST", OV_TEXT, struct table_args, stages,
+		      "rows, comma-separated, in this order (default: every\n"
+		      "stage, in order of first appearance)"),
 	OPT("supplement", 0, 'S', "TRACE", OV_TRACE,
 	    "a run that only fills stages no main run of its mode\n"
 	    "entered (repeatable)"),
-	OPT_WORDS("format", 0, 'f', "FMT", "md csv json", "md (default), csv or json"),
+	OPT_WORDS_TO("format", 0, "FMT", "md csv json", struct table_args, format,
+		     "md (default), csv or json"),
 	OPT_HELP,
 	OPT_END,
 };
@@ -71,8 +77,7 @@ static int split_stages(char *list, const char ***names, size_t *n)
 
 int cmd_table(int argc, char **argv)
 {
-	const char *format = "md";
-	const char *stage_list = NULL;
+	struct table_args a = { .format = "md" };
 	const char **supplements = NULL;
 	size_t nsup = 0, sup_alloc = 0;
 	const char **stages = NULL;
@@ -80,41 +85,35 @@ int cmd_table(int argc, char **argv)
 	struct opt_parser p;
 	int c, rc = SB_EXIT_OK;
 
-	opt_begin(&p, &opt_cmd_table, argc, argv, NULL);
+	opt_begin_to(&p, &opt_cmd_table, argc, argv, NULL, &a);
 	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
-		case 's':
-			stage_list = p.arg;
-			break;
 		case 'S':
 			ALLOC_GROW(supplements, nsup + 1, sup_alloc);
 			supplements[nsup++] = p.arg;
-			break;
-		case 'f':
-			format = p.arg;
 			break;
 		default: /* OPT_EXIT */
 			free(supplements);
 			return p.rc;
 		}
 	}
-	render_fn render = render_find(RM_TABLE, format);
+	render_fn render = render_find(RM_TABLE, a.format);
 	if (!render) {
 		free(supplements);
 		return opt_usage_error("table", "option '--format': invalid value '%s' (%s)",
-				       format, render_format_list(RM_TABLE));
+				       a.format, render_format_list(RM_TABLE));
 	}
 	if (optind >= argc) {
 		free(supplements);
 		return opt_usage_error("table", "no trace given");
 	}
-	char *list_copy = xstrdup(stage_list);
+	char *list_copy = xstrdup(a.stages);
 	if (list_copy && split_stages(list_copy, &stages, &nstages) < 0) {
 		free(list_copy);
 		free(stages);
 		free(supplements);
 		return opt_usage_error("table", "option '--stages': invalid value '%s' (distinct non-empty names separated by commas)",
-				       stage_list);
+				       a.stages);
 	}
 
 	size_t nmain = (size_t)(argc - optind), n = nmain + nsup;
@@ -128,7 +127,7 @@ int cmd_table(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (table_build(&t, runs, n, stage_list ? stages : NULL, nstages) < 0) {
+	if (table_build(&t, runs, n, a.stages ? stages : NULL, nstages) < 0) {
 		rc = SB_EXIT_FAILURE;
 		goto out;
 	}

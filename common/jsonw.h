@@ -40,8 +40,8 @@ struct jsonw {
 	bool after_key;
 	bool pretty; /* two-space indentation when true */
 };
-#define JSONW_INIT(sbp) { (sbp), 0, { false }, false, true }
-#define JSONW_COMPACT(sbp) { (sbp), 0, { false }, false, false } /* one line, no spaces */
+#define JSONW_INIT(sbp) { .out = (sbp), .pretty = true }
+#define JSONW_COMPACT(sbp) { .out = (sbp), .pretty = false } /* one line, no spaces */
 
 void jw_object_begin(struct jsonw *w);
 void jw_object_end(struct jsonw *w);

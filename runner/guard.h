@@ -76,10 +76,11 @@ struct guard_opts {
 	double max_device_pct;   /* or this percent of the device's size (> 0: the
 				  * percent form; needs the probe's total) */
 };
+/* The defaults of --help; fields not named are 0, false or NULL. */
 #define GUARD_OPTS_INIT                                                        \
-	{ false, 40.0, 8ULL << 30, false, 0, 10.0, NULL, NULL, 0, 0, 0,         \
-	  60LL * 1000000000LL, 1800LL * 1000000000LL, 250LL * 1000000LL,        \
-	  false, 0, 5LL * 1000000000LL, false, 0, 0 }
+	{ .wait_free_pct = 40.0, .swap_budget = 8ULL << 30, .kill_free_pct = 10.0, \
+	  .quiet_for_ns = 60LL * 1000000000LL, .start_timeout_ns = 1800LL * 1000000000LL, \
+	  .poll_ns = 250LL * 1000000LL, .grace_ns = 5LL * 1000000000LL }
 
 /* 1 when opt was a guard option (value stored), 0 when it is not one, -1
  * for a bad value: *why (NULL ok) gets "option '--poll': invalid duration
@@ -112,7 +113,7 @@ struct guard_state {
 	bool has_swap_at_start;
 	int low_polls;          /* consecutive polls under --kill-free */
 };
-#define GUARD_STATE_INIT { 0, false, 0 }
+#define GUARD_STATE_INIT { 0 }
 void guard_state_start(struct guard_state *st, const struct guard_readings *r);
 
 /* While running: true when the command must be stopped; *reason gets why

@@ -65,7 +65,7 @@ struct spawn {
 
 	int stderr_fd;        /* fd to hand the child as its stderr, or -1: ours */
 };
-#define SPAWN_INIT { NULL, NULL, -1, NULL, -1, 0, 0, false, 0, 0, NULL, 0, 0, 0, NULL, NULL, -1 }
+#define SPAWN_INIT { .probe_fd = -1, .stdout_fd = -1, .stderr_fd = -1 } /* the rest 0 or NULL */
 
 /* Make this process a child subreaper (Linux prctl; no-op elsewhere) so that
  * orphaned descendants are re-parented to us and stay in reach. 0 or -1. */

@@ -56,7 +56,7 @@ struct compare_run {
 			    * variant's "env" (a later key replaces an earlier one) */
 	char **files;      /* NULL-terminated: the pipeline's "files", expanded */
 };
-#define COMPARE_RUN_INIT { NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+#define COMPARE_RUN_INIT { 0 }
 
 /*
  * The placeholder values of one run: python, pipeline_dir, seed, cache,

@@ -72,9 +72,10 @@ struct record_opts {
 				   * most half of what is available; 0: none */
 };
 #define PRIME_OFF UINT64_MAX /* record_opts.prime_bytes in compare's session: none */
+/* Fields not named are 0, false or NULL. */
 #define RECORD_OPTS_INIT                                                       \
-	{ NULL, NULL, 500LL * 1000000LL, NULL, 0, NULL, false, NULL, NULL,     \
-	  NULL, NULL, "record", true, NULL, true, false, NULL, -1, -1, NULL, NULL, 0 }
+	{ .interval_ns = 500LL * 1000000LL, .name = "record", .status_line = true, \
+	  .summary = true, .stdout_fd = -1, .stderr_copy_fd = -1 }
 
 struct record_result {
 	int exit_code;            /* see above */
@@ -87,7 +88,7 @@ struct record_result {
 	uint64_t peak_footprint;  /* largest sampled footprint */
 	size_t nsamples;
 };
-#define RECORD_RESULT_INIT { 0, false, 0, STOPPED_NONE, NULL, 0, 0, 0, 0 }
+#define RECORD_RESULT_INIT { .stopped_by = STOPPED_NONE }
 
 /* Run argv (NULL-terminated) under the engine. Returns 0 when the run was
  * carried out (whatever the command did: see res->exit_code), -1 after

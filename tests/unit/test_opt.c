@@ -1,6 +1,8 @@
 /* test_opt.c -- the option tables of cli/opt.c: getopt's arrays, parsing with
  * the shared rows, the --help layout, the table checks and the completion spec */
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,13 @@
 #include "testutil.h"
 
 enum { ID_FORCE = 0x7001, ID_SIZE };
+
+/* The struct of the tables with bound rows (below). */
+struct bound_args {
+	const char *out, *format;
+	bool force, dry;
+	int other; /* not bound */
+};
 
 static const struct opt_spec rows[] = {
 	OPT_OPERAND("THING...", "things to do"),
@@ -112,8 +121,9 @@ static void refused(const struct opt_cmd *c, char **argv, int argc, int rc, cons
 	struct guard_opts g = GUARD_OPTS_INIT;
 	struct stderr_capture cap;
 	int r;
+	struct bound_args bound = { 0 };
 	stderr_capture_begin(&cap);
-	opt_begin(&p, c, argc, argv, &g);
+	opt_begin_to(&p, c, argc, argv, &g, &bound);
 	while ((r = opt_next(&p)) != -1 && r != OPT_EXIT)
 		;
 	char *err = stderr_capture_end(&cap);
@@ -248,4 +258,86 @@ Test(opt, check_refuses_tables_getopt_cannot_parse)
 	}
 	many[OPT_MAX + 1] = (struct opt_spec)OPT_END;
 	check(many, "more than");
+}
+
+/* Rows bound to a field: opt_next() stores the value and goes on, with no id for
+ * a long-only row; the command's own rows still come back. */
+static const struct opt_spec bound_rows[] = {
+	OPT_STRING_TO("out", 'o', "DIR", OV_DIR, struct bound_args, out, "where"),
+	OPT_WORDS_TO("format", 0, "FMT", "md csv", struct bound_args, format, "md or csv"),
+	OPT_BOOL_TO("force", 0, struct bound_args, force, "replace"),
+	OPT_BOOL_TO("dry-run", 'n', struct bound_args, dry, "nothing"),
+	OPT("reps", 0, ID_SIZE, "N", OV_TEXT, "a value the command converts"),
+	OPT_HELP,
+	OPT_END,
+};
+
+static const struct opt_cmd bound_cmd = {
+	.name = "bound", .usage = "usage: stagebench bound\n", .opts = bound_rows, .column = 16,
+	.flags = OPT_PERMUTE,
+};
+
+Test(opt, bound_rows_store_their_value_and_need_no_case)
+{
+	struct opt_parser p;
+	struct bound_args a = { .format = "md" };
+	char *argv[] = { "bound", "--force", "x", "--format", "csv", "--reps", "3", "-o", "d1",
+			 "-n", "--out=d2", NULL };
+	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+	char why[128];
+	cr_assert_null(opt_check(&bound_cmd, why, sizeof(why)), "%s", why);
+	opt_begin_to(&p, &bound_cmd, argc, argv, NULL, &a);
+	cr_assert_eq(opt_next(&p), ID_SIZE, "only the unbound row comes back");
+	cr_assert_str_eq(p.arg, "3");
+	cr_assert_str_eq(a.format, "csv");
+	cr_assert(a.force);
+	cr_assert_eq(opt_next(&p), -1);
+	cr_assert_str_eq(a.out, "d2", "the last --out wins, as a case would");
+	cr_assert(a.dry, "-n, a short letter, sets its field too");
+	cr_assert_eq(a.other, 0);
+	cr_assert_eq(optind, argc - 1);
+	cr_assert_str_eq(argv[optind], "x");
+
+	/* a default stays when the option is not given */
+	struct bound_args b = { .format = "md" };
+	opt_begin_to(&p, &bound_cmd, 1, (char *[]){ "bound", NULL }, NULL, &b);
+	cr_assert_eq(opt_next(&p), -1);
+	cr_assert_str_eq(b.format, "md");
+	cr_assert(!b.force && !b.out);
+
+	/* a bound long-only row missing its value is named, as any other */
+	refused(&bound_cmd, (char *[]){ "bound", "--format", NULL }, 2, 2,
+		"option '--format' needs a value");
+	refused(&bound_cmd, (char *[]){ "bound", "--force=1", NULL }, 2, 2,
+		"option '--force' takes no value");
+}
+
+Test(opt, bound_rows_in_the_help_and_the_completion_spec_as_any_row)
+{
+	char *help = written(opt_help, &bound_cmd);
+	cr_assert(strstr(help, "  --format FMT  md or csv\n"), "%s", help);
+	cr_assert(strstr(help, "  -n, --dry-run nothing\n") || strstr(help, "  -n, --dry-run  nothing\n"),
+		  "%s", help);
+	free(help);
+	char *spec = written(opt_complete_spec, &bound_cmd);
+	cr_assert(strstr(spec, "opt bound - --format words md csv\n"), "%s", spec);
+	cr_assert(strstr(spec, "opt bound -n --dry-run flag\n"), "%s", spec);
+	free(spec);
+}
+
+Test(opt, check_takes_a_bound_row_without_an_id_and_no_other)
+{
+	check((const struct opt_spec[]){ OPT_BOOL_TO("a", 0, struct bound_args, force, "x"),
+					 OPT_BOOL_TO("b", 0, struct bound_args, dry, "y"), OPT_END },
+	      NULL);
+	check((const struct opt_spec[]){ OPT_FLAG("a", 0, OPT_ID_BOUND, "x"), OPT_END },
+	      "is not one getopt");
+}
+
+Test(opt, a_table_with_bound_rows_and_no_struct_is_a_bug, .signal = SIGABRT)
+{
+	struct opt_parser p;
+	struct stderr_capture cap;
+	stderr_capture_begin(&cap);
+	opt_begin(&p, &bound_cmd, 1, (char *[]){ "bound", NULL }, NULL);
 }
