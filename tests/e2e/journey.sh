@@ -4,7 +4,7 @@
 # texture stage on), D (a comment), E (the decode stage raises). `compare --by-commit` at each;
 # then check, history (table, JSON, chart) and scripts/bisect-run.sh must each name the right
 # commit for the right reason, in the stages where it happened and nowhere else.
-# HISTORY_PNG=PATH keeps the history chart (README's figure is drawn so).
+# HISTORY_PNG=PATH keeps the history chart (docs/guide.md's figure is drawn so).
 . "$(dirname "$0")/common.inc"
 export STAGEBENCH_HOME="$root" STAGEBENCH="$SB"
 # staged twice, tiny models; times are not judged (a loaded machine), memory and outcomes are

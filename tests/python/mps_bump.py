@@ -4,7 +4,7 @@ stage, where it is 500 MB. Run under `stagebench record` (the probe is activated
 probe/site); argv: DENOISE BUMP (seconds, default 3 1) [hold | real]
   hold: the bump never ends (until the guard stops the run);
   real: the process holds the bytes the stand-in reports (as macOS counts Metal buffers
-        in the footprint), beside 300 MB of its own (the pipeline's CPU side): README's chart.
+        in the footprint), beside 300 MB of its own (the pipeline's CPU side): docs/memory.md's chart.
 Metal's recommended maximum (the device's size) is 1 GiB. Each part of denoise lasts its
 seconds and then until the probe's sampler thread has read the level at least once (a
 handshake: a loaded machine cannot make the test miss the bump)."""
