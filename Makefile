@@ -166,21 +166,24 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory py-test
 	$(Q)$(MAKE) --no-print-directory fuzz-test
 
-# The shape of the code (docs/architecture.md): no function outside tests over
-# 100 lines, no source file outside tests over 700 (C, Python and shell); the modules link in one order (nm over this build's objects), no
-# files need each other in a circle (symbols, #includes, the probe's imports),
-# only cli/ includes the command table, runner/'s wings need only the ones below them,
-# no two functions share a name, every relative link of the Markdown files leads somewhere;
-# and those checks' own tests.
+# The shape of the code (docs/architecture.md): no function outside tests over 100 lines,
+# no source file outside tests over 700 (C, Python and shell); the modules link in one
+# order (nm over this build's objects), no files need each other in a circle (symbols,
+# #includes, the probe's imports), only cli/ includes the command table, runner/'s wings
+# need only the ones below them, no two functions share a name, every relative link of the
+# Markdown files leads somewhere, docs/architecture.md names every source file; and those
+# checks' own tests.
 code-checks: $(LIB_OBJ) $(CLI_OBJ) $(TEST_OS_OBJ)
-	@echo "  CHECK   function length, file length, module order, circles of files, wings, names, doc links"
+	@echo "  CHECK   function length, file length, module order, circles of files, wings, names, doc links, file index"
 	$(Q)scripts/check-function-length.py
 	$(Q)scripts/check-file-length.py
 	$(Q)scripts/check-layers.py $(OUT)
 	$(Q)scripts/check-duplicate-names.py
 	$(Q)scripts/check-doc-links.py
+	$(Q)scripts/check-file-index.py
 	$(Q)tests/code/check_lengths.sh
 	$(Q)tests/code/check_doc_links.sh
+	$(Q)tests/code/check_file_index.sh
 	$(Q)tests/code/check_layers.sh
 	$(Q)tests/code/check_duplicate_names.sh
 
