@@ -159,12 +159,30 @@ macos:
 deps:
 	$(Q)scripts/deps.sh test
 
-# The test run: sanitizer build, unit tests, CLI golden tests, end-to-end, pytest.
+# The test run: sanitizer build, unit tests, CLI golden tests, end-to-end, pytest, fuzzing.
+# The builds use JOBS compilers at once (every core); the tests of each part run one after
+# another as before. Each part prints its time ("  TIME    e2e-test 212 s"), and the whole.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SAN := SANITIZE=address,undefined
+# $(call timed,NAME,COMMAND): run COMMAND, then print how long it took
+timed = t=$$(date +%s); $(2) || exit 1; echo "  TIME    $(1) $$(($$(date +%s) - t)) s"
 test: deps
-	$(Q)$(MAKE) --no-print-directory portability
-	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined code-checks unit-test cli-test e2e-test
-	$(Q)$(MAKE) --no-print-directory py-test
-	$(Q)$(MAKE) --no-print-directory fuzz-test
+	$(Q)t0=$$(date +%s); set -e; \
+	$(call timed,portability,$(MAKE) --no-print-directory portability); \
+	$(call timed,build (sanitizers),$(MAKE) --no-print-directory -j$(JOBS) $(SAN) test-build); \
+	$(call timed,code-checks,$(MAKE) --no-print-directory $(SAN) code-checks); \
+	$(call timed,unit-test,$(MAKE) --no-print-directory $(SAN) unit-test); \
+	$(call timed,cli-test,$(MAKE) --no-print-directory $(SAN) cli-test); \
+	$(call timed,e2e-test,$(MAKE) --no-print-directory $(SAN) e2e-test); \
+	$(call timed,build (plain),$(MAKE) --no-print-directory -j$(JOBS) stagebench); \
+	$(call timed,py-test,$(MAKE) --no-print-directory py-test); \
+	$(call timed,build (fuzzers),$(MAKE) --no-print-directory -j$(JOBS) fuzz-build); \
+	$(call timed,fuzz-test,$(MAKE) --no-print-directory fuzz-test); \
+	echo "  TIME    make test $$(($$(date +%s) - t0)) s"
+
+# Everything the test parts run, built (with -j: make test-build -j2).
+.PHONY: test-build
+test-build: $(LIB_OBJ) $(CLI_OBJ) $(TEST_OS_OBJ) $(BIN) $(TEST_BIN) $(HELPER_BIN)
 
 # The shape of the code (docs/architecture.md): no function outside tests over 100 lines,
 # no source file outside tests over 700 (C, Python and shell); the modules link in one
