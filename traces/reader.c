@@ -306,7 +306,8 @@ int trace_keep_finish(struct trace_keep *k, int ret)
 	}
 	if (ret)
 		tr->damaged = true;
-	return ret ? -1 : 0;
+	tr->cut = ret == 1;
+	return ret < 0 ? -1 : 0;
 }
 
 /* ---- every event, a summary's too ------------------------------------------ */

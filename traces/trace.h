@@ -308,6 +308,9 @@ struct trace {
 	struct trace_label *versions;
 	size_t nversions;
 	bool damaged; /* a read error stopped the reader; records before it kept */
+	bool cut;     /* damaged so: the file ends inside its last zstd frame or
+		       * line (a recording stopped before it closed the file);
+		       * trace_read() warned and returned 0 */
 	bool summary; /* trace_read_summary(): samples reduced (see there) */
 };
 #define TRACE_INIT { 0 }
@@ -316,8 +319,11 @@ struct trace {
 /*
  * Read a trace file (.jsonl.zst, .zst, or plain JSON lines; detected by the
  * zstd magic, not the name). Records are sorted by t, unknown keys ignored.
- * Returns 0 when the whole file read cleanly; -1 after printing one line
- * "FILE:LINE: what was wrong" when it did not: a truncated zstd frame, a
+ * Returns 0 when the whole file read cleanly, and 0 after a warning naming the
+ * byte offset when the file ends inside its last zstd frame or line (cut: a
+ * recording stopped before it closed the file; the complete frames, the whole
+ * lines before the cut kept, tr->damaged and tr->cut set); -1 after printing one line
+ * "FILE:LINE: what was wrong" when it did not: corrupt zstd data, a
  * malformed line, a missing start record, an unknown "format". On -1 *tr
  * still holds every record read before the fault (tr->damaged = true), except
  * for an unknown format version, which is refused with no records.
