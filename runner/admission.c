@@ -60,9 +60,7 @@ void guard_poll(struct run *r, int64_t now)
 				r->res->peak_footprint = s.footprint;
 		}
 	}
-	rd.has_devmem = r->devmem_known;
-	rd.devmem = r->devmem;
-	rd.devmem_total = r->devmem_total;
+	guard_devmem_pick(r->g, &r->devs, &rd);
 	struct strbuf reason = STRBUF_INIT;
 	if (guard_check(r->g, &r->gs, &rd, &reason)) {
 		status_clear(r);

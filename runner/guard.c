@@ -191,7 +191,33 @@ static uint64_t swap_growth(const struct guard_state *st, const struct guard_rea
 	return r->swap_used - st->swap_at_start;
 }
 
-/* --max-device against the probe's last reading; the percentage form only
+void guard_devmem_pick(const struct guard_opts *g, const struct devmem_table *tab,
+		       struct guard_readings *r)
+{
+	const struct devmem_reading *best = NULL;
+	double best_score = -1;
+	bool pct = g->has_max_device && g->max_device_pct > 0;
+	for (size_t i = 0; i < tab->n; i++) {
+		const struct devmem_reading *d = &tab->r[i];
+		/* a percentage: the share of the device's size; a reading of a
+		 * device of unknown size only when no other can be judged */
+		double score = !pct ? (double)d->bytes
+			       : d->total ? 1.0 + (double)d->bytes / (double)d->total
+					  : (double)d->bytes / 1e30;
+		if (score > best_score) {
+			best = d;
+			best_score = score;
+		}
+	}
+	r->has_devmem = best != NULL;
+	if (!best)
+		return;
+	r->devmem = best->bytes;
+	r->devmem_total = best->total;
+	snprintf(r->devmem_device, sizeof(r->devmem_device), "%s", best->device);
+}
+
+/* --max-device against the probe's reading (guard_devmem_pick()); the percentage form only
  * where the probe reported the device's size. */
 static bool over_max_device(const struct guard_opts *g, const struct guard_readings *r,
 			    struct strbuf *reason)
@@ -209,13 +235,16 @@ static bool over_max_device(const struct guard_opts *g, const struct guard_readi
 		return false;
 	format_gb(r->devmem, a);
 	format_gb(cap, b);
+	char on[64] = "";
+	if (r->devmem_device[0] && strcmp(r->devmem_device, "?"))
+		snprintf(on, sizeof(on), " on '%s'", r->devmem_device);
 	if (g->max_device_pct > 0) {
 		char c[32];
 		format_gb(r->devmem_total, c);
-		add_reason(reason, "device memory %s over the cap %s (%g%% of %s), available %.0f%%",
-			   a, b, g->max_device_pct, c, r->avail_pct);
+		add_reason(reason, "device memory %s over the cap %s (%g%% of %s)%s, available %.0f%%",
+			   a, b, g->max_device_pct, c, on, r->avail_pct);
 	} else
-		add_reason(reason, "device memory %s over the cap %s, available %.0f%%", a, b,
+		add_reason(reason, "device memory %s over the cap %s%s, available %.0f%%", a, b, on,
 			   r->avail_pct);
 	return true;
 }

@@ -20,6 +20,7 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		return;
 	struct trace_event ev;
 	struct trace_sample dev;
+	struct devmem_extra dx;
 	const char *msg = NULL;
 	memset(&ev, 0, sizeof(ev));
 	if (trace_parse_probe_line(line, len, (double)r->t0_ns / 1e9, &ev, &msg)) {
@@ -30,17 +31,17 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		trace_event_release(&ev);
 		return;
 	}
-	if (!trace_devmem_sample(&ev, &dev, &r->devmem_total)) {
+	if (!trace_devmem_sample(&ev, &dev, &dx)) {
 		/* device memory on the interval: a sample of its own, the guard's reading */
 		if (r->w && trace_writer_sample(r->w, &dev))
 			trace_failed(r);
-		r->devmem_known = true;
-		r->devmem = dev.devmem;
-		if (r->g->has_max_device && r->g->max_device_pct > 0 && !r->devmem_total &&
+		const struct devmem_reading *d = devmem_table_take(&r->devs, &ev, &dev, &dx);
+		if (r->g->has_max_device && r->g->max_device_pct > 0 && !d->total &&
 		    !r->devmem_pct_warned) {
 			r->devmem_pct_warned = true;
-			warning("--max-device %g%%: the probe reports no device size (torch.mps without "
-				"recommended_max_memory); device memory is not checked", r->g->max_device_pct);
+			warning("--max-device %g%%: the probe reports no device size for '%s' (torch.mps "
+				"without recommended_max_memory); that device's memory is not checked",
+				r->g->max_device_pct, d->device);
 		}
 		trace_event_release(&ev);
 		return;

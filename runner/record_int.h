@@ -92,8 +92,7 @@ struct run {
 	/* gpu */
 	bool gpu_known;
 	uint64_t gpu_bytes;
-	bool devmem_known;      /* the probe's last device reading (devmem lines) */
-	uint64_t devmem, devmem_total;
+	struct devmem_table devs; /* the probe's device readings (devmem lines), by device and writer */
 	bool devmem_pct_warned; /* --max-device PCT% without the device's size: said once */
 	/* status line */
 	bool status_shown;
