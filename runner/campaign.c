@@ -66,8 +66,9 @@ static const char *used_by(const char *out)
 	return what;
 }
 
-/* OUT/plan.json's campaign id and runs; 0, or -1 after error(). */
-static int read_plan(const char *path, char **id, json_t **runs)
+/* OUT/plan.json's campaign id and runs (and its "arguments", NULL when it has
+ * none, when args is not NULL); 0, or -1 after error(). */
+static int read_plan(const char *path, char **id, json_t **runs, json_t **args)
 {
 	json_error_t jerr;
 	json_t *root = json_load_file(path, 0, &jerr);
@@ -79,13 +80,47 @@ static int read_plan(const char *path, char **id, json_t **runs)
 		return error("%s: expected an object with \"campaign\" (a string) and \"runs\" "
 			     "(an array of run ids)", path);
 	}
+	json_t *a = json_object_get(root, "arguments");
+	if (a && !json_is_array(a)) {
+		json_decref(root);
+		return error("%s: expected \"arguments\" to be an array of strings", path);
+	}
 	*id = xstrdup(json_string_value(c));
 	*runs = json_incref(r);
+	if (args)
+		*args = a ? json_incref(a) : NULL;
 	json_decref(root);
 	return 0;
 }
 
-int campaign_start(const char *out, char *const *runs, size_t n, char **id)
+/* The words of a NULL-terminated list, or of a JSON array, as "a, b, c". */
+static void words_of(struct strbuf *sb, char *const *v, const json_t *a)
+{
+	size_t n = v ? 0 : json_array_size(a);
+	for (size_t i = 0; v ? v[i] != NULL : i < n; i++) {
+		const json_t *w = v ? NULL : json_array_get(a, i);
+		strbuf_addstr(sb, i ? ", " : "");
+		strbuf_addstr(sb, v ? v[i] : json_is_string(w) ? json_string_value(w) : "?");
+	}
+}
+
+/* Whether the JSON array a holds the words of v, in order. */
+static bool same_words(const json_t *a, char *const *v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	if (json_array_size(a) != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *w = json_array_get(a, i);
+		if (!json_is_string(w) || strcmp(json_string_value(w), v[i]))
+			return false;
+	}
+	return true;
+}
+
+int campaign_start(const char *out, char *const *runs, size_t n, char *const *args, char **id)
 {
 	char *path = xasprintf("%s/plan.json", out);
 	char *old = NULL;
@@ -93,7 +128,7 @@ int campaign_start(const char *out, char *const *runs, size_t n, char **id)
 	int rc = 0;
 	*id = NULL;
 	if (access(path, F_OK) == 0) {
-		if (read_plan(path, &old, &oldruns) == 0)
+		if (read_plan(path, &old, &oldruns, NULL) == 0)
 			rc = error("'%s' already holds campaign %s (plan.json): give each comparison "
 				   "a --out of its own", out, old);
 		else
@@ -120,6 +155,11 @@ int campaign_start(const char *out, char *const *runs, size_t n, char **id)
 		strbuf_addstr(&sb, i ? ", " : "");
 		json_escape(&sb, runs[i]);
 	}
+	strbuf_addstr(&sb, "],\n \"arguments\": [");
+	for (size_t i = 0; args && args[i]; i++) {
+		strbuf_addstr(&sb, i ? ", " : "");
+		json_escape(&sb, args[i]);
+	}
 	strbuf_addstr(&sb, "]}\n");
 	/* O_EXCL: of two plans started at once into one --out, one is refused */
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -138,10 +178,33 @@ int campaign_start(const char *out, char *const *runs, size_t n, char **id)
 	return 0;
 }
 
-int campaign_load(const char *out, char *const *runs, size_t n, char **id)
+/* A task's arguments against the campaign's: refused, naming both lists,
+ * when they differ. 0 or SB_EXIT_USAGE. */
+static int check_arguments(const char *path, const char *id, const json_t *planned,
+			   char *const *args)
+{
+	if (!planned) {
+		warning("%s: campaign %s names no arguments (planned by an earlier stagebench): "
+			"this task's are not checked against it", path, id);
+		return 0;
+	}
+	if (same_words(planned, args))
+		return 0;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	words_of(&a, NULL, planned);
+	words_of(&b, args, NULL);
+	error("%s: campaign %s was planned with other arguments than this task's: not the same "
+	      "comparison (give a task the arguments of its --plan)\n  planned:   %s\n  this task: "
+	      "%s", path, id, a.buf, b.buf);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	return SB_EXIT_USAGE;
+}
+
+int campaign_load(const char *out, char *const *runs, size_t n, char *const *args, char **id)
 {
 	char *path = xasprintf("%s/plan.json", out);
-	json_t *planned = NULL;
+	json_t *planned = NULL, *pargs = NULL;
 	*id = NULL;
 	if (access(path, F_OK) != 0) {
 		error("'%s' holds no plan.json: start the campaign with the same arguments and "
@@ -149,7 +212,7 @@ int campaign_load(const char *out, char *const *runs, size_t n, char **id)
 		free(path);
 		return SB_EXIT_USAGE;
 	}
-	if (read_plan(path, id, &planned) < 0) {
+	if (read_plan(path, id, &planned, &pargs) < 0) {
 		free(path);
 		return SB_EXIT_FAILURE;
 	}
@@ -164,11 +227,16 @@ int campaign_load(const char *out, char *const *runs, size_t n, char **id)
 		      "the same comparison", path, *id, json_array_size(planned),
 		      json_is_string(json_array_get(planned, 0)) ?
 		      json_string_value(json_array_get(planned, 0)) : "?", n, n ? runs[0] : "?");
+		rc = SB_EXIT_USAGE;
+	} else if (args) {
+		rc = check_arguments(path, *id, pargs, args);
+	}
+	if (rc) {
 		free(*id);
 		*id = NULL;
-		rc = SB_EXIT_USAGE;
 	}
 	json_decref(planned);
+	json_decref(pargs);
 	free(path);
 	return rc;
 }

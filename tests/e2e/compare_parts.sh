@@ -61,6 +61,21 @@ check "a task without a plan in --out is refused (got $rc)" [ $rc -eq 2 ]
 C --reps 1 --out "$O" --task 0 2>"$tmp/otherplan.err"
 rc=$?
 check "a task whose plan differs from the campaign's is refused (got $rc)" [ $rc -eq 2 ]
+# 6. a task with other arguments than the campaign's (a seed, a condition) is refused, both
+# lists named, and writes nothing: the campaign's results stay its own
+for other in "--seed 8" "--no-prime"; do
+	# shellcheck disable=SC2086 # two words
+	C --reps 2 --out "$O" --task 0 $other 2>"$tmp/args.err"
+	rc=$?
+	check "a task with $other is refused (got $rc)" [ $rc -eq 2 ]
+	check "naming the campaign's arguments" grep -q "^  planned:   pipeline=parts (bytes [0-9]*, fnv1a [0-9a-f]*), seed=7, interval=20000us, cache-state=as-is, prime=yes, peak-reset=yes\$" "$tmp/args.err"
+	case $other in
+	--seed*) want="seed=8, interval=20000us, cache-state=as-is, prime=yes" ;;
+	*) want="seed=7, interval=20000us, cache-state=as-is, prime=no" ;;
+	esac
+	check "and the task's ($other)" grep -q "^  this task: pipeline=parts (bytes [0-9]*, fnv1a [0-9a-f]*), $want, peak-reset=yes\$" "$tmp/args.err"
+done
+check "the refused tasks left p-1's entry alone" [ "$(campaign "$O/runs.d/p-1.json")" = "$id" ]
 # a second campaign B where task 1 never ran, beside campaign A's files for it
 B=$tmp/b
 C --reps 1 --out "$B" --plan >/dev/null && C --reps 1 --out "$B" --task 0 2>/dev/null

@@ -13,13 +13,15 @@
 #include "testutil.h"
 
 static char *const plan[] = { "p-1", "q-1", "p-2", "q-2" };
+static char *const args[] = { "pipeline=demo (bytes 10, fnv1a 0123456789abcdef)", "seed=7",
+			      "set size=tiny", NULL };
 
-static int quiet(int (*fn)(const char *, char *const *, size_t, char **), const char *out,
-		 size_t n, char **id, char **msg)
+static int quiet(int (*fn)(const char *, char *const *, size_t, char *const *, char **),
+		 const char *out, size_t n, char **id, char **msg)
 {
 	struct stderr_capture c;
 	stderr_capture_begin(&c);
-	int rc = fn(out, plan, n, id);
+	int rc = fn(out, plan, n, args, id);
 	*msg = stderr_capture_end(&c);
 	return rc;
 }
@@ -27,9 +29,9 @@ static int quiet(int (*fn)(const char *, char *const *, size_t, char **), const 
 Test(campaign, start_then_load_then_refuse)
 {
 	char *dir = test_tmpdir("campaign"), *id = NULL, *id2 = NULL, *msg = NULL;
-	cr_assert_eq(campaign_start(dir, plan, 4, &id), 0);
+	cr_assert_eq(campaign_start(dir, plan, 4, args, &id), 0);
 	cr_assert_eq(strlen(id), 16);
-	cr_assert_eq(campaign_load(dir, plan, 4, &id2), 0);
+	cr_assert_eq(campaign_load(dir, plan, 4, args, &id2), 0);
 	cr_assert_str_eq(id, id2);
 	free(id2);
 	/* a second start into the same directory: refused, naming the campaign */
@@ -41,6 +43,50 @@ Test(campaign, start_then_load_then_refuse)
 	cr_assert_eq(quiet(campaign_load, dir, 2, &id2, &msg), SB_EXIT_USAGE);
 	cr_assert(strstr(msg, "not the same comparison"), "%s", msg);
 	free(msg);
+	test_rm_rf(dir);
+	free(dir);
+	free(id);
+}
+
+Test(campaign, a_task_with_other_arguments_is_refused_naming_both_lists)
+{
+	char *dir = test_tmpdir("campaign"), *id = NULL, *id2 = NULL, *msg = NULL;
+	cr_assert_eq(campaign_start(dir, plan, 4, args, &id), 0);
+	static char *const seed8[] = { "pipeline=demo (bytes 10, fnv1a 0123456789abcdef)", "seed=8",
+				       "set size=tiny", NULL };
+	static char *const fewer[] = { "pipeline=demo (bytes 10, fnv1a 0123456789abcdef)", "seed=7",
+				       NULL };
+	char *const *other[] = { seed8, fewer };
+	for (size_t k = 0; k < 2; k++) {
+		struct stderr_capture c;
+		stderr_capture_begin(&c);
+		int rc = campaign_load(dir, plan, 4, other[k], &id2);
+		msg = stderr_capture_end(&c);
+		cr_assert_eq(rc, SB_EXIT_USAGE, "%s", msg);
+		cr_assert_null(id2);
+		cr_assert(strstr(msg, "planned:   pipeline=demo (bytes 10, fnv1a 0123456789abcdef), "
+				      "seed=7, set size=tiny\n"), "%s", msg);
+		cr_assert(strstr(msg, k ? "this task: pipeline=demo (bytes 10, fnv1a "
+					  "0123456789abcdef), seed=7\n"
+					: "this task: pipeline=demo (bytes 10, fnv1a "
+					  "0123456789abcdef), seed=8, set size=tiny\n"), "%s", msg);
+		free(msg);
+	}
+	/* a merge (no arguments to check) takes the campaign */
+	cr_assert_eq(campaign_load(dir, plan, 4, NULL, &id2), 0);
+	cr_assert_str_eq(id, id2);
+	free(id2);
+	/* a plan.json without arguments (an earlier stagebench): taken, with a warning */
+	char *path = xasprintf("%s/plan.json", dir);
+	char *old = xasprintf("{\"campaign\": \"%s\", \"runs\": [\"p-1\", \"q-1\", \"p-2\", "
+			      "\"q-2\"]}\n", id);
+	cr_assert_eq(write_file(path, old, strlen(old)), 0);
+	cr_assert_eq(quiet(campaign_load, dir, 4, &id2, &msg), 0);
+	cr_assert(strstr(msg, "names no arguments"), "%s", msg);
+	free(msg);
+	free(id2);
+	free(old);
+	free(path);
 	test_rm_rf(dir);
 	free(dir);
 	free(id);
