@@ -14,6 +14,7 @@
 
 #include "../common/jsonw.h"
 #include "../common/util.h"
+#include "../platform/platform.h"
 #include "../traces/runs.h"
 #include "../traces/trace.h"
 #include "campaign.h"
@@ -254,7 +255,19 @@ int campaign_mark_running(const char *out, const char *run, const char *id)
 	json_escape(&sb, id);
 	strbuf_addstr(&sb, ", \"host\": ");
 	json_escape(&sb, host);
-	strbuf_addf(&sb, ", \"pid\": %ld}\n", (long)getpid());
+	/* beside the pid what makes it this process: its start time, the boot
+	 * and the pid namespace (a task in a container may be pid 1) */
+	struct pl_proc self;
+	struct pl_identity me;
+	pl_self_identity(&me);
+	strbuf_addf(&sb, ", \"pid\": %ld", (long)getpid());
+	if (pl_proc_read(getpid(), &self) == 0)
+		strbuf_addf(&sb, ", \"start\": %llu", (unsigned long long)self.start);
+	strbuf_addstr(&sb, ", \"boot\": ");
+	json_escape(&sb, me.boot);
+	strbuf_addstr(&sb, ", \"pidns\": ");
+	json_escape(&sb, me.pidns);
+	strbuf_addstr(&sb, "}\n");
 	int rc = write_file(path, sb.buf, sb.len);
 	strbuf_release(&sb);
 	free(host);
@@ -290,6 +303,30 @@ static double age_on_fs(const char *out, const char *path)
 	return difftime(now.st_mtime, st.st_mtime);
 }
 
+/* Marker m's task on this host, by its pid: 1 alive (the same process), 0
+ * gone (no such pid, or another process under it: another start time, another
+ * boot), -1 its pid cannot be judged here (another pid namespace). */
+static int pid_alive(const json_t *m, long pid)
+{
+	struct pl_identity me;
+	pl_self_identity(&me);
+	const json_t *boot = json_object_get(m, "boot"), *ns = json_object_get(m, "pidns"),
+		     *start = json_object_get(m, "start");
+	if (json_is_string(boot) && *json_string_value(boot) && *me.boot &&
+	    strcmp(json_string_value(boot), me.boot))
+		return 0; /* the machine started again since */
+	if (json_is_string(ns) && *json_string_value(ns) && *me.pidns &&
+	    strcmp(json_string_value(ns), me.pidns))
+		return -1;
+	if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
+		return 0;
+	struct pl_proc p;
+	if (json_is_integer(start) && pl_proc_read((pid_t)pid, &p) == 0 &&
+	    p.start != (uint64_t)json_integer_value(start))
+		return 0; /* the pid was given to another process */
+	return 1;
+}
+
 bool campaign_still_recording(const char *out, const char *run, const char *id,
 			      const char *trace_path, struct strbuf *why)
 {
@@ -303,17 +340,19 @@ bool campaign_still_recording(const char *out, const char *run, const char *id,
 	    json_is_integer(p)) {
 		const char *on = json_string_value(h);
 		long pid = (long)json_integer_value(p);
-		if (!strcmp(on, host)) {
-			alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+		int here = strcmp(on, host) ? -1 : pid_alive(m, pid);
+		if (here >= 0) {
+			alive = here;
 			if (alive)
 				strbuf_addf(why, "still recording: its task (pid %ld on %s) had not "
 					    "ended when merged", pid, on);
-		} else {
+		} else { /* another host or pid namespace: by its trace's age */
 			double age = age_on_fs(out, trace_path);
 			alive = age >= 0 && age < CAMPAIGN_FRESH_S;
 			if (alive)
-				strbuf_addf(why, "still recording: its task (pid %ld on %s) wrote its "
-					    "trace %.1f s before the merge", pid, on, age);
+				strbuf_addf(why, "still recording: its task (pid %ld on %s%s) wrote its "
+					    "trace %.1f s before the merge", pid, on,
+					    strcmp(on, host) ? "" : ", in another pid namespace", age);
 		}
 	}
 	json_decref(m);

@@ -144,6 +144,30 @@ check "it says q-1 is still recording" grep -q 'q-1: still recording' "$tmp/r.er
 check "and does not call it lost" sh -c "! grep -q 'q-1: its task left no result' '$tmp/r.err'"
 check "runs.json says running" grep -q '"stopped_by": "running"' "$R/runs.json"
 
+# 7. a task in a pid namespace of its own (a container on this host), killed: its marker says
+# pid 1, which here is init, alive; the merge calls the run lost, not still recording
+if unshare -Urpf --mount-proc --kill-child true 2>/dev/null; then
+	N=$tmp/ns
+	C --reps 1 --out "$N" --plan >/dev/null
+	C --reps 1 --out "$N" --task 1 2>/dev/null
+	(HOLD=$tmp/ns && export HOLD && exec unshare -Urpf --mount-proc --kill-child \
+		"$SB" compare p q --pipeline "$tmp/p.json" --interval 20ms -q --reps 1 --out "$N" \
+		--task 0 2>/dev/null) &
+	pid=$!
+	wait_for test -e "$tmp/ns.ready" || echo "FAIL compare_parts: the task in a namespace never started"
+	check "its marker says pid 1 of another namespace" sh -c \
+		"grep -q '\"pid\": 1,' '$N/runs.d/p-1.running' && ! grep -q \"\$(readlink /proc/self/ns/pid)\" '$N/runs.d/p-1.running'"
+	kill -9 $pid
+	wait $pid
+	# an hour later: the trace is no longer written to
+	touch -d '-1 hour' "$N/p-1.trace.jsonl.zst"
+	M --reps 1 --out "$N" >"$tmp/ns.out" 2>"$tmp/ns.err"
+	check "the merge calls p-1 lost ($(grep p-1 "$tmp/ns.err"))" grep -q '"stopped_by": "lost"' "$N/runs.json"
+	check "and not still recording" sh -c "! grep -q 'p-1: still recording' '$tmp/ns.err'"
+else
+	echo "compare_parts: skipping the pid namespace case (unshare -Urpf is not allowed here)"
+fi
+
 # 6. malformed and foreign runs.d entries: named, the rest reported
 cp -r "$O" "$tmp/m"
 M=$tmp/m
