@@ -21,21 +21,17 @@ static int bad_value(struct strbuf *why, const char *opt, const char *arg, const
 	return -1;
 }
 
-/* --max-device: a size, or a percentage of the device ("80%"). */
+/* --max-device: a size, or a percentage of the device ("80%"): neither 0. */
 static int parse_max_device(struct guard_opts *g, const char *arg)
 {
-	size_t n = strlen(arg);
-	if (n && arg[n - 1] == '%') {
-		char *end;
-		double pct = strtod(arg, &end);
-		if (end != arg + n - 1 || n < 2 || !(pct > 0 && pct <= 100))
-			return -1;
-		g->max_device_pct = pct;
-		g->max_device = 0;
-		return 0;
-	}
-	g->max_device_pct = 0;
-	return parse_size(arg, &g->max_device) || !g->max_device ? -1 : 0;
+	double pct = 0;
+	int is_pct = 0;
+	uint64_t bytes = 0;
+	if (parse_size_or_percent(arg, &bytes, &pct, &is_pct) || (is_pct ? !(pct > 0) : !bytes))
+		return -1;
+	g->max_device_pct = is_pct ? pct : 0;
+	g->max_device = is_pct ? 0 : bytes;
+	return 0;
 }
 
 int guard_parse_option(struct guard_opts *g, int opt, const char *arg, struct strbuf *why)
@@ -98,7 +94,7 @@ int guard_parse_option(struct guard_opts *g, int opt, const char *arg, struct st
 		break;
 	case GUARD_OPT_MAX_DEVICE:
 		if (parse_max_device(g, arg))
-			return bad_value(why, "max-device", arg, "size or percentage (1-100%)");
+			return bad_value(why, "max-device", arg, "size or percentage (above 0, at most 100%)");
 		g->has_max_device = true;
 		break;
 	case GUARD_OPT_GRACE:

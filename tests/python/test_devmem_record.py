@@ -71,7 +71,7 @@ def test_the_guard_stops_a_run_whose_device_memory_passes_max_device(tmp_path, c
 
 
 def test_max_device_takes_a_size_or_a_percentage(tmp_path):
-    for bad in ("0", "0%", "101%", "x%", "%"):
+    for bad in ("0", "0%", "101%", "x%", "%", "0x10%", " 50%", "1e-300%", "+5%"):
         p = run(tmp_path, ["guard", "--max-device", bad, "--", "true"])
         assert p.returncode == 2 and "--max-device" in p.stderr, (bad, p.stderr)
 

@@ -233,6 +233,24 @@ Test(guard, stops_when_the_probes_device_memory_exceeds_max_device)
 	cr_assert_not(guard_check(&g, &st, &r, NULL));
 	for (const char *bad = "0\0" "0%\0" "100.5%\0" "%\0" "5%x\0"; *bad; bad += strlen(bad) + 1)
 		cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_DEVICE, bad, NULL), -1, "%s", bad);
+	/* the percentage grammar of every option (common/parse.h): --max-device, --wait-free
+	 * and --kill-free refuse alike */
+	static const int pct_opts[] = { GUARD_OPT_MAX_DEVICE, GUARD_OPT_WAIT_FREE,
+					GUARD_OPT_KILL_FREE };
+	for (size_t k = 0; k < 3; k++) {
+		for (const char *bad = "0x10%\0" " 50%\0" "1e-300%\0" "+5%\0" "5 %\0"; *bad;
+		     bad += strlen(bad) + 1) {
+			struct strbuf w = STRBUF_INIT;
+			cr_assert_eq(guard_parse_option(&g, pct_opts[k], bad, &w), -1, "option %d: '%s'",
+				     pct_opts[k], bad);
+			cr_assert(strstr(w.buf, bad), "%s", w.buf);
+			strbuf_release(&w);
+		}
+		cr_assert_eq(guard_parse_option(&g, pct_opts[k], "12.5%", NULL), 1);
+	}
+	cr_assert_float_eq(g.max_device_pct, 12.5, 1e-12);
+	cr_assert_float_eq(g.wait_free_pct, 12.5, 1e-12);
+	cr_assert_float_eq(g.kill_free_pct, 12.5, 1e-12);
 	strbuf_release(&why);
 }
 
