@@ -32,6 +32,16 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		return;
 	}
 	if (!trace_devmem_sample(&ev, &dev, &dx)) {
+		double now = t_of(r, mono_ns());
+		if (dev.t < 0 || dev.t > now + TRACE_DEVMEM_SLACK_S) {
+			/* not a reading of this run: neither the trace nor the guard takes it */
+			if (!r->devmem_stray++)
+				warning("%s: dropping a device-memory reading timed at t = %.3f s, %s "
+					"(now %.3f s): the probe's clock is not the recorder's", r->o->name,
+					dev.t, dev.t < 0 ? "before the run started" : "ahead of now", now);
+			trace_event_release(&ev);
+			return;
+		}
 		/* device memory on the interval: a sample of its own, the guard's reading */
 		if (r->w && trace_writer_sample(r->w, &dev))
 			trace_failed(r);

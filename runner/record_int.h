@@ -94,6 +94,7 @@ struct run {
 	uint64_t gpu_bytes;
 	struct devmem_table devs; /* the probe's device readings (devmem lines), by device and writer */
 	bool devmem_pct_warned; /* --max-device PCT% without the device's size: said once */
+	size_t devmem_stray;    /* devmem lines timed before the start or ahead of now: dropped */
 	/* status line */
 	bool status_shown;
 	struct trace_sample last_sample;

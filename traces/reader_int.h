@@ -282,7 +282,13 @@ struct trace_keep {
 	double last_sample_t, last_event_t;
 	size_t mark_samples, mark_events, mark_briefs;
 	bool mark_start, mark_end;
+	bool quiet; /* trace_keep_finish() warns of nothing */
 };
+/* Drop the device samples (devmem alone) timed before the run's start (t < 0)
+ * or more than TRACE_DEVMEM_SLACK_S after its end (the end record's wall, else
+ * the last record that is not one): a probe's clock or a hostile line, never
+ * a reading of the run. Their number; the first dropped one's t in *first. */
+size_t reader_drop_stray_devmem(struct trace *tr, double *first);
 /* *tr emptied, named path. */
 void trace_keep_init(struct trace_keep *k, struct trace *tr, const char *path);
 /* After reading with result ret (a trace_read_sink() return): sorted, a

@@ -312,7 +312,10 @@ struct trace {
 		       * line (a recording stopped before it closed the file);
 		       * trace_read() warned and returned 0 */
 	bool summary; /* trace_read_summary(): samples reduced (see there) */
+	size_t stray_devmem; /* device samples dropped, timed before the start or more
+			      * than TRACE_DEVMEM_SLACK_S after the end (a warning said so) */
 };
+#define TRACE_DEVMEM_SLACK_S 10
 #define TRACE_INIT { 0 }
 #define TRACE_MAX_VERSIONS 64
 

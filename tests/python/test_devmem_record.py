@@ -88,13 +88,13 @@ def test_a_percentage_cap_without_the_devices_size_is_said_and_not_checked(tmp_p
 
 
 # A stand-in probe that writes devmem lines itself: each argument is a line's
-# JSON (without "kind" and "mono"), "hold=SECONDS" the last one again every 20 ms
+# JSON (without "kind" and "mono"; "ahead": seconds added to its mono), "hold=SECONDS" the last one again every 20 ms
 # for that long; it then writes "done" to stdout (it was not stopped).
 WRITER = r'''
 import json, os, sys, time
 fd = int(os.environ["STAGEBENCH_FD"])
 def line(o):
-    o = dict(o, type="event", kind="devmem", mono=time.monotonic())
+    o = dict(o, type="event", kind="devmem", mono=time.monotonic() + o.pop("ahead", 0))
     os.write(fd, (json.dumps(o) + "\n").encode())
 last = None
 for a in sys.argv[1:]:
@@ -163,4 +163,19 @@ def test_devices_under_the_cap_are_not_stopped(tmp_path):
                          {"device": "cuda:0", "bytes": 7 * GB, "total": 10 * GB},
                          {"device": "cuda:1", "bytes": 60 * GB, "total": 80 * GB}, "hold=0.5")
     assert p.returncode == 0 and "done" in p.stdout, p.stderr
+    assert not stops(recs)
+
+
+def test_readings_timed_before_the_start_or_ahead_of_now_are_dropped_with_a_warning(tmp_path):
+    # one before the run started, one 99,999 s ahead: neither is kept nor judged
+    p, recs = devmem_run(tmp_path, "5G",
+                         {"device": "cuda:0", "bytes": 9 * GB, "ahead": -3600},
+                         {"device": "cuda:0", "bytes": 8 * GB, "ahead": 99999},
+                         {"device": "cuda:0", "bytes": GB}, "hold=0.2")
+    assert p.returncode == 0 and "done" in p.stdout, p.stderr
+    assert p.stderr.count("dropping a device-memory reading timed at t = ") == 1, p.stderr
+    assert "before the run started" in p.stderr, p.stderr
+    dev = [s for s in recs if s["type"] == "sample" and "devmem" in s]
+    assert dev and {s["devmem"] for s in dev} == {GB}, dev
+    assert all(0 <= s["t"] < 60 for s in dev)
     assert not stops(recs)
