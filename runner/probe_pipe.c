@@ -56,6 +56,16 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		trace_event_release(&ev);
 		return;
 	}
+	if (ev.kind == EV_OTHER && ev.kind_name && !strcmp(ev.kind_name, "devmem")) {
+		/* a reading without a byte count: nothing to judge, said */
+		if (!r->pin.warned)
+			warning("ignoring a malformed line from the command's probe pipe: a devmem line "
+				"without \"bytes\" (a byte count): '%.*s'", (int)(len > 80 ? 80 : len),
+				line);
+		r->pin.warned = true;
+		trace_event_release(&ev);
+		return;
+	}
 	/* the window rule (traces/window.h): a stage event opens a window, a
 	 * release of the stage in force moves its start */
 	if (window_continues(&r->win, &ev)) {

@@ -85,6 +85,7 @@ struct run {
 	struct guard_state gs;
 	struct guard_readings last;
 	bool have_last;
+	size_t sys_unread;      /* polls that could not read the system's figures */
 	/* stopping */
 	bool stopping;
 	struct spawn_stop stop; /* TERM, grace, KILL (spawn.h) */
