@@ -71,7 +71,9 @@ const struct devmem_reading *devmem_table_take(struct devmem_table *tab, const s
 					       const struct trace_sample *s,
 					       const struct devmem_extra *x)
 {
-	const char *device = ev->device && ev->device[0] ? ev->device : "?";
+	/* names as kept: cut to the table's width, so that a long name finds itself */
+	char device[sizeof(tab->r[0].device)];
+	snprintf(device, sizeof(device), "%s", ev->device && ev->device[0] ? ev->device : "?");
 	struct devmem_reading *d = find_or_add(tab, device, x->pid);
 	uint64_t total = x->total;
 	for (size_t i = 0; !total && i < tab->n; i++)

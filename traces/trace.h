@@ -426,7 +426,7 @@ int trace_devmem_sample(const struct trace_event *ev, struct trace_sample *s,
  */
 #define DEVMEM_MAX_READINGS 16
 struct devmem_reading {
-	char device[48];
+	char device[48]; /* cut to 47 bytes: longer names alike in those are one */
 	int64_t pid;     /* -1: the line named none */
 	uint64_t bytes;
 	uint64_t total;  /* the device's last known size; 0 never reported */
