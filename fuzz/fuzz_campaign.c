@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "common/util.h"
-#include "runner/campaign.h"
+#include "runner/compare/campaign.h"
 
 static char *const runs[] = { "p-1", "q-1" };
 static char *const args[] = { "pipeline=parts", "seed=7", NULL };

@@ -132,7 +132,7 @@ static int records_loop(struct records *R)
 		const char *p, *end;
 		switch (lines_next(&R->L, &p, &end)) {
 		case LINE_TEXT:
-			p = skip_ws(p, end);
+			p = reader_skip_ws(p, end);
 			if (p < end) {
 				int rc = R->L.unended ? unended_record(R, p, end) : record(R, p, end);
 				if (rc)

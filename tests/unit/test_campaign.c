@@ -10,7 +10,7 @@
 
 #include "common/util.h"
 #include "platform/platform.h"
-#include "runner/campaign.h"
+#include "runner/compare/campaign.h"
 #include "traces/runs.h"
 #include "testutil.h"
 

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../common/util.h"
-#include "../traces/runs.h"
+#include "../../common/util.h"
+#include "../../traces/runs.h"
 
 /* Start a campaign of the runs RUNS[0..n) in OUT, made with the arguments
  * ARGS (NULL-terminated words "NAME=VALUE": those that change results): *id
