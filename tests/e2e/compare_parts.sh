@@ -40,6 +40,19 @@ done
 M --reps 2 --out "$O" >"$tmp/a.out" 2>"$tmp/a.merge.err"
 check "the merge of a whole campaign exits 0 ($(tail -n 2 "$tmp/a.merge.err"))" [ $? -eq 0 ]
 
+# 8. a task's trace cut inside its last zstd frame (its recorder killed while it wrote): the
+# merge reads the frames before it, says where it was cut, and reports the run
+X=$tmp/x
+cp -r "$O" "$X"
+size=$(wc -c <"$X/q-2.trace.jsonl.zst")
+head -c $((size - 5)) "$O/q-2.trace.jsonl.zst" >"$X/q-2.trace.jsonl.zst"
+M --reps 2 --out "$X" >"$tmp/x.out" 2>"$tmp/x.err"
+rc=$?
+check "a merge with a cut trace exits 0 (got $rc: $(tail -n 2 "$tmp/x.err"))" [ $rc -eq 0 ]
+check "it names the byte where q-2's trace was cut" \
+	grep -q "q-2.trace.jsonl.zst: cut at byte $((size - 5)), inside its last zstd frame" "$tmp/x.err"
+check "and reports q-2 in the table" grep -q '^| q | 2 | done' "$X/table.md"
+
 # 5. a task number past the plan is a usage error
 C --reps 2 --out "$O" --task 4 2>"$tmp/k4.err"
 rc=$?
@@ -158,7 +171,7 @@ if unshare -Urpf --mount-proc --kill-child true 2>/dev/null; then
 	check "its marker says pid 1 of another namespace" sh -c \
 		"grep -q '\"pid\": 1,' '$N/runs.d/p-1.running' && ! grep -q \"\$(readlink /proc/self/ns/pid)\" '$N/runs.d/p-1.running'"
 	kill -9 $pid
-	wait $pid
+	{ wait $pid; } 2>/dev/null
 	# an hour later: the trace is no longer written to
 	touch -d '-1 hour' "$N/p-1.trace.jsonl.zst"
 	M --reps 1 --out "$N" >"$tmp/ns.out" 2>"$tmp/ns.err"
