@@ -26,7 +26,7 @@ same() {
 	"$@" cut >"$name.cut" 2>"$name.err"
 	rc=$?
 	"$@" ref >"$name.ref" 2>/dev/null
-	sed -i 's|cut/|ref/|g; s|\bcut\b|ref|g; s| (damaged: read up to the fault)$||' "$name.cut"
+	sed -i 's| (cut short: read up to the cut)$||; s|cut/|ref/|g; s|\bcut\b|ref|g' "$name.cut"
 	if cmp -s "$name.cut" "$name.ref" && [ -s "$name.ref" ]; then o=same; else o=differs; fi
 	# history reads each directory twice (its points, then each pair's regressions)
 	if grep -qxF "$warn" "$name.err"; then w=given; else w=missing; fi
