@@ -535,6 +535,7 @@ int analysis_run(const struct trace *tr, const struct run_entry *entry, struct a
 	a->utc = xstrdup(tr->start.utc);
 	a->stagebench = tr->start.format != NULL;
 	a->damaged = tr->damaged;
+	a->cut = tr->cut;
 	if (tr->nversions)
 		a->versions = xcalloc(tr->nversions, sizeof(*a->versions));
 	for (size_t i = 0; i < tr->nversions; i++) {

@@ -163,6 +163,7 @@ struct analysis {
 				 * stage (start.stop_at, or a mark "stopped at NAME");
 				 * NULL otherwise */
 	bool damaged;           /* the reader stopped early (analysis of what it read) */
+	bool cut;               /* damaged so: the file ends inside its last frame or line */
 	struct run_version *versions; /* in the trace's order; none when it names none */
 	size_t nversions;
 

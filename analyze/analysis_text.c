@@ -126,7 +126,9 @@ static void releases_text(struct strbuf *o, const struct analysis *a)
 static void render_text(struct strbuf *o, const struct analysis *a)
 {
 	char b1[32], b2[32], b3[32], how[64], t1[UNITS_BUF];
-	strbuf_addf(o, "%s%s\n", a->path, a->damaged ? " (damaged: read up to the fault)" : "");
+	strbuf_addf(o, "%s%s\n", a->path,
+		    a->cut ? " (cut short: read up to the cut)"
+		    : a->damaged ? " (damaged: read up to the fault)" : "");
 	strbuf_addf(o, "  %-18s %s\n", "mode", a->mode ? a->mode : "(none)");
 	strbuf_addf(o, "  %-18s %s\n", "ran to", a->stages[a->ran_to].name);
 	strbuf_addf(o, "  %-18s %s%s%s%s\n", "ended", analysis_outcome_str(a, how, sizeof(how)),

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,29 +135,41 @@ int parse_duration(const char *s, int64_t *ns)
 	return -1;
 }
 
-int parse_percent(const char *s, double *pct)
+/* The one percentage grammar: a plain decimal number (digits with at most one
+ * point: no sign, space, exponent or hex), 0 to 100, then "%" (optional
+ * unless need_sign). */
+static int percent_of(const char *s, bool need_sign, double *pct)
 {
-	double v;
-	const char *unit;
-	if (number_unit(s, &v, &unit))
+	if (!s)
 		return -1;
-	if (*unit && strcmp(unit, "%"))
+	size_t digits = strspn(s, "0123456789"), frac = 0;
+	const char *p = s + digits;
+	if (*p == '.') {
+		frac = strspn(p + 1, "0123456789");
+		p += 1 + frac;
+	}
+	if (!digits && !frac)
 		return -1;
-	if (v > 100)
+	if (strcmp(p, "%") && (need_sign || *p))
+		return -1;
+	double v = strtod(s, NULL); /* digits and a point only: nothing strtod reads otherwise */
+	if (!(v >= 0 && v <= 100))
 		return -1;
 	*pct = v;
 	return 0;
+}
+
+int parse_percent(const char *s, double *pct)
+{
+	return percent_of(s, false, pct);
 }
 
 int parse_size_or_percent(const char *s, uint64_t *bytes, double *pct, int *is_pct)
 {
 	size_t n = s ? strlen(s) : 0;
 	if (n && s[n - 1] == '%') {
-		double v;
-		const char *unit;
-		if (number_unit(s, &v, &unit) || strcmp(unit, "%") || v > 100)
+		if (percent_of(s, true, pct))
 			return -1;
-		*pct = v;
 		*is_pct = 1;
 		return 0;
 	}

@@ -16,10 +16,13 @@ int parse_size(const char *s, uint64_t *bytes);
 /* "500ms", "1m", "2s", "1.5s", "30m", "1h", "250us", bare number = seconds. */
 int parse_duration(const char *s, int64_t *ns);
 
-/* "40", "40%", "12.5%" -> 0..100. */
+/* "40", "40%", "12.5%" -> 0..100: the one percentage grammar of every
+ * option, a plain decimal number (no sign, space, exponent or hex: "0x10%",
+ * " 50%", "1e-300%" are refused). */
 int parse_percent(const char *s, double *pct);
 
-/* Size or percent: "5%" sets *is_pct and *pct, "512M" sets *bytes. */
+/* Size or percent: "5%" (parse_percent's grammar, the "%" required) sets
+ * *is_pct and *pct, "512M" sets *bytes. */
 int parse_size_or_percent(const char *s, uint64_t *bytes, double *pct, int *is_pct);
 
 int parse_u64(const char *s, uint64_t *out);

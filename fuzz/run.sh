@@ -34,6 +34,8 @@ for f in $traces; do # a control byte first: one frame, whole
 	printf '\000' | cat - "$f" >"$dir/corpus/trace_zstd/seed-$(echo "$f" | tr '/' '_')"
 done
 seed probe_line "$root"/fuzz/seeds/probe_line/*
+seed devmem "$root"/fuzz/seeds/devmem/* "$root"/fuzz/seeds/probe_line/*
+seed campaign "$root"/fuzz/seeds/campaign/*
 seed npy "$root"/fuzz/seeds/npy/*
 seed pipeline "$root"/demo/pipeline.json $(find "$root/pipelines" -name '*.json' 2>/dev/null || true)
 seed runs $(find "$root/tests/fixtures" "$root/fuzz/seeds/runs" -name '*.json' -path '*runs*')
@@ -44,7 +46,7 @@ for f in $traces; do # the first byte says where the input is cut in two traces:
 done
 
 total=0
-for h in ${FUZZ_ONLY:-trace trace_zstd summary probe_line npy pipeline runs runs_d history}; do
+for h in ${FUZZ_ONLY:-trace trace_zstd summary probe_line devmem npy pipeline runs runs_d campaign history}; do
 	bin=$dir/fuzz_$h
 	log=$dir/fuzz_$h.log
 	# stderr of the code under test (its error messages) is closed; libFuzzer

@@ -59,6 +59,17 @@ char *pl_self_exe(void);
  * 2 s window), or -1 where the system offers none (macOS, an old kernel). */
 int pl_memory_pressure_open(void);
 
+/* What tells this process apart beyond its pid, for a marker another
+ * process checks later: the boot (Linux: /proc/sys/kernel/random/boot_id;
+ * macOS: kern.boottime) and the pid namespace its pid is a number of (Linux:
+ * /proc/self/ns/pid, "pid:[4026531836]"; macOS: "", it has none). A field
+ * that cannot be read is "". Returns 0. */
+struct pl_identity {
+	char boot[64];
+	char pidns[64];
+};
+int pl_self_identity(struct pl_identity *id);
+
 /* Host facts for the start record. */
 struct host_info {
 	char name[256]; /* the node name (uname), which tells machines of one cluster apart */

@@ -21,21 +21,17 @@ static int bad_value(struct strbuf *why, const char *opt, const char *arg, const
 	return -1;
 }
 
-/* --max-device: a size, or a percentage of the device ("80%"). */
+/* --max-device: a size, or a percentage of the device ("80%"): neither 0. */
 static int parse_max_device(struct guard_opts *g, const char *arg)
 {
-	size_t n = strlen(arg);
-	if (n && arg[n - 1] == '%') {
-		char *end;
-		double pct = strtod(arg, &end);
-		if (end != arg + n - 1 || n < 2 || !(pct > 0 && pct <= 100))
-			return -1;
-		g->max_device_pct = pct;
-		g->max_device = 0;
-		return 0;
-	}
-	g->max_device_pct = 0;
-	return parse_size(arg, &g->max_device) || !g->max_device ? -1 : 0;
+	double pct = 0;
+	int is_pct = 0;
+	uint64_t bytes = 0;
+	if (parse_size_or_percent(arg, &bytes, &pct, &is_pct) || (is_pct ? !(pct > 0) : !bytes))
+		return -1;
+	g->max_device_pct = is_pct ? pct : 0;
+	g->max_device = is_pct ? 0 : bytes;
+	return 0;
 }
 
 int guard_parse_option(struct guard_opts *g, int opt, const char *arg, struct strbuf *why)
@@ -98,7 +94,7 @@ int guard_parse_option(struct guard_opts *g, int opt, const char *arg, struct st
 		break;
 	case GUARD_OPT_MAX_DEVICE:
 		if (parse_max_device(g, arg))
-			return bad_value(why, "max-device", arg, "size or percentage (1-100%)");
+			return bad_value(why, "max-device", arg, "size or percentage (above 0, at most 100%)");
 		g->has_max_device = true;
 		break;
 	case GUARD_OPT_GRACE:
@@ -191,7 +187,33 @@ static uint64_t swap_growth(const struct guard_state *st, const struct guard_rea
 	return r->swap_used - st->swap_at_start;
 }
 
-/* --max-device against the probe's last reading; the percentage form only
+void guard_devmem_pick(const struct guard_opts *g, const struct devmem_table *tab,
+		       struct guard_readings *r)
+{
+	const struct devmem_reading *best = NULL;
+	double best_score = -1;
+	bool pct = g->has_max_device && g->max_device_pct > 0;
+	for (size_t i = 0; i < tab->n; i++) {
+		const struct devmem_reading *d = &tab->r[i];
+		/* a percentage: the share of the device's size; a reading of a
+		 * device of unknown size only when no other can be judged */
+		double score = !pct ? (double)d->bytes
+			       : d->total ? 1.0 + (double)d->bytes / (double)d->total
+					  : (double)d->bytes / 1e30;
+		if (score > best_score) {
+			best = d;
+			best_score = score;
+		}
+	}
+	r->has_devmem = best != NULL;
+	if (!best)
+		return;
+	r->devmem = best->bytes;
+	r->devmem_total = best->total;
+	snprintf(r->devmem_device, sizeof(r->devmem_device), "%s", best->device);
+}
+
+/* --max-device against the probe's reading (guard_devmem_pick()); the percentage form only
  * where the probe reported the device's size. */
 static bool over_max_device(const struct guard_opts *g, const struct guard_readings *r,
 			    struct strbuf *reason)
@@ -209,13 +231,16 @@ static bool over_max_device(const struct guard_opts *g, const struct guard_readi
 		return false;
 	format_gb(r->devmem, a);
 	format_gb(cap, b);
+	char on[64] = "";
+	if (r->devmem_device[0] && strcmp(r->devmem_device, "?"))
+		snprintf(on, sizeof(on), " on '%s'", r->devmem_device);
 	if (g->max_device_pct > 0) {
 		char c[32];
 		format_gb(r->devmem_total, c);
-		add_reason(reason, "device memory %s over the cap %s (%g%% of %s), available %.0f%%",
-			   a, b, g->max_device_pct, c, r->avail_pct);
+		add_reason(reason, "device memory %s over the cap %s (%g%% of %s)%s, available %.0f%%",
+			   a, b, g->max_device_pct, c, on, r->avail_pct);
 	} else
-		add_reason(reason, "device memory %s over the cap %s, available %.0f%%", a, b,
+		add_reason(reason, "device memory %s over the cap %s%s, available %.0f%%", a, b, on,
 			   r->avail_pct);
 	return true;
 }

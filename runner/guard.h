@@ -95,13 +95,22 @@ struct guard_readings {
 	uint64_t swap_used;
 	bool has_footprint;
 	uint64_t footprint;     /* the command's tree */
-	bool has_devmem;        /* the probe's last device reading (MPS driver, CUDA reserved) */
-	uint64_t devmem;
-	uint64_t devmem_total;  /* the device's size as the probe reported it; 0 unknown */
+	bool has_devmem;        /* a device reading of the probe (MPS driver, CUDA reserved): */
+	uint64_t devmem;        /* the one guard_devmem_pick() chose */
+	uint64_t devmem_total;  /* the device's size as the probe last reported it; 0 unknown */
+	char devmem_device[48]; /* its device ("cuda:0", "mps") */
 	bool busy;              /* a --busy match is running now */
 	int64_t since_busy_ns;  /* time since a busy match was last seen; <0 never */
 	char busy_what[128];    /* the matching command line (cut) */
 };
+
+struct devmem_table;
+/* The device reading --max-device judges, into r->has_devmem, devmem,
+ * devmem_total, devmem_device: of every device and writer the one most over
+ * its cap (a percentage: of the readings whose device's size is known, unless
+ * none is); the largest without --max-device. */
+void guard_devmem_pick(const struct guard_opts *g, const struct devmem_table *tab,
+		       struct guard_readings *r);
 
 /* Admission: returns true to start now, false to wait; *why (may be NULL)
  * gets the reason with the readings ("available 23% (need 40%)"). */

@@ -33,6 +33,8 @@ struct zchunk {
 	size_t len; /* text in buf */
 	size_t z;   /* what ZSTD_decompressStream() returned */
 	bool last;  /* nothing follows: an error, or the input is all used */
+	uint64_t frame_at; /* compressed offset where the frame this chunk ends in began */
+	uint64_t in_at;    /* compressed offset after the input this chunk used */
 };
 
 struct zsource {
@@ -44,6 +46,8 @@ struct zsource {
 	char *inbuf;
 	bool eof;
 	bool frame_done; /* the last call ended a frame */
+	uint64_t in_base;  /* compressed offset of in.src[0] */
+	uint64_t frame_at; /* compressed offset where the current frame began */
 	int read_errno;
 	struct zchunk chunk[2];
 	bool threaded;
@@ -68,6 +72,7 @@ static void refill(struct zsource *src)
 		src->read_errno = n < 0 ? errno : 0;
 		n = 0;
 	}
+	src->in_base += src->in.size;
 	src->in = (ZSTD_inBuffer){ src->inbuf, (size_t)n, 0 };
 }
 
@@ -86,6 +91,10 @@ static void decompress_chunk(struct zsource *src, struct zchunk *c)
 		}
 		c->z = ZSTD_decompressStream(src->ds, &ob, &src->in);
 		src->frame_done = c->z == 0;
+		if (src->frame_done)
+			src->frame_at = src->in_base + src->in.pos;
+		c->frame_at = src->frame_at;
+		c->in_at = src->in_base + src->in.pos;
 		if (src->in.pos == src->in.size && !src->eof)
 			refill(src); /* to know whether this is the end */
 		c->last = ZSTD_isError(c->z) || (src->in.pos == src->in.size && src->eof &&
@@ -197,6 +206,7 @@ struct bytes {
 	size_t z;         /* what decompression said last */
 	bool last;        /* the chunk handed out is the last one */
 	bool ended;
+	uint64_t frame_at, in_at; /* the chunk handed out last: struct zchunk */
 };
 
 static struct bytes *bytes_new(const struct read_ctx *c, int fd)
@@ -309,6 +319,8 @@ static enum bytes_status next_zstd(struct bytes *b, const char **p, size_t *len,
 	struct zchunk *c = next_chunk(&b->src, b->zi);
 	b->z = c->z;
 	b->last = c->last;
+	b->frame_at = c->frame_at;
+	b->in_at = c->in_at;
 	if (ZSTD_isError(c->z)) {
 		b->ended = true;
 		if (b->src.read_errno) {
@@ -334,6 +346,12 @@ enum bytes_status bytes_next(struct bytes *b, const char **p, size_t *len, bool 
 const char *bytes_error(const struct bytes *b)
 {
 	return ZSTD_getErrorName(b->z);
+}
+
+void bytes_where(const struct bytes *b, uint64_t *frame_at, uint64_t *in_at)
+{
+	*frame_at = b->frame_at;
+	*in_at = b->in_at;
 }
 
 void bytes_close(struct bytes *b)

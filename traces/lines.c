@@ -45,23 +45,42 @@ static enum line_kind at_end(struct lines *L, const char **lp, const char **le)
 	if (!L->tail.len)
 		return LINE_END;
 	/* the tail stays valid until lines_release() */
+	L->unended = true;
 	return line_out(L, L->tail.buf, L->tail.len, lp, le);
 }
 
-/* The bytes failed: say why (a read error is printed by bytes.c). */
+/* The bytes failed: say why (a read error is printed by bytes.c). A file
+ * that ends inside its last zstd frame is what a recorder killed while it
+ * wrote leaves: the frames before it are whole and checked, so it is a
+ * warning; the lines of the cut frame (its checksum never read) are dropped. */
 static enum line_kind bytes_fault(struct lines *L, enum bytes_status st)
 {
 	L->done = true;
 	if (st == BYTES_EREAD)
 		return LINE_ERROR;
-	if (st == BYTES_ECORRUPT)
-		read_error(L->c, "%s:%zu: corrupt zstd data: %s (the %zu lines before it are kept)",
-			   L->c->name, L->mark_line + 1, bytes_error(L->b), L->mark_line);
-	else
-		read_error(L->c, "%s:%zu: truncated zstd frame (the recording was cut off here; "
-				 "the %zu lines before it are kept)",
-			   L->c->name, L->mark_line + 1, L->mark_line);
+	uint64_t frame_at, in_at;
+	bytes_where(L->b, &frame_at, &in_at);
+	if (st == BYTES_ECORRUPT) {
+		read_error(L->c, "%s:%zu: corrupt zstd data in the frame at byte %llu: %s (the %zu "
+				 "lines before it are kept)",
+			   L->c->name, L->mark_line + 1, (unsigned long long)frame_at,
+			   bytes_error(L->b), L->mark_line);
+		return LINE_CORRUPT;
+	}
+	read_warning(L->c, "%s: cut at byte %llu, inside its last zstd frame (from byte %llu): "
+			   "the recording stopped before it closed the file; reading the %zu "
+			   "lines before that frame",
+		     L->c->name, (unsigned long long)in_at, (unsigned long long)frame_at,
+		     L->mark_line);
 	return LINE_CUT;
+}
+
+void lines_cut_warning(struct lines *L)
+{
+	read_warning(L->c, "%s:%zu: cut at byte %llu, inside its last line (no newline ends it): "
+			   "the recording stopped before it closed the file; reading the %zu "
+			   "lines before it",
+		     L->c->name, L->line, (unsigned long long)L->tail_at, L->line - 1);
 }
 
 enum line_kind lines_next(struct lines *L, const char **lp, const char **le)
@@ -87,6 +106,8 @@ enum line_kind lines_next(struct lines *L, const char **lp, const char **le)
 				return line_out(L, L->tail.buf, L->tail.len, lp, le);
 			}
 			/* no newline left: the start of a line the next chunk ends */
+			if (!L->tail.len)
+				L->tail_at = L->text_at + (uint64_t)(L->p - L->chunk);
 			strbuf_add(&L->tail, L->p, (size_t)(L->end - L->p));
 			L->p = L->end;
 			if (L->tail.len > TRACE_MAX_LINE) {
@@ -108,7 +129,8 @@ enum line_kind lines_next(struct lines *L, const char **lp, const char **le)
 			return at_end(L, lp, le);
 		if (st != BYTES_CHUNK)
 			return bytes_fault(L, st);
-		L->p = p;
+		L->text_at += (uint64_t)(L->end - L->chunk);
+		L->chunk = L->p = p;
 		L->end = p + len;
 	}
 }

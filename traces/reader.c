@@ -284,6 +284,43 @@ void trace_keep_init(struct trace_keep *k, struct trace *tr, const char *path)
 				       .mark = take_mark, .rollback = take_rollback };
 }
 
+/* A device sample: devmem (and its allocated share) alone, a probe's reading. */
+static bool device_only(const struct trace_sample *s)
+{
+	return (s->fields & SF_DEVMEM) && !(s->fields & ~(SF_DEVMEM | SF_DEVMEM_ALLOCATED));
+}
+
+size_t reader_drop_stray_devmem(struct trace *tr, double *first)
+{
+	double end = -INFINITY;
+	if (tr->has_end && tr->end.has_wall)
+		end = tr->end.wall;
+	else {
+		for (size_t i = 0; i < tr->nsamples; i++)
+			if (!device_only(&tr->samples[i]) && tr->samples[i].t > end)
+				end = tr->samples[i].t;
+		size_t ne = trace_nevents(tr);
+		struct trace_event tmp = TRACE_EVENT_INIT;
+		for (size_t i = 0; i < ne; i++) {
+			double t = trace_event_at(tr, i, &tmp)->t;
+			if (t > end)
+				end = t;
+		}
+	}
+	size_t kept = 0, dropped = 0;
+	for (size_t i = 0; i < tr->nsamples; i++) {
+		const struct trace_sample *s = &tr->samples[i];
+		if (device_only(s) && (s->t < 0 || (isfinite(end) && s->t > end + TRACE_DEVMEM_SLACK_S))) {
+			if (!dropped++)
+				*first = s->t;
+			continue;
+		}
+		tr->samples[kept++] = *s;
+	}
+	tr->nsamples = kept;
+	return dropped;
+}
+
 int trace_keep_finish(struct trace_keep *k, int ret)
 {
 	struct trace *tr = k->tr;
@@ -306,7 +343,14 @@ int trace_keep_finish(struct trace_keep *k, int ret)
 	}
 	if (ret)
 		tr->damaged = true;
-	return ret ? -1 : 0;
+	tr->cut = ret == 1;
+	double first = 0;
+	if ((tr->stray_devmem = reader_drop_stray_devmem(tr, &first)) && !k->quiet)
+		warning("%s: %zu device-memory reading%s timed outside the run dropped (the first at "
+			"t = %.3f s; a run's readings lie from 0 to %g s after its end)", tr->path,
+			tr->stray_devmem, tr->stray_devmem == 1 ? "" : "s", first,
+			(double)TRACE_DEVMEM_SLACK_S);
+	return ret < 0 ? -1 : 0;
 }
 
 /* ---- every event, a summary's too ------------------------------------------ */

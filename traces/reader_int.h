@@ -180,6 +180,8 @@ struct read_ctx {
 
 /* error() unless quiet; -1 either way. */
 #define read_error(c, ...) ((c)->quiet ? -1 : error(__VA_ARGS__))
+/* warning() unless quiet. */
+#define read_warning(c, ...) do { if (!(c)->quiet) warning(__VA_ARGS__); } while (0)
 
 /* bytes.c: the input as chunks of text, plain or zstd (decompressed a chunk
  * ahead in a second thread). It calls nothing of the reader. */
@@ -199,6 +201,10 @@ enum bytes_status {
  * true for plain text, which has no frames. */
 enum bytes_status bytes_next(struct bytes *b, const char **p, size_t *len, bool *frame_end);
 const char *bytes_error(const struct bytes *b); /* BYTES_ECORRUPT: what zstd said */
+/* After BYTES_ECORRUPT or BYTES_ETRUNC: the byte offset in the file where the
+ * failing zstd frame begins, and the offset up to which input was used (the
+ * file's size for BYTES_ETRUNC). */
+void bytes_where(const struct bytes *b, uint64_t *frame_at, uint64_t *in_at);
 void bytes_close(struct bytes *b); /* NULL ok */
 bool reader_is_zstd(const void *data, size_t len);
 
@@ -213,16 +219,26 @@ struct lines {
 	bool tail_out;        /* the tail was handed out as a line */
 	size_t line;          /* lines handed out: the number of the last one */
 	size_t mark_line;     /* line at the end of the last complete frame */
+	const char *chunk;    /* the current chunk's start */
+	uint64_t text_at;     /* the text's offset of chunk[0] */
+	uint64_t tail_at;     /* the text's offset where the tail began */
+	bool unended;         /* the line handed out last had no newline */
 };
 enum line_kind {
 	LINE_TEXT,  /* a line (without its newline) */
 	LINE_MARK,  /* every line so far came from complete zstd frames */
 	LINE_END,   /* no more lines */
 	LINE_ERROR, /* a fault, printed */
-	LINE_CUT,   /* a zstd frame cut short or corrupt, printed: the records
-		     * since the last mark must be dropped */
+	LINE_CORRUPT, /* a corrupt zstd frame, printed: the records since the
+		       * last mark must be dropped, and the read fails */
+	LINE_CUT,   /* the last zstd frame cut short (the file ends inside it),
+		     * a warning printed: the records since the last mark must be
+		     * dropped; those before it stand */
 };
 void lines_init(struct lines *L, const struct read_ctx *c, struct bytes *b);
+/* The last line (unended: the input ended without its newline) cannot be
+ * read: a warning that the input was cut there. */
+void lines_cut_warning(struct lines *L);
 enum line_kind lines_next(struct lines *L, const char **p, const char **end);
 void lines_release(struct lines *L);
 
@@ -266,7 +282,13 @@ struct trace_keep {
 	double last_sample_t, last_event_t;
 	size_t mark_samples, mark_events, mark_briefs;
 	bool mark_start, mark_end;
+	bool quiet; /* trace_keep_finish() warns of nothing */
 };
+/* Drop the device samples (devmem alone) timed before the run's start (t < 0)
+ * or more than TRACE_DEVMEM_SLACK_S after its end (the end record's wall, else
+ * the last record that is not one): a probe's clock or a hostile line, never
+ * a reading of the run. Their number; the first dropped one's t in *first. */
+size_t reader_drop_stray_devmem(struct trace *tr, double *first);
 /* *tr emptied, named path. */
 void trace_keep_init(struct trace_keep *k, struct trace *tr, const char *path);
 /* After reading with result ret (a trace_read_sink() return): sorted, a

@@ -91,6 +91,25 @@ static int record(struct records *R, const char *p, const char *end)
 	return 0;
 }
 
+/* The last line, which no newline ends: a line cut short (the recording
+ * stopped while it wrote it) is dropped with a warning; 1 then. */
+static int unended_record(struct records *R, const char *p, const char *end)
+{
+	bool quiet = R->c->quiet;
+	struct read_ctx qc = *R->c;
+	qc.quiet = true;
+	const struct read_ctx *c = R->c;
+	R->c = &qc;
+	int rc = record(R, p, end);
+	R->c = c;
+	if (rc == -1) {
+		if (!quiet)
+			lines_cut_warning(&R->L);
+		return 1;
+	}
+	return rc ? record(R, p, end) : 0;
+}
+
 static void mark(struct records *R)
 {
 	R->mark_start = R->has_start;
@@ -115,7 +134,7 @@ static int records_loop(struct records *R)
 		case LINE_TEXT:
 			p = reader_skip_ws(p, end);
 			if (p < end) {
-				int rc = record(R, p, end);
+				int rc = R->L.unended ? unended_record(R, p, end) : record(R, p, end);
 				if (rc)
 					return rc;
 			}
@@ -128,9 +147,12 @@ static int records_loop(struct records *R)
 			return 0;
 		case LINE_ERROR:
 			return -1;
-		case LINE_CUT:
+		case LINE_CORRUPT:
 			rollback(R);
 			return -1;
+		case LINE_CUT:
+			rollback(R);
+			return 1;
 		}
 	}
 }
@@ -141,7 +163,7 @@ int records_read(const struct read_ctx *c, struct bytes *b, const struct trace_s
 	lines_init(&R.L, c, b);
 	int ret = records_loop(&R);
 	lines_release(&R.L);
-	if (!ret && !R.has_start)
+	if (ret >= 0 && !R.has_start)
 		ret = read_error(c, "%s: no start record (not a stagebench or stageload trace?)",
 				 c->name);
 	return ret;

@@ -25,8 +25,9 @@ struct trace_end;
  * A repeated start or end record is not handed over. version: a name and
  * version the record gives (FORMAT.md "versions"), the strings the caller's.
  * mark: every record so far came from complete zstd frames (plain text:
- * after each chunk read). rollback: a zstd frame was cut short or corrupt: the records
- * since the last mark must be forgotten (the read then fails).
+ * after each chunk read). rollback: a zstd frame was cut short or corrupt: the
+ * records since the last mark must be forgotten (a corrupt one fails the read;
+ * a cut one, the file ending inside it, is a warning).
  */
 struct trace_sink {
 	void *arg;
@@ -44,9 +45,11 @@ struct trace_sink {
 
 /*
  * Read PATH (zstd or plain JSON lines, as trace_read) into the sink.
- * Returns 0 when the whole file read cleanly; -1 after printing one line
- * "FILE:LINE: what was wrong" (unless quiet) on the first fault, the records
- * before it handed over; -2 for an unknown format version (printed).
+ * Returns 0 when the whole file read cleanly; 1 when it ends inside its last
+ * zstd frame or line (cut, a warning naming the byte offset printed unless
+ * quiet; the records of complete frames, the whole lines, handed over); -1 after printing one
+ * line "FILE:LINE: what was wrong" (unless quiet) on the first fault, the
+ * records before it handed over; -2 for an unknown format version (printed).
  * A trace without a start record is a fault.
  */
 int trace_read_sink(const char *path, const struct trace_sink *sink, unsigned flags);

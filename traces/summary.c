@@ -385,6 +385,7 @@ int trace_read_summary_also(const char *path, struct trace *tr, const struct tra
 	memset(&m, 0, sizeof(m));
 	trace_keep_init(&m.keep_sink, tr, path);
 	m.keep_sink.brief = true; /* plain events in 24 bytes (trace.h) */
+	m.keep_sink.quiet = true; /* said by trace_read() when it falls back */
 	m.sink = (struct trace_sink){ .arg = &m, .start = sum_start, .sample = sum_sample,
 				      .event = sum_event, .end = sum_end, .version = sum_version,
 				      .mark = sum_mark, .rollback = sum_rollback };
@@ -397,13 +398,17 @@ int trace_read_summary_also(const char *path, struct trace *tr, const struct tra
 			place(&m, &m.q[m.qhead++]);
 		if (m.placed_any)
 			emit(&m);
+		double first;
+		if (reader_drop_stray_devmem(tr, &first))
+			tr->stray_devmem = 1; /* read it all again, said then */
 	}
 	free(m.q);
 	free(m.bounds);
 	free(m.releases);
 	free(m.twice);
-	if (ret || m.fallback || tr->damaged) {
-		/* a fault (reported now) or records too far out of order: read it all */
+	if (ret || m.fallback || tr->damaged || tr->stray_devmem) {
+		/* a fault (reported now), records too far out of order or device
+		 * readings outside the run: read it all */
 		trace_release(tr);
 		return trace_read(path, tr);
 	}

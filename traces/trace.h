@@ -308,16 +308,25 @@ struct trace {
 	struct trace_label *versions;
 	size_t nversions;
 	bool damaged; /* a read error stopped the reader; records before it kept */
+	bool cut;     /* damaged so: the file ends inside its last zstd frame or
+		       * line (a recording stopped before it closed the file);
+		       * trace_read() warned and returned 0 */
 	bool summary; /* trace_read_summary(): samples reduced (see there) */
+	size_t stray_devmem; /* device samples dropped, timed before the start or more
+			      * than TRACE_DEVMEM_SLACK_S after the end (a warning said so) */
 };
+#define TRACE_DEVMEM_SLACK_S 10
 #define TRACE_INIT { 0 }
 #define TRACE_MAX_VERSIONS 64
 
 /*
  * Read a trace file (.jsonl.zst, .zst, or plain JSON lines; detected by the
  * zstd magic, not the name). Records are sorted by t, unknown keys ignored.
- * Returns 0 when the whole file read cleanly; -1 after printing one line
- * "FILE:LINE: what was wrong" when it did not: a truncated zstd frame, a
+ * Returns 0 when the whole file read cleanly, and 0 after a warning naming the
+ * byte offset when the file ends inside its last zstd frame or line (cut: a
+ * recording stopped before it closed the file; the complete frames, the whole
+ * lines before the cut kept, tr->damaged and tr->cut set); -1 after printing one line
+ * "FILE:LINE: what was wrong" when it did not: corrupt zstd data, a
  * malformed line, a missing start record, an unknown "format". On -1 *tr
  * still holds every record read before the fault (tr->damaged = true), except
  * for an unknown format version, which is refused with no records.
@@ -392,13 +401,48 @@ void trace_writer_set_write_fn(struct trace_writer *w, trace_write_fn fn, void *
 int trace_parse_probe_line(const char *line, size_t len, double mono_origin_s,
 			   struct trace_event *ev, const char **errmsg);
 
+/* What a devmem line says beside its sample. */
+struct devmem_extra {
+	uint64_t total; /* "total", the device's size; 0 absent */
+	int64_t pid;    /* "pid", the writer's process; -1 absent */
+};
 /*
  * A probe line of kind "devmem" (the device memory the probe reads on the
  * interval; FORMAT.md "The probe line protocol") as the sample the recorder
  * writes: t, devmem = its "bytes", devmem_allocated = its "allocated" when
- * given; *total gets its "total" (the device's size), 0 when absent.
+ * given; *x gets its "total" and "pid".
  * Returns -1 (nothing set but zeros) for any other line or one without bytes.
  */
-int trace_devmem_sample(const struct trace_event *ev, struct trace_sample *s, uint64_t *total);
+int trace_devmem_sample(const struct trace_event *ev, struct trace_sample *s,
+			struct devmem_extra *x);
+
+/*
+ * The device readings of a run as the guard judges them: the last reading of
+ * each device (a devmem line's "device") and writer ("pid"), each with the
+ * last size ("total") any line reported for that device, so a line without
+ * "total" is judged against the size known before. At most
+ * DEVMEM_MAX_READINGS pairs: one more takes the place of the smallest reading
+ * (counted in `evicted`), so a flood of small readings never hides a large one.
+ */
+#define DEVMEM_MAX_READINGS 16
+struct devmem_reading {
+	char device[48]; /* cut to 47 bytes: longer names alike in those are one */
+	int64_t pid;     /* -1: the line named none */
+	uint64_t bytes;
+	uint64_t total;  /* the device's last known size; 0 never reported */
+	double t;
+	uint64_t seq;    /* the order readings came in */
+};
+struct devmem_table {
+	struct devmem_reading r[DEVMEM_MAX_READINGS];
+	size_t n;
+	uint64_t seq;
+	size_t evicted;
+};
+/* Take a devmem line (trace_devmem_sample()'s *s and *x). Returns the reading
+ * it updated. *tab starts zeroed. */
+const struct devmem_reading *devmem_table_take(struct devmem_table *tab, const struct trace_event *ev,
+					       const struct trace_sample *s,
+					       const struct devmem_extra *x);
 
 #endif

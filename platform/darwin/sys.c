@@ -262,3 +262,15 @@ void host_info_get(struct host_info *h)
 	if (!sysctlbyname("vm.swapusage", &xsw, &len, NULL, 0))
 		h->swap = xsw.xsu_total;
 }
+
+int pl_self_identity(struct pl_identity *id)
+{
+	memset(id, 0, sizeof(*id));
+	struct timeval tv;
+	size_t len = sizeof(tv);
+	int mib[2] = { CTL_KERN, KERN_BOOTTIME };
+	if (!sysctl(mib, 2, &tv, &len, NULL, 0))
+		snprintf(id->boot, sizeof(id->boot), "%lld.%06d", (long long)tv.tv_sec,
+			 (int)tv.tv_usec);
+	return 0;
+}

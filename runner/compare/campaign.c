@@ -14,6 +14,7 @@
 
 #include "../../common/jsonw.h"
 #include "../../common/util.h"
+#include "../../platform/platform.h"
 #include "../../traces/runs.h"
 #include "../../traces/trace.h"
 #include "campaign.h"
@@ -66,8 +67,9 @@ static const char *used_by(const char *out)
 	return what;
 }
 
-/* OUT/plan.json's campaign id and runs; 0, or -1 after error(). */
-static int read_plan(const char *path, char **id, json_t **runs)
+/* OUT/plan.json's campaign id and runs (and its "arguments", NULL when it has
+ * none, when args is not NULL); 0, or -1 after error(). */
+static int read_plan(const char *path, char **id, json_t **runs, json_t **args)
 {
 	json_error_t jerr;
 	json_t *root = json_load_file(path, 0, &jerr);
@@ -79,13 +81,47 @@ static int read_plan(const char *path, char **id, json_t **runs)
 		return error("%s: expected an object with \"campaign\" (a string) and \"runs\" "
 			     "(an array of run ids)", path);
 	}
+	json_t *a = json_object_get(root, "arguments");
+	if (a && !json_is_array(a)) {
+		json_decref(root);
+		return error("%s: expected \"arguments\" to be an array of strings", path);
+	}
 	*id = xstrdup(json_string_value(c));
 	*runs = json_incref(r);
+	if (args)
+		*args = a ? json_incref(a) : NULL;
 	json_decref(root);
 	return 0;
 }
 
-int campaign_start(const char *out, char *const *runs, size_t n, char **id)
+/* The words of a NULL-terminated list, or of a JSON array, as "a, b, c". */
+static void words_of(struct strbuf *sb, char *const *v, const json_t *a)
+{
+	size_t n = v ? 0 : json_array_size(a);
+	for (size_t i = 0; v ? v[i] != NULL : i < n; i++) {
+		const json_t *w = v ? NULL : json_array_get(a, i);
+		strbuf_addstr(sb, i ? ", " : "");
+		strbuf_addstr(sb, v ? v[i] : json_is_string(w) ? json_string_value(w) : "?");
+	}
+}
+
+/* Whether the JSON array a holds the words of v, in order. */
+static bool same_words(const json_t *a, char *const *v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	if (json_array_size(a) != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *w = json_array_get(a, i);
+		if (!json_is_string(w) || strcmp(json_string_value(w), v[i]))
+			return false;
+	}
+	return true;
+}
+
+int campaign_start(const char *out, char *const *runs, size_t n, char *const *args, char **id)
 {
 	char *path = xasprintf("%s/plan.json", out);
 	char *old = NULL;
@@ -93,7 +129,7 @@ int campaign_start(const char *out, char *const *runs, size_t n, char **id)
 	int rc = 0;
 	*id = NULL;
 	if (access(path, F_OK) == 0) {
-		if (read_plan(path, &old, &oldruns) == 0)
+		if (read_plan(path, &old, &oldruns, NULL) == 0)
 			rc = error("'%s' already holds campaign %s (plan.json): give each comparison "
 				   "a --out of its own", out, old);
 		else
@@ -122,6 +158,11 @@ int campaign_start(const char *out, char *const *runs, size_t n, char **id)
 	for (size_t i = 0; i < n; i++)
 		jw_string(&w, runs[i]);
 	jw_array_end(&w);
+	jw_key(&w, "arguments");
+	jw_array_begin(&w);
+	for (size_t i = 0; args && args[i]; i++)
+		jw_string(&w, args[i]);
+	jw_array_end(&w);
 	jw_object_end(&w);
 	strbuf_addch(&sb, '\n');
 	/* O_EXCL: of two plans started at once into one --out, one is refused */
@@ -141,10 +182,33 @@ int campaign_start(const char *out, char *const *runs, size_t n, char **id)
 	return 0;
 }
 
-int campaign_load(const char *out, char *const *runs, size_t n, char **id)
+/* A task's arguments against the campaign's: refused, naming both lists,
+ * when they differ. 0 or SB_EXIT_USAGE. */
+static int check_arguments(const char *path, const char *id, const json_t *planned,
+			   char *const *args)
+{
+	if (!planned) {
+		warning("%s: campaign %s names no arguments (planned by an earlier stagebench): "
+			"this task's are not checked against it", path, id);
+		return 0;
+	}
+	if (same_words(planned, args))
+		return 0;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	words_of(&a, NULL, planned);
+	words_of(&b, args, NULL);
+	error("%s: campaign %s was planned with other arguments than this task's: not the same "
+	      "comparison (give a task the arguments of its --plan)\n  planned:   %s\n  this task: "
+	      "%s", path, id, a.buf, b.buf);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	return SB_EXIT_USAGE;
+}
+
+int campaign_load(const char *out, char *const *runs, size_t n, char *const *args, char **id)
 {
 	char *path = xasprintf("%s/plan.json", out);
-	json_t *planned = NULL;
+	json_t *planned = NULL, *pargs = NULL;
 	*id = NULL;
 	if (access(path, F_OK) != 0) {
 		error("'%s' holds no plan.json: start the campaign with the same arguments and "
@@ -152,7 +216,7 @@ int campaign_load(const char *out, char *const *runs, size_t n, char **id)
 		free(path);
 		return SB_EXIT_USAGE;
 	}
-	if (read_plan(path, id, &planned) < 0) {
+	if (read_plan(path, id, &planned, &pargs) < 0) {
 		free(path);
 		return SB_EXIT_FAILURE;
 	}
@@ -167,11 +231,16 @@ int campaign_load(const char *out, char *const *runs, size_t n, char **id)
 		      "the same comparison", path, *id, json_array_size(planned),
 		      json_is_string(json_array_get(planned, 0)) ?
 		      json_string_value(json_array_get(planned, 0)) : "?", n, n ? runs[0] : "?");
+		rc = SB_EXIT_USAGE;
+	} else if (args) {
+		rc = check_arguments(path, *id, pargs, args);
+	}
+	if (rc) {
 		free(*id);
 		*id = NULL;
-		rc = SB_EXIT_USAGE;
 	}
 	json_decref(planned);
+	json_decref(pargs);
 	free(path);
 	return rc;
 }
@@ -191,8 +260,21 @@ int campaign_mark_running(const char *out, const char *run, const char *id)
 	jw_string(&w, id);
 	jw_key(&w, "host");
 	jw_string(&w, host);
+	/* beside the pid what makes it this process: its start time, the boot
+	 * and the pid namespace (a task in a container may be pid 1) */
+	struct pl_proc self;
+	struct pl_identity me;
+	pl_self_identity(&me);
 	jw_key(&w, "pid");
 	jw_i64(&w, (int64_t)getpid());
+	if (pl_proc_read(getpid(), &self) == 0) {
+		jw_key(&w, "start");
+		jw_u64(&w, (uint64_t)self.start);
+	}
+	jw_key(&w, "boot");
+	jw_string(&w, me.boot);
+	jw_key(&w, "pidns");
+	jw_string(&w, me.pidns);
 	jw_object_end(&w);
 	strbuf_addch(&sb, '\n');
 	int rc = write_file(path, sb.buf, sb.len);
@@ -230,6 +312,30 @@ static double age_on_fs(const char *out, const char *path)
 	return difftime(now.st_mtime, st.st_mtime);
 }
 
+/* Marker m's task on this host, by its pid: 1 alive (the same process), 0
+ * gone (no such pid, or another process under it: another start time, another
+ * boot), -1 its pid cannot be judged here (another pid namespace). */
+static int pid_alive(const json_t *m, long pid)
+{
+	struct pl_identity me;
+	pl_self_identity(&me);
+	const json_t *boot = json_object_get(m, "boot"), *ns = json_object_get(m, "pidns"),
+		     *start = json_object_get(m, "start");
+	if (json_is_string(boot) && *json_string_value(boot) && *me.boot &&
+	    strcmp(json_string_value(boot), me.boot))
+		return 0; /* the machine started again since */
+	if (json_is_string(ns) && *json_string_value(ns) && *me.pidns &&
+	    strcmp(json_string_value(ns), me.pidns))
+		return -1;
+	if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
+		return 0;
+	struct pl_proc p;
+	if (json_is_integer(start) && pl_proc_read((pid_t)pid, &p) == 0 &&
+	    p.start != (uint64_t)json_integer_value(start))
+		return 0; /* the pid was given to another process */
+	return 1;
+}
+
 bool campaign_still_recording(const char *out, const char *run, const char *id,
 			      const char *trace_path, struct strbuf *why)
 {
@@ -243,17 +349,19 @@ bool campaign_still_recording(const char *out, const char *run, const char *id,
 	    json_is_integer(p)) {
 		const char *on = json_string_value(h);
 		long pid = (long)json_integer_value(p);
-		if (!strcmp(on, host)) {
-			alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+		int here = strcmp(on, host) ? -1 : pid_alive(m, pid);
+		if (here >= 0) {
+			alive = here;
 			if (alive)
 				strbuf_addf(why, "still recording: its task (pid %ld on %s) had not "
 					    "ended when merged", pid, on);
-		} else {
+		} else { /* another host or pid namespace: by its trace's age */
 			double age = age_on_fs(out, trace_path);
 			alive = age >= 0 && age < CAMPAIGN_FRESH_S;
 			if (alive)
-				strbuf_addf(why, "still recording: its task (pid %ld on %s) wrote its "
-					    "trace %.1f s before the merge", pid, on, age);
+				strbuf_addf(why, "still recording: its task (pid %ld on %s%s) wrote its "
+					    "trace %.1f s before the merge", pid, on,
+					    strcmp(on, host) ? "" : ", in another pid namespace", age);
 		}
 	}
 	json_decref(m);

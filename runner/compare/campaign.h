@@ -15,13 +15,17 @@
 #include "../../common/util.h"
 #include "../../traces/runs.h"
 
-/* Start a campaign of the runs RUNS[0..n) in OUT: *id gets a fresh id.
- * Returns 0, SB_EXIT_USAGE after error() when OUT already holds a campaign or
- * results, SB_EXIT_FAILURE when plan.json could not be written. */
-int campaign_start(const char *out, char *const *runs, size_t n, char **id);
-/* The campaign of OUT, checked against our plan RUNS[0..n). Returns 0 with *id
- * set, or SB_EXIT_USAGE / SB_EXIT_FAILURE after error(). */
-int campaign_load(const char *out, char *const *runs, size_t n, char **id);
+/* Start a campaign of the runs RUNS[0..n) in OUT, made with the arguments
+ * ARGS (NULL-terminated words "NAME=VALUE": those that change results): *id
+ * gets a fresh id. Returns 0, SB_EXIT_USAGE after error() when OUT already
+ * holds a campaign or results, SB_EXIT_FAILURE when plan.json could not be
+ * written. */
+int campaign_start(const char *out, char *const *runs, size_t n, char *const *args, char **id);
+/* The campaign of OUT, checked against our plan RUNS[0..n) and, unless ARGS
+ * is NULL, our arguments (both lists named when they differ; a plan.json
+ * without them is taken with a warning). Returns 0 with *id set, or
+ * SB_EXIT_USAGE / SB_EXIT_FAILURE after error(). */
+int campaign_load(const char *out, char *const *runs, size_t n, char *const *args, char **id);
 
 /* OUT/runs.d/RUN.running: this process records RUN of campaign ID. */
 int campaign_mark_running(const char *out, const char *run, const char *id);

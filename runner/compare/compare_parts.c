@@ -54,18 +54,71 @@ static char **plan_ids(const struct compare_opts *o, size_t total)
 	return ids;
 }
 
+/* The pipeline file: its name and a hash of its bytes (the same file at
+ * another path, on another machine, is the same pipeline). */
+static char *pipeline_argument(const struct pipeline *p)
+{
+	size_t len = 0;
+	char *data = NULL;
+	if (p && p->path && read_file(p->path, &data, &len) < 0)
+		data = NULL;
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, 64 bits */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)data[i]) * 0x100000001b3ULL;
+	char *arg = data ? xasprintf("pipeline=%s (bytes %zu, fnv1a %016llx)", p->name ? p->name : "?",
+				     len, (unsigned long long)h)
+			 : xasprintf("pipeline=%s", p && p->path ? p->path : "?");
+	free(data);
+	return arg;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kv *)a)->key, ((const struct kv *)b)->key);
+}
+
+/* The arguments that change a run's results, as words "NAME=VALUE" in a fixed
+ * order: the pipeline, --seed, each --set (--size) after the others it
+ * replaces, by key, and the conditions of every run. The run ids stand for
+ * the variants and --reps; a task's --warmup is its own (its warm-ups are no
+ * result). NULL-terminated; ids_free() frees. */
+static char **campaign_arguments(const struct session *s)
+{
+	const struct compare_opts *o = s->o;
+	const struct compare_setup *st = &o->setup;
+	size_t nsets = st->sets ? st->sets->n : 0, n = 0;
+	char **a = xcalloc(nsets + 8, sizeof(*a));
+	a[n++] = pipeline_argument(st->p);
+	a[n++] = xasprintf("seed=%s", st->seed ? st->seed : "");
+	struct kv *sets = xcalloc(nsets + 1, sizeof(*sets));
+	for (size_t i = 0; i < nsets; i++)
+		sets[i] = st->sets->items[i];
+	qsort(sets, nsets, sizeof(*sets), key_cmp);
+	for (size_t i = 0; i < nsets; i++)
+		a[n++] = xasprintf("set %s=%s", sets[i].key, sets[i].value);
+	free(sets);
+	a[n++] = xasprintf("interval=%lldus", (long long)(o->interval_ns / 1000));
+	a[n++] = xasprintf("cache-state=%s", cache_state_name(s->cache));
+	a[n++] = xasprintf("prime=%s", o->no_prime ? "no" : "yes");
+	a[n++] = xasprintf("peak-reset=%s", o->no_peak_reset ? "no" : "yes");
+	return a;
+}
+
 /* Start (COMPARE_ALL, --plan with --out) or join (--task, --merge) the
- * campaign of OUT. Returns 0 or the exit status. */
+ * campaign of OUT: a task must have the campaign's runs and arguments, a
+ * merge its runs (it records nothing). Returns 0 or the exit status. */
 int parts_campaign(struct session *s)
 {
 	const struct compare_opts *o = s->o;
 	if (o->part == COMPARE_PLAN && !o->setup.out)
 		return 0;
-	char **ids = plan_ids(o, s->total);
+	char **ids = plan_ids(o, s->total), **args = campaign_arguments(s);
 	int rc = o->part == COMPARE_ALL || o->part == COMPARE_PLAN
-			 ? campaign_start(o->setup.out, ids, s->total, &s->campaign)
-			 : campaign_load(o->setup.out, ids, s->total, &s->campaign);
+			 ? campaign_start(o->setup.out, ids, s->total, args, &s->campaign)
+			 : campaign_load(o->setup.out, ids, s->total,
+					 o->part == COMPARE_TASK ? args : NULL, &s->campaign);
 	ids_free(ids);
+	ids_free(args);
 	return rc;
 }
 

@@ -48,8 +48,18 @@ static int read_system(struct run *r, struct guard_readings *rd)
 void admission_poll(struct run *r, int64_t now)
 {
 	struct guard_readings rd;
-	if (read_system(r, &rd))
-		return;
+	if (read_system(r, &rd)) {
+		/* the footprint and the device are still judged; the system's
+		 * figures are the last ones read (admission read some) */
+		if (!r->have_last)
+			return;
+		if (!r->sys_unread++)
+			warning("guard: cannot read the system's memory figures: judging by the last "
+				"ones read (available %.0f%%) until it can", r->last.avail_pct);
+		rd.avail_pct = r->last.avail_pct;
+		rd.has_swap = r->last.has_swap;
+		rd.swap_used = r->last.swap_used;
+	}
 	if (r->g->has_max_footprint) {
 		struct trace_sample s;
 		memset(&s, 0, sizeof(s));
@@ -60,9 +70,7 @@ void admission_poll(struct run *r, int64_t now)
 				r->res->peak_footprint = s.footprint;
 		}
 	}
-	rd.has_devmem = r->devmem_known;
-	rd.devmem = r->devmem;
-	rd.devmem_total = r->devmem_total;
+	guard_devmem_pick(r->g, &r->devs, &rd);
 	struct strbuf reason = STRBUF_INIT;
 	if (guard_check(r->g, &r->gs, &rd, &reason)) {
 		status_clear(r);
@@ -125,6 +133,8 @@ int admission(struct run *r, int sigfd)
 				note("%s: starting: %s", r->o->name, why.buf);
 			guard_event(r, "admit", why.buf, &rd);
 			guard_state_start(&r->gs, &rd);
+			r->last = rd;
+			r->have_last = true;
 			strbuf_release(&why);
 			return 1;
 		}

@@ -20,6 +20,7 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		return;
 	struct trace_event ev;
 	struct trace_sample dev;
+	struct devmem_extra dx;
 	const char *msg = NULL;
 	memset(&ev, 0, sizeof(ev));
 	if (trace_parse_probe_line(line, len, (double)r->t0_ns / 1e9, &ev, &msg)) {
@@ -30,18 +31,38 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		trace_event_release(&ev);
 		return;
 	}
-	if (!trace_devmem_sample(&ev, &dev, &r->devmem_total)) {
+	if (!trace_devmem_sample(&ev, &dev, &dx)) {
+		double now = t_of(r, mono_ns());
+		if (dev.t < 0 || dev.t > now + TRACE_DEVMEM_SLACK_S) {
+			/* not a reading of this run: neither the trace nor the guard takes it */
+			if (!r->devmem_stray++)
+				warning("%s: dropping a device-memory reading timed at t = %.3f s, %s "
+					"(now %.3f s): the probe's clock is not the recorder's", r->o->name,
+					dev.t, dev.t < 0 ? "before the run started" : "ahead of now", now);
+			trace_event_release(&ev);
+			return;
+		}
 		/* device memory on the interval: a sample of its own, the guard's reading */
 		if (r->w && trace_writer_sample(r->w, &dev))
 			trace_failed(r);
-		r->devmem_known = true;
-		r->devmem = dev.devmem;
-		if (r->g->has_max_device && r->g->max_device_pct > 0 && !r->devmem_total &&
+		const struct devmem_reading *d = devmem_table_take(&r->devs, &ev, &dev, &dx);
+		if (r->g->has_max_device && r->g->max_device_pct > 0 && !d->total &&
 		    !r->devmem_pct_warned) {
 			r->devmem_pct_warned = true;
-			warning("--max-device %g%%: the probe reports no device size (torch.mps without "
-				"recommended_max_memory); device memory is not checked", r->g->max_device_pct);
+			warning("--max-device %g%%: the probe reports no device size for '%s' (torch.mps "
+				"without recommended_max_memory); that device's memory is not checked",
+				r->g->max_device_pct, d->device);
 		}
+		trace_event_release(&ev);
+		return;
+	}
+	if (ev.kind == EV_OTHER && ev.kind_name && !strcmp(ev.kind_name, "devmem")) {
+		/* a reading without a byte count: nothing to judge, said */
+		if (!r->pin.warned)
+			warning("ignoring a malformed line from the command's probe pipe: a devmem line "
+				"without \"bytes\" (a byte count): '%.*s'", (int)(len > 80 ? 80 : len),
+				line);
+		r->pin.warned = true;
 		trace_event_release(&ev);
 		return;
 	}

@@ -188,6 +188,14 @@ static void run_finish(struct run *r)
 		if (trace_writer_end(r->w, &end))
 			trace_failed(r);
 	}
+	if (res->started && r->g && r->g->has_max_device && !r->devs.n)
+		/* not a silent pass: nothing was there to judge */
+		warning("%s: --max-device: the command's probe sent no device reading (no devmem "
+			"line: no probe, or no device in use); device memory was not checked",
+			r->o->name);
+	if (r->devmem_stray > 1)
+		warning("%s: dropped %zu device-memory readings timed outside the run in all",
+			r->o->name, r->devmem_stray);
 	if (!r->o->summary || sb_verbosity < 1 || !res->started)
 		return;
 	char fp[32], wall[32];

@@ -85,6 +85,7 @@ struct run {
 	struct guard_state gs;
 	struct guard_readings last;
 	bool have_last;
+	size_t sys_unread;      /* polls that could not read the system's figures */
 	/* stopping */
 	bool stopping;
 	struct spawn_stop stop; /* TERM, grace, KILL (spawn.h) */
@@ -92,9 +93,9 @@ struct run {
 	/* gpu */
 	bool gpu_known;
 	uint64_t gpu_bytes;
-	bool devmem_known;      /* the probe's last device reading (devmem lines) */
-	uint64_t devmem, devmem_total;
+	struct devmem_table devs; /* the probe's device readings (devmem lines), by device and writer */
 	bool devmem_pct_warned; /* --max-device PCT% without the device's size: said once */
+	size_t devmem_stray;    /* devmem lines timed before the start or ahead of now: dropped */
 	/* status line */
 	bool status_shown;
 	struct trace_sample last_sample;

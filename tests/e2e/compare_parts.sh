@@ -40,6 +40,19 @@ done
 M --reps 2 --out "$O" >"$tmp/a.out" 2>"$tmp/a.merge.err"
 check "the merge of a whole campaign exits 0 ($(tail -n 2 "$tmp/a.merge.err"))" [ $? -eq 0 ]
 
+# 8. a task's trace cut inside its last zstd frame (its recorder killed while it wrote): the
+# merge reads the frames before it, says where it was cut, and reports the run
+X=$tmp/x
+cp -r "$O" "$X"
+size=$(wc -c <"$X/q-2.trace.jsonl.zst")
+head -c $((size - 5)) "$O/q-2.trace.jsonl.zst" >"$X/q-2.trace.jsonl.zst"
+M --reps 2 --out "$X" >"$tmp/x.out" 2>"$tmp/x.err"
+rc=$?
+check "a merge with a cut trace exits 0 (got $rc: $(tail -n 2 "$tmp/x.err"))" [ $rc -eq 0 ]
+check "it names the byte where q-2's trace was cut" \
+	grep -q "q-2.trace.jsonl.zst: cut at byte $((size - 5)), inside its last zstd frame" "$tmp/x.err"
+check "and reports q-2 in the table" grep -q '^| q | 2 | done' "$X/table.md"
+
 # 5. a task number past the plan is a usage error
 C --reps 2 --out "$O" --task 4 2>"$tmp/k4.err"
 rc=$?
@@ -61,6 +74,21 @@ check "a task without a plan in --out is refused (got $rc)" [ $rc -eq 2 ]
 C --reps 1 --out "$O" --task 0 2>"$tmp/otherplan.err"
 rc=$?
 check "a task whose plan differs from the campaign's is refused (got $rc)" [ $rc -eq 2 ]
+# 6. a task with other arguments than the campaign's (a seed, a condition) is refused, both
+# lists named, and writes nothing: the campaign's results stay its own
+for other in "--seed 8" "--no-prime"; do
+	# shellcheck disable=SC2086 # two words
+	C --reps 2 --out "$O" --task 0 $other 2>"$tmp/args.err"
+	rc=$?
+	check "a task with $other is refused (got $rc)" [ $rc -eq 2 ]
+	check "naming the campaign's arguments" grep -q "^  planned:   pipeline=parts (bytes [0-9]*, fnv1a [0-9a-f]*), seed=7, interval=20000us, cache-state=as-is, prime=yes, peak-reset=yes\$" "$tmp/args.err"
+	case $other in
+	--seed*) want="seed=8, interval=20000us, cache-state=as-is, prime=yes" ;;
+	*) want="seed=7, interval=20000us, cache-state=as-is, prime=no" ;;
+	esac
+	check "and the task's ($other)" grep -q "^  this task: pipeline=parts (bytes [0-9]*, fnv1a [0-9a-f]*), $want, peak-reset=yes\$" "$tmp/args.err"
+done
+check "the refused tasks left p-1's entry alone" [ "$(campaign "$O/runs.d/p-1.json")" = "$id" ]
 # a second campaign B where task 1 never ran, beside campaign A's files for it
 B=$tmp/b
 C --reps 1 --out "$B" --plan >/dev/null && C --reps 1 --out "$B" --task 0 2>/dev/null
@@ -128,6 +156,30 @@ check "a merge while a task records exits 1 (got $rc)" [ $rc -eq 1 ]
 check "it says q-1 is still recording" grep -q 'q-1: still recording' "$tmp/r.err"
 check "and does not call it lost" sh -c "! grep -q 'q-1: its task left no result' '$tmp/r.err'"
 check "runs.json says running" grep -q '"stopped_by": "running"' "$R/runs.json"
+
+# 7. a task in a pid namespace of its own (a container on this host), killed: its marker says
+# pid 1, which here is init, alive; the merge calls the run lost, not still recording
+if unshare -Urpf --mount-proc --kill-child true 2>/dev/null; then
+	N=$tmp/ns
+	C --reps 1 --out "$N" --plan >/dev/null
+	C --reps 1 --out "$N" --task 1 2>/dev/null
+	(HOLD=$tmp/ns && export HOLD && exec unshare -Urpf --mount-proc --kill-child \
+		"$SB" compare p q --pipeline "$tmp/p.json" --interval 20ms -q --reps 1 --out "$N" \
+		--task 0 2>/dev/null) &
+	pid=$!
+	wait_for test -e "$tmp/ns.ready" || echo "FAIL compare_parts: the task in a namespace never started"
+	check "its marker says pid 1 of another namespace" sh -c \
+		"grep -q '\"pid\": 1,' '$N/runs.d/p-1.running' && ! grep -q \"\$(readlink /proc/self/ns/pid)\" '$N/runs.d/p-1.running'"
+	kill -9 $pid
+	{ wait $pid; } 2>/dev/null
+	# an hour later: the trace is no longer written to
+	touch -d '-1 hour' "$N/p-1.trace.jsonl.zst"
+	M --reps 1 --out "$N" >"$tmp/ns.out" 2>"$tmp/ns.err"
+	check "the merge calls p-1 lost ($(grep p-1 "$tmp/ns.err"))" grep -q '"stopped_by": "lost"' "$N/runs.json"
+	check "and not still recording" sh -c "! grep -q 'p-1: still recording' '$tmp/ns.err'"
+else
+	echo "compare_parts: skipping the pid namespace case (unshare -Urpf is not allowed here)"
+fi
 
 # 6. malformed and foreign runs.d entries: named, the rest reported
 cp -r "$O" "$tmp/m"

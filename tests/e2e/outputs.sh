@@ -26,7 +26,7 @@ done
 rc=$?
 check "symlinks in --out: exit 0 (got $rc: $(tail -n 3 "$tmp/links.err"))" [ "$rc" -eq 0 ]
 T=$tmp/tlinks
-"$SB" compare p --pipeline "$tmp/out.json" --reps 1 --out "$T" --plan >/dev/null 2>&1
+"$SB" compare p --pipeline "$tmp/out.json" --reps 1 --interval 10ms --out "$T" --plan >/dev/null 2>&1
 ln -s "$tmp/precious-p-1.trace.jsonl.zst" "$T/p-1.trace.jsonl.zst"
 "$SB" compare p --pipeline "$tmp/out.json" --reps 1 --interval 10ms --out "$T" --task 0 \
 	>"$tmp/tlinks.out" 2>"$tmp/tlinks.err"

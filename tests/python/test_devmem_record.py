@@ -71,7 +71,7 @@ def test_the_guard_stops_a_run_whose_device_memory_passes_max_device(tmp_path, c
 
 
 def test_max_device_takes_a_size_or_a_percentage(tmp_path):
-    for bad in ("0", "0%", "101%", "x%", "%"):
+    for bad in ("0", "0%", "101%", "x%", "%", "0x10%", " 50%", "1e-300%", "+5%"):
         p = run(tmp_path, ["guard", "--max-device", bad, "--", "true"])
         assert p.returncode == 2 and "--max-device" in p.stderr, (bad, p.stderr)
 
@@ -85,3 +85,97 @@ def test_a_percentage_cap_without_the_devices_size_is_said_and_not_checked(tmp_p
                        sys.executable, str(script), "0.4", "0.2"])
     assert p.returncode == 0, p.stderr
     assert p.stderr.count("--max-device 1%: the probe reports no device size") == 1, p.stderr
+
+
+# A stand-in probe that writes devmem lines itself: each argument is a line's
+# JSON (without "kind" and "mono"; "ahead": seconds added to its mono), "hold=SECONDS" the last one again every 20 ms
+# for that long; it then writes "done" to stdout (it was not stopped).
+WRITER = r'''
+import json, os, sys, time
+fd = int(os.environ["STAGEBENCH_FD"])
+def line(o):
+    o = dict(o, type="event", kind="devmem", mono=time.monotonic() + o.pop("ahead", 0))
+    os.write(fd, (json.dumps(o) + "\n").encode())
+last = None
+for a in sys.argv[1:]:
+    if a.startswith("hold="):
+        end = time.monotonic() + float(a[5:])
+        while time.monotonic() < end:
+            line(last)
+            time.sleep(0.02)
+    else:
+        last = json.loads(a)
+        line(last)
+print("done", flush=True)
+'''
+GB = 1 << 30
+
+
+def devmem_run(tmp_path, cap, *lines):
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    trace = tmp_path / "d.trace.jsonl"
+    p = run(tmp_path, ["record", "--max-device", cap, "--poll", "50ms", "--grace", "1s",
+                       "--interval", "50ms", "-o", str(trace), "--", sys.executable,
+                       str(script)] + [a if isinstance(a, str) else json.dumps(a)
+                                       for a in lines])
+    return p, records(trace)
+
+
+def stops(recs):
+    return [e for e in recs if e.get("kind") == "guard" and e["action"] == "stop"]
+
+
+def test_a_device_reading_without_total_is_judged_against_the_devices_last_total(tmp_path):
+    # 1 GB of a 10 GB device (its size said once), then 9 GB for 3 s without "total"
+    p, recs = devmem_run(tmp_path, "80%",
+                         {"device": "cuda:0", "bytes": GB, "total": 10 * GB},
+                         {"device": "cuda:0", "bytes": 9 * GB}, "hold=3")
+    assert p.returncode == 3 and "done" not in p.stdout, (p.returncode, p.stderr)
+    assert ("guard: stopping: device memory 9.0 GB over the cap 8.0 GB (80% of 10.0 GB) "
+            "on 'cuda:0'") in p.stderr, p.stderr
+    stop = stops(recs)
+    assert len(stop) == 1 and stop[0]["devmem"] == 9 * GB
+    # stopped while the 9 GB readings came: after the first, before the last
+    nine = [s["t"] for s in recs if s["type"] == "sample" and s.get("devmem") == 9 * GB]
+    assert nine and nine[0] <= stop[0]["t"] <= nine[-1] + 0.1, (nine[0], stop[0]["t"], nine[-1])
+
+
+def test_each_device_and_writer_keeps_its_own_reading(tmp_path):
+    # cuda:0 at 9 of 10 GB once, then only cuda:1 (a device of 80 GB) and a second writer
+    # of cuda:0 report, small: the last line does not stand for every device
+    for later in ({"device": "cuda:1", "bytes": GB, "total": 80 * GB},
+                  {"device": "cuda:0", "bytes": GB // 4, "pid": 4242}):
+        p, recs = devmem_run(tmp_path, "80%",
+                             {"device": "cuda:0", "bytes": 9 * GB, "total": 10 * GB},
+                             later, "hold=3")
+        assert p.returncode == 3 and "done" not in p.stdout, (later, p.stderr)
+        assert "device memory 9.0 GB over the cap 8.0 GB (80% of 10.0 GB) on 'cuda:0'" \
+            in p.stderr, p.stderr
+    # a size cap judges every device's reading too
+    p, recs = devmem_run(tmp_path, "5G", {"device": "cuda:0", "bytes": 6 * GB},
+                         {"device": "cuda:1", "bytes": GB}, "hold=3")
+    assert p.returncode == 3 and "over the cap 5.0 GB on 'cuda:0'" in p.stderr, p.stderr
+
+
+def test_devices_under_the_cap_are_not_stopped(tmp_path):
+    p, recs = devmem_run(tmp_path, "80%",
+                         {"device": "cuda:0", "bytes": 7 * GB, "total": 10 * GB},
+                         {"device": "cuda:1", "bytes": 60 * GB, "total": 80 * GB}, "hold=0.5")
+    assert p.returncode == 0 and "done" in p.stdout, p.stderr
+    assert not stops(recs)
+
+
+def test_readings_timed_before_the_start_or_ahead_of_now_are_dropped_with_a_warning(tmp_path):
+    # one before the run started, one 99,999 s ahead: neither is kept nor judged
+    p, recs = devmem_run(tmp_path, "5G",
+                         {"device": "cuda:0", "bytes": 9 * GB, "ahead": -3600},
+                         {"device": "cuda:0", "bytes": 8 * GB, "ahead": 99999},
+                         {"device": "cuda:0", "bytes": GB}, "hold=0.2")
+    assert p.returncode == 0 and "done" in p.stdout, p.stderr
+    assert p.stderr.count("dropping a device-memory reading timed at t = ") == 1, p.stderr
+    assert "before the run started" in p.stderr, p.stderr
+    dev = [s for s in recs if s["type"] == "sample" and "devmem" in s]
+    assert dev and {s["devmem"] for s in dev} == {GB}, dev
+    assert all(0 <= s["t"] < 60 for s in dev)
+    assert not stops(recs)

@@ -123,6 +123,36 @@ Test(common, parse_size_or_percent_tells_which)
 	cr_assert_eq(parse_size_or_percent("", &b, &pct, &is_pct), -1);
 }
 
+/* One grammar for every percentage: what parse_percent refuses, the "%" form
+ * of parse_size_or_percent refuses too, and the other way round. */
+Test(common, every_percentage_is_a_plain_decimal_number)
+{
+	static const char *const bad[] = { "0x10%", " 50%", "1e-300%", "1e2%", "+5%", "-0%",
+					   "5.%x", "..5%", "5 %", "\t5%", "0x1p4%", "inf%",
+					   "nan%", "5,5%", "1.2.3%" };
+	uint64_t b;
+	double pct;
+	int is_pct;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(parse_percent(bad[i], &pct), -1, "'%s' accepted", bad[i]);
+		cr_assert_eq(parse_size_or_percent(bad[i], &b, &pct, &is_pct), -1, "'%s' accepted",
+			     bad[i]);
+	}
+	static const struct { const char *s; double v; } good[] = {
+		{ "50%", 50 }, { "0.5%", 0.5 }, { ".5%", 0.5 }, { "5.%", 5 }, { "100%", 100 },
+		{ "007%", 7 }, { "99.999%", 99.999 },
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		pct = -1;
+		cr_assert_eq(parse_percent(good[i].s, &pct), 0, "%s", good[i].s);
+		cr_assert_float_eq(pct, good[i].v, 1e-12, "%s", good[i].s);
+		pct = -1;
+		cr_assert_eq(parse_size_or_percent(good[i].s, &b, &pct, &is_pct), 0, "%s", good[i].s);
+		cr_assert_eq(is_pct, 1);
+		cr_assert_float_eq(pct, good[i].v, 1e-12, "%s", good[i].s);
+	}
+}
+
 Test(common, integer_parsers_are_strict)
 {
 	uint64_t u;

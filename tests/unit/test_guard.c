@@ -233,6 +233,24 @@ Test(guard, stops_when_the_probes_device_memory_exceeds_max_device)
 	cr_assert_not(guard_check(&g, &st, &r, NULL));
 	for (const char *bad = "0\0" "0%\0" "100.5%\0" "%\0" "5%x\0"; *bad; bad += strlen(bad) + 1)
 		cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_DEVICE, bad, NULL), -1, "%s", bad);
+	/* the percentage grammar of every option (common/parse.h): --max-device, --wait-free
+	 * and --kill-free refuse alike */
+	static const int pct_opts[] = { GUARD_OPT_MAX_DEVICE, GUARD_OPT_WAIT_FREE,
+					GUARD_OPT_KILL_FREE };
+	for (size_t k = 0; k < 3; k++) {
+		for (const char *bad = "0x10%\0" " 50%\0" "1e-300%\0" "+5%\0" "5 %\0"; *bad;
+		     bad += strlen(bad) + 1) {
+			struct strbuf w = STRBUF_INIT;
+			cr_assert_eq(guard_parse_option(&g, pct_opts[k], bad, &w), -1, "option %d: '%s'",
+				     pct_opts[k], bad);
+			cr_assert(strstr(w.buf, bad), "%s", w.buf);
+			strbuf_release(&w);
+		}
+		cr_assert_eq(guard_parse_option(&g, pct_opts[k], "12.5%", NULL), 1);
+	}
+	cr_assert_float_eq(g.max_device_pct, 12.5, 1e-12);
+	cr_assert_float_eq(g.wait_free_pct, 12.5, 1e-12);
+	cr_assert_float_eq(g.kill_free_pct, 12.5, 1e-12);
 	strbuf_release(&why);
 }
 
@@ -280,4 +298,100 @@ Test(guard, busy_scan_matches_a_running_command_line, .timeout = 10)
 	}
 	cr_assert_eq(found, 0, "gone once it ended");
 	guard_opts_release(&g2);
+}
+
+/* ---- device readings: by device and writer, the device's last size ------- */
+
+/* A devmem line through the parser and into the table, as the recorder takes it. */
+static const struct devmem_reading *take_line(struct devmem_table *tab, const char *json)
+{
+	struct trace_event ev;
+	struct trace_sample s;
+	struct devmem_extra x;
+	const char *msg = NULL;
+	cr_assert_eq(trace_parse_probe_line(json, strlen(json), 0, &ev, &msg), 0, "%s", msg);
+	cr_assert_eq(trace_devmem_sample(&ev, &s, &x), 0, "%s", json);
+	const struct devmem_reading *d = devmem_table_take(tab, &ev, &s, &x);
+	trace_event_release(&ev);
+	return d;
+}
+
+Test(guard, a_reading_without_total_keeps_the_devices_last_total_and_is_judged)
+{
+	struct devmem_table tab;
+	memset(&tab, 0, sizeof(tab));
+	take_line(&tab, "{\"kind\":\"devmem\",\"device\":\"cuda:0\",\"bytes\":1073741824,"
+			"\"total\":10737418240,\"mono\":1}");
+	const struct devmem_reading *d =
+		take_line(&tab, "{\"kind\":\"devmem\",\"device\":\"cuda:0\",\"bytes\":9663676416,\"mono\":2}");
+	cr_assert_eq(d->total, 10 * GiB, "the size said before");
+	cr_assert_eq(tab.n, 1, "one device, one writer");
+	struct guard_opts g = GUARD_OPTS_INIT;
+	struct strbuf why = STRBUF_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_DEVICE, "80%", &why), 1, "%s", why.buf);
+	struct guard_readings r = readings(90, 0);
+	guard_devmem_pick(&g, &tab, &r);
+	cr_assert(r.has_devmem);
+	cr_assert_eq(r.devmem, 9 * GiB);
+	cr_assert_eq(r.devmem_total, 10 * GiB);
+	struct guard_state st;
+	guard_state_start(&st, &r);
+	cr_assert(guard_check(&g, &st, &r, &why));
+	cr_assert(strstr(why.buf, "(80% of 10.0 GB) on 'cuda:0'"), "%s", why.buf);
+	strbuf_release(&why);
+	guard_opts_release(&g);
+}
+
+Test(guard, the_reading_most_over_its_cap_is_judged_whatever_came_last)
+{
+	struct devmem_table tab;
+	memset(&tab, 0, sizeof(tab));
+	take_line(&tab, "{\"kind\":\"devmem\",\"device\":\"cuda:0\",\"bytes\":9663676416,"
+			"\"total\":10737418240,\"mono\":1}");
+	take_line(&tab, "{\"kind\":\"devmem\",\"device\":\"cuda:1\",\"bytes\":42949672960,"
+			"\"total\":85899345920,\"mono\":2}");
+	/* a second writer of cuda:0, small, and a device whose size nobody said */
+	take_line(&tab, "{\"kind\":\"devmem\",\"device\":\"cuda:0\",\"bytes\":1024,\"pid\":7,\"mono\":3}");
+	take_line(&tab, "{\"kind\":\"devmem\",\"device\":\"mps\",\"bytes\":85899345920,\"mono\":4}");
+	cr_assert_eq(tab.n, 4);
+	struct guard_opts g = GUARD_OPTS_INIT;
+	struct strbuf why = STRBUF_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_DEVICE, "80%", &why), 1);
+	struct guard_readings r = readings(90, 0);
+	guard_devmem_pick(&g, &tab, &r);
+	/* 90% of cuda:0 beats 50% of cuda:1; mps has no size to take a share of */
+	cr_assert_eq(r.devmem, 9 * GiB);
+	cr_assert_str_eq(r.devmem_device, "cuda:0");
+	guard_opts_release(&g);
+	/* a size cap: the largest reading, whatever its device */
+	struct guard_opts g2 = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g2, GUARD_OPT_MAX_DEVICE, "50G", &why), 1);
+	guard_devmem_pick(&g2, &tab, &r);
+	cr_assert_eq(r.devmem, 80 * GiB);
+	cr_assert_str_eq(r.devmem_device, "mps");
+	guard_opts_release(&g2);
+	strbuf_release(&why);
+}
+
+Test(guard, a_flood_of_small_readings_never_pushes_out_a_large_one)
+{
+	struct devmem_table tab;
+	memset(&tab, 0, sizeof(tab));
+	take_line(&tab, "{\"kind\":\"devmem\",\"device\":\"cuda:0\",\"bytes\":9663676416,"
+			"\"total\":10737418240,\"mono\":1}");
+	for (int i = 0; i < 100; i++) {
+		char line[160];
+		snprintf(line, sizeof(line),
+			 "{\"kind\":\"devmem\",\"device\":\"cuda:%d\",\"bytes\":%d,\"total\":10737418240,"
+			 "\"mono\":2}", i + 1, i);
+		take_line(&tab, line);
+	}
+	cr_assert_eq(tab.n, DEVMEM_MAX_READINGS);
+	cr_assert_eq(tab.evicted, 100 - (DEVMEM_MAX_READINGS - 1));
+	struct guard_opts g = GUARD_OPTS_INIT;
+	cr_assert_eq(guard_parse_option(&g, GUARD_OPT_MAX_DEVICE, "80%", NULL), 1);
+	struct guard_readings r = readings(90, 0);
+	guard_devmem_pick(&g, &tab, &r);
+	cr_assert_eq(r.devmem, 9 * GiB);
+	guard_opts_release(&g);
 }
