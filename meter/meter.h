@@ -77,6 +77,7 @@ struct meter;
 struct meter_info {
 	const char *backend;    /* "linux", "macos", "fake" */
 	const char *footprint;  /* what footprint counts, in words, for the start record */
+	const char *mapped;     /* what mapped counts, in words; NULL: no mapped figure */
 	unsigned fields;        /* SF_* this backend fills */
 	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no exact peaks */
 	bool gpu;               /* a GPU meter (NVML) found and initialised */

@@ -108,6 +108,7 @@ void reader_start_release(struct trace_start *st)
 	free(st->host_machine);
 	free(st->meter_backend);
 	free(st->meter_footprint);
+	free(st->meter_mapped);
 	for (size_t i = 0; i < st->nlabels; i++) {
 		free(st->labels[i].key);
 		free(st->labels[i].value);

@@ -1135,7 +1135,7 @@ Test(traces, wrong_types_are_errors_not_crashes)
 		{ "{\"type\":\"sample\",\"t\":1e400}", ":2: malformed line" },
 		{ "{\"type\":\"sample\",\"t\":1,\"level\":[1]}", ":2: sample \"level\" is not a number" },
 		{ "{\"type\":\"sample\",\"t\":1,\"procs\":1.5}",
-		  ":2: sample \"procs\" is not a process count" },
+		  ":2: sample \"procs\" is not a count" },
 		{ "{\"type\":\"event\",\"t\":1}", ":2: event has no \"kind\"" },
 		{ "{\"type\":\"event\",\"kind\":3,\"t\":1}", ":2: event \"kind\" is not a string" },
 		{ "{\"type\":\"event\",\"kind\":\"stage\"}", ":2: event has no \"t\"" },
