@@ -38,7 +38,8 @@ static void usage(FILE *f)
 	      "  ramp=SIZE/RATE     allocate SIZE at RATE per second in 16 MiB steps\n"
 	      "  map=FILE           map FILE (shared, read-only) and read every page (held)\n"
 	      "  pageout            evict the most recent mapping's pages (madvise\n"
-	      "                     MADV_PAGEOUT, then posix_fadvise DONTNEED on the file)\n"
+	      "                     MADV_PAGEOUT, then posix_fadvise DONTNEED on the file;\n"
+	      "                     then MADV_RANDOM: no read-ahead, a fault per page read)\n"
 	      "  reread             read every page of the most recent mapping again\n"
 	      "  sleep=DUR          sleep\n"
 	      "  fork               a child runs the remaining steps; exit with its status\n"
@@ -250,6 +251,9 @@ static void page_out(void)
 		fail("madvise(MADV_PAGEOUT)");
 	if (posix_fadvise(mapping_fd, 0, 0, POSIX_FADV_DONTNEED))
 		fail("posix_fadvise");
+	/* No read-ahead from now on: each page read again is a fault of its own. */
+	if (madvise(mapping.p, (size_t)mapping.size, MADV_RANDOM) < 0)
+		fail("madvise(MADV_RANDOM)");
 }
 
 /* ---- steps ---- */
