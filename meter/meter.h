@@ -49,8 +49,8 @@
  *     footprint=100M rss=120M swap_used=1G swap_total=8G level=80
  *     footprint=300M level=60 peak=350M gpu=2G procs=2
  *     gone
- * Keys: footprint rss swapped swap_used swap_total gpu (sizes, as
- * parse_size), level (percent), procs (count); a key left out is absent
+ * Keys: footprint rss swapped swap_used swap_total gpu mapped (sizes, as
+ * parse_size), level (percent), procs majflt (counts); a key left out is absent
  * from the sample (its SF_ bit clear). Extra keys: peak=SIZE (what
  * meter_peak_read returns: the highest peak= among the lines sampled since
  * the last reset, the current line included; without one, the highest
