@@ -170,9 +170,8 @@ static void window_device(struct stage_window *w, const struct trace_sample *s, 
 		w->has_mapped = true;
 	}
 	if (s->fields & SF_MAJFLT) {
-		if (!w->has_majflt)
-			w->majflt_base = before;
-		w->majflt_end = (uint64_t)s->majflt;
+		if ((uint64_t)s->majflt > before)
+			w->majflt += (uint64_t)s->majflt - before;
 		w->has_majflt = true;
 	}
 }
@@ -299,8 +298,7 @@ static void stage_rows(const struct trace *tr, struct analysis *a)
 			s->has_mapped = true;
 		}
 		if (w->has_majflt) {
-			if (w->majflt_end > w->majflt_base)
-				s->majflt += w->majflt_end - w->majflt_base;
+			s->majflt += w->majflt;
 			s->has_majflt = true;
 			a->any_majflt |= s->majflt > 0;
 		}

@@ -98,8 +98,8 @@ struct stage_window {
 	uint64_t devmem_top;         /* when has_devmem */
 	uint64_t gpu_top;            /* when has_gpu */
 	uint64_t mapped_top;         /* when has_mapped: its largest mapped */
-	uint64_t majflt_base, majflt_end; /* when has_majflt: the tree's count at the last
-				      * sample before it (0: none) and at its last */
+	uint64_t majflt;             /* when has_majflt: the tree's count's rise from the
+				      * last sample before it (0: none) to its last */
 	bool last;            /* the run's last window (includes the last sample) */
 	bool has_before;
 	bool has_low_after;

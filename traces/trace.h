@@ -42,7 +42,7 @@
  *   X(UPPER, key, bit, kind, what)
  * key is the JSON key and the struct member; its bit in `fields` is
  * SF_UPPER = 1 << bit; kind is BYTES (uint64_t), NUMBER (double) or COUNT
- * (int, >= 0). The reader refuses a `mapped` above the start record's
+ * (int, >= 0); majflt follows procs, two ints in one 8-byte slot. The reader refuses a `mapped` above the start record's
  * host memory (records.c).
  */
 #define TRACE_SAMPLE_FIELDS(X) \
@@ -54,10 +54,10 @@
 	X(LEVEL, level, 4, NUMBER, "system memory available, percent") \
 	X(GPU, gpu, 5, BYTES, "tree GPU memory, bytes") \
 	X(PROCS, procs, 6, COUNT, "processes in the tree") \
+	X(MAJFLT, majflt, 11, COUNT, "major page faults of the tree since it started (pages read back from disk)") \
 	X(DEVMEM, devmem, 8, BYTES, "device memory read by the probe (MPS driver, CUDA reserved), bytes") \
 	X(DEVMEM_ALLOCATED, devmem_allocated, 9, BYTES, "the tensors' share of devmem, bytes") \
-	X(MAPPED, mapped, 10, BYTES, "resident pages of the data files the tree maps, each once, bytes") \
-	X(MAJFLT, majflt, 11, COUNT, "major page faults of the tree since it started (pages read back from disk)")
+	X(MAPPED, mapped, 10, BYTES, "resident pages of the data files the tree maps, each once, bytes")
 
 #define SF_CTYPE_BYTES uint64_t
 #define SF_CTYPE_NUMBER double

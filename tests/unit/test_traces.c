@@ -430,8 +430,8 @@ Test(traces, plain_round_trip_writes_json_lines)
 	/* key order and integer bytes are part of the format */
 	cr_assert_not_null(strstr(data, "{\"type\":\"sample\",\"t\":1234.5678,\"footprint\":1,"
 					"\"rss\":2,\"swapped\":3,\"swap_used\":4,\"swap_total\":5,"
-					"\"level\":7.25,\"gpu\":6,\"procs\":8,\"devmem\":9," "\"devmem_allocated\":10,"
-					"\"mapped\":12,\"majflt\":13}\n"));
+					"\"level\":7.25,\"gpu\":6,\"procs\":8,\"majflt\":13,\"devmem\":9,"
+					"\"devmem_allocated\":10,\"mapped\":12}\n"));
 	cr_assert_not_null(strstr(data, "{\"type\":\"sample\",\"t\":0.0001}\n"));
 	cr_assert_not_null(strstr(data, "\"gpu\":18446744073709551615}"));
 	cr_assert_not_null(strstr(data, "{\"type\":\"event\",\"kind\":\"load\",\"t\":2.5000,"
