@@ -149,6 +149,13 @@ int meter_peak_read(struct meter *m, uint64_t *bytes);
  * ru_maxrss does not measure; the fake backend). */
 int meter_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss);
 
+/* A data file the tree maps, first seen resident since the last call (the
+ * samples' mapped figure counts it): *path (valid until the next sample),
+ * *size (its size in bytes, 0 when unknown). Returns 1, or 0 when there is
+ * none (or the backend has no mapped figure). Call after meter_sample until
+ * it returns 0. */
+int meter_mapped_file(struct meter *m, const char **path, uint64_t *size);
+
 /* GPU memory of the tree (every GPU meter that opened, summed), for the
  * slower GPU timer; returns 0 and sets *bytes, or -1 when there is none. */
 int meter_gpu(struct meter *m, uint64_t *bytes);

@@ -160,6 +160,8 @@ enum event_kind {
 	EV_GUARD,     /* action, reason, readings */
 	EV_VERSIONS,  /* "versions": {name: version} (in extra_json); the reader
 		       * also gathers them into trace.versions */
+	EV_MAPPED,    /* name (the file's path), nbytes (its size, when known): a data
+		       * file the tree maps, first seen resident */
 };
 
 #define EVENT_MAX_DIMS 8

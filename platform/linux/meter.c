@@ -461,6 +461,11 @@ static void linux_free(struct meter *m)
 	m->priv = NULL;
 }
 
+static int linux_mapped_file(struct meter *m, const char **path, uint64_t *size)
+{
+	return mapped_next_file(m->priv, path, size);
+}
+
 static const struct meter_backend linux_backend = {
 	.track = linux_track,
 	.pids = linux_pids,
@@ -470,6 +475,7 @@ static const struct meter_backend linux_backend = {
 	.peak_read = linux_peak_read,
 	.peak_exited = linux_peak_exited,
 	.ignore = linux_ignore,
+	.mapped_file = linux_mapped_file,
 	.free = linux_free,
 };
 

@@ -82,6 +82,9 @@ if [ "$top" -ge $((one * 97 / 100)) ] && [ "$top" -le $((one * 103 / 100 + 41943
 else
 	bad "mapped $top bytes, want the mapping's Rss $one once (the 5 processes' sum: $sum)"
 fi
+ev=$(q "$T/fork.zst" "[(e['name'], e.get('nbytes')) for e in events if e['kind'] == 'mapped']")
+[ "$ev" = "[('$T/weights.bin', 67108864)]" ] && ok "one mapped event names the file and its size" ||
+	bad "mapped events: $ev"
 fp=$(q "$T/fork.zst" "max(s['footprint'] for s in at('mapped'))")
 [ "$fp" -lt $((16 * 1048576)) ] && ok "the footprint leaves the file out ($fp bytes)" ||
 	bad "footprint $fp bytes holds the mapped file"
