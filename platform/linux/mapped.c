@@ -26,7 +26,12 @@
  * something moved: a process's RssFile (status, re-read when statm moved) differs from its
  * value at its last reading, or the process set changed. Then every live process is read
  * (one process's mappings change the others' shares), at most MAPPED_COST_FACTOR times the
- * last round's cost apart; a move seen meanwhile waits for the next sample past it.
+ * last round's cost apart (a reading walks the process's page tables: about 40 ms for a
+ * Python process holding torch and a model). Until that reading, in a tree of one live
+ * process (the usual pipeline), the figure follows its RssFile (status): the last reading
+ * moved by as much as RssFile since; a library's pages read meanwhile count until the
+ * reading corrects them. With several processes the last reading stands: their RssFile
+ * moves by pages they share as much as by their own.
  */
 #define MAPPED_COST_FACTOR 20
 
@@ -261,6 +266,24 @@ static void round_of_smaps(struct linux_meter *lm, struct mapped_state *ms)
 	ms->next_ns = t1 + MAPPED_COST_FACTOR * (t1 - t0);
 }
 
+/* Between readings: the last one, moved by the one live process's RssFile since
+ * (several: the last one). */
+static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
+{
+	const struct linux_proc *one = NULL;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		const struct linux_proc *p = entry(lm, i);
+		if (p->super.zombie)
+			continue;
+		if (one || !p->map_read)
+			return ms->bytes;
+		one = p;
+	}
+	if (!one || ms->nread != 1)
+		return ms->bytes;
+	return sat_sub(ms->bytes + one->last.rss_file, one->map_file);
+}
+
 /* p's majflt + cmajflt, read again when its status was (statm moved). */
 static void read_majflt(struct linux_meter *lm, struct linux_proc *p)
 {
@@ -299,7 +322,7 @@ void mapped_sample(struct linux_meter *lm, struct trace_sample *s)
 	if (ms->pending && lm->now_ns >= ms->next_ns)
 		round_of_smaps(lm, ms);
 	if (ms->have) {
-		s->mapped = ms->bytes;
+		s->mapped = ms->pending ? estimate(lm, ms) : ms->bytes;
 		s->fields |= SF_MAPPED;
 	}
 }
