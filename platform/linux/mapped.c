@@ -28,10 +28,11 @@
  * (one process's mappings change the others' shares), at most MAPPED_COST_FACTOR times the
  * last round's cost apart (a reading walks the process's page tables: about 40 ms for a
  * Python process holding torch and a model). Until that reading, in a tree of one live
- * process (the usual pipeline), the figure follows its RssFile (status): the last reading
- * moved by as much as RssFile since; a library's pages read meanwhile count until the
- * reading corrects them. With several processes the last reading stands: their RssFile
- * moves by pages they share as much as by their own.
+ * process (the usual pipeline) whose last reading found data files resident, the figure
+ * follows its RssFile (status): the last reading moved by as much as RssFile since; a
+ * library's pages read meanwhile count until the reading corrects them. Before any data
+ * file (imports: libraries only), or with several processes (their RssFile moves by pages
+ * they share as much as by their own), the last reading stands.
  */
 #define MAPPED_COST_FACTOR 20
 
@@ -267,10 +268,12 @@ static void round_of_smaps(struct linux_meter *lm, struct mapped_state *ms)
 }
 
 /* Between readings: the last one, moved by the one live process's RssFile since
- * (several: the last one). */
+ * (several, or no data file yet: the last one). */
 static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
 {
 	const struct linux_proc *one = NULL;
+	if (!ms->bytes)
+		return 0;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		const struct linux_proc *p = entry(lm, i);
 		if (p->super.zombie)
