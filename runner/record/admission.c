@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/units.h"
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "guard.h"
+#include "../../common/units.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../guard.h"
 #include "record_int.h"
 
 void guard_event(struct run *r, const char *action, const char *reason,
@@ -47,16 +47,16 @@ static int read_system(struct run *r, struct guard_readings *rd)
 }
 
 /* The guard judges what the trace holds: with --max-footprint its footprint
- * is a sample taken now and written (take_sample), whose system figures are
- * the ones just read (the meter reuses that reading). Mapped file pages are
- * not judged: the kernel can drop them (guard.h). */
-void guard_poll(struct run *r, int64_t now)
+ * is a sample taken now and written (engine_take_sample), whose system
+ * figures are the ones just read (the meter reuses that reading). Mapped file
+ * pages are not judged: the kernel can drop them (guard.h). */
+void admission_poll(struct run *r, int64_t now)
 {
 	struct guard_readings rd;
 	if (read_system(r, &rd))
 		return;
 	if (r->g->has_max_footprint) {
-		take_sample(r, now, -INFINITY);
+		engine_take_sample(r, now, -INFINITY);
 		const struct trace_sample *s = &r->last_sample;
 		if (r->have_sample && r->last_sample_ns == now && (s->fields & SF_FOOTPRINT)) {
 			rd.has_footprint = true;
