@@ -300,6 +300,8 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		t->swap_rose |= t->cells[i].swap_rose;
 		t->has_device |= t->cells[i].has_device;
 		t->has_mapped |= t->cells[i].has_mapped;
+		t->mapped_shown |= t->cells[i].has_mapped &&
+				   t->cells[i].mapped_max >= TABLE_MAPPED_FLOOR;
 		t->any_majflt |= t->cells[i].has_majflt && t->cells[i].majflt_max > 0;
 	}
 	table_device(t);

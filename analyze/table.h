@@ -60,8 +60,9 @@
  * (analysis.h: model weights mapped rather than copied, not in the footprint)
  * and its major page faults over the runs behind it; each comparison the
  * differences of the mapped peaks per stage (`mapped`, as `stages` for the
- * footprint). The markdown adds a mapped table, names both figures in its
- * verdict, and a major-faults table when a stage had any.
+ * footprint). When a stage's mapped peak reaches TABLE_MAPPED_FLOOR the
+ * markdown adds a mapped table, names both figures in its verdict, and a
+ * major-faults table when a stage had any.
  *
  * The model does not own the runs: `runs` must outlive it (mode and stage
  * names point into them).
@@ -161,7 +162,10 @@ struct table {
 	size_t nhosts;
 	bool swap_rose;       /* some cell's swap_rose: markdown adds the swap table */
 	bool has_device;      /* some cell's has_device: markdown adds the device table */
-	bool has_mapped;      /* some cell's has_mapped: markdown adds the mapped table */
+	bool has_mapped;      /* some cell's has_mapped (JSON and CSV give the figures) */
+	bool mapped_shown;    /* some cell's mapped_max >= TABLE_MAPPED_FLOOR: markdown adds
+			       * the mapped table and names it in the verdict (a run that
+			       * maps no model file reads as before) */
 	bool any_majflt;      /* some cell's majflt_max > 0: ... and the major-faults table */
 	const char *device_label; /* "MPS driver", "CUDA reserved", "device" (the first run's) */
 	double device_interval; /* the largest sampling interval of those runs, 0 unknown */

@@ -315,7 +315,7 @@ static void verdict_md(const struct table *t, const struct table_comparison *c, 
 {
 	struct strbuf v = STRBUF_INIT;
 	comparison_md(t, c, &v);
-	const char *end = t->has_mapped && c->nmapped ? strstr(strbuf_str(&v), ".\n") : NULL;
+	const char *end = t->mapped_shown && c->nmapped ? strstr(strbuf_str(&v), ".\n") : NULL;
 	if (!end) {
 		strbuf_addstr(out, strbuf_str(&v));
 	} else {
@@ -533,7 +533,7 @@ static void render_md(const struct table *t, struct strbuf *out)
 	}
 	if (t->has_device)
 		device_table_md(t, out);
-	if (t->has_mapped)
+	if (t->mapped_shown)
 		mapped_tables_md(t, out);
 	summary_table(t, out);
 }
