@@ -59,7 +59,7 @@ MODULES := common traces platform meter meter/gpu runner runner/record runner/co
 # built into the unit tests everywhere, so the macOS meter is tested on Linux.
 ifeq ($(UNAME_S),Linux)
 OS_SRC := $(wildcard platform/linux/*.c)
-TEST_OS_SRC := platform/darwin/meter.c
+TEST_OS_SRC := platform/darwin/meter.c platform/darwin/mapped.c
 else ifeq ($(UNAME_S),Darwin)
 OS_SRC := $(wildcard platform/darwin/*.c)
 TEST_OS_SRC :=

@@ -132,7 +132,7 @@ static void build_windows(const struct trace *tr, struct analysis *a)
 	a->ran_to = cur->stage;
 }
 
-/* Device memory over the run: the probe's devmem, NVML's gpu. */
+/* Device memory over the run: the probe's devmem, NVML's gpu; mapped files. */
 static void scan_device(struct analysis *a, const struct trace_sample *s)
 {
 	if ((s->fields & SF_DEVMEM) && (!a->device_sampled || s->devmem > a->device_peak)) {
@@ -144,9 +144,18 @@ static void scan_device(struct analysis *a, const struct trace_sample *s)
 		a->gpu_peak = s->gpu;
 		a->has_gpu = true;
 	}
+	if ((s->fields & SF_MAPPED) && (!a->has_mapped || s->mapped > a->mapped_peak)) {
+		a->mapped_peak = s->mapped;
+		a->has_mapped = true;
+	}
+	if ((s->fields & SF_MAJFLT) && (!a->has_majflt || (uint64_t)s->majflt > a->majflt)) {
+		a->majflt = (uint64_t)s->majflt;
+		a->has_majflt = true;
+	}
 }
 
-static void window_device(struct stage_window *w, const struct trace_sample *s)
+/* A window's device memory, mapped files, major faults (from `before` on). */
+static void window_device(struct stage_window *w, const struct trace_sample *s, uint64_t before)
 {
 	if ((s->fields & SF_DEVMEM) && (!w->has_devmem || s->devmem > w->devmem_top)) {
 		w->devmem_top = s->devmem;
@@ -156,12 +165,22 @@ static void window_device(struct stage_window *w, const struct trace_sample *s)
 		w->gpu_top = s->gpu;
 		w->has_gpu = true;
 	}
+	if ((s->fields & SF_MAPPED) && (!w->has_mapped || s->mapped > w->mapped_top)) {
+		w->mapped_top = s->mapped;
+		w->has_mapped = true;
+	}
+	if (s->fields & SF_MAJFLT) {
+		if ((uint64_t)s->majflt > before)
+			w->majflt += (uint64_t)s->majflt - before;
+		w->has_majflt = true;
+	}
 }
 
 /* One pass over the samples: overall figures and each window's peak. */
 static void scan_samples(const struct trace *tr, struct analysis *a)
 {
 	size_t wi = 0;
+	uint64_t majflt = 0; /* the count at the last sample seen */
 	a->nsamples = 0;
 	for (size_t i = 0; i < tr->nsamples; i++) {
 		const struct trace_sample *s = &tr->samples[i];
@@ -190,9 +209,12 @@ static void scan_samples(const struct trace *tr, struct analysis *a)
 		while (wi + 1 < a->nwindows && s->t >= a->windows[wi].end_t)
 			wi++;
 		struct stage_window *w = &a->windows[wi];
+		uint64_t before = majflt;
+		if (s->fields & SF_MAJFLT)
+			majflt = (uint64_t)s->majflt;
 		if (!window_holds(w->start_t, w->end_t, w->last, s->t))
 			continue;
-		window_device(w, s);
+		window_device(w, s, before);
 		if (s->fields & SF_SWAP_USED) {
 			if (!w->has_swap)
 				w->swap_first = w->swap_top = s->swap_used;
@@ -270,6 +292,15 @@ static void stage_rows(const struct trace *tr, struct analysis *a)
 		if (w->has_gpu && (!s->has_gpu || w->gpu_top > s->gpu_peak)) {
 			s->gpu_peak = w->gpu_top;
 			s->has_gpu = true;
+		}
+		if (w->has_mapped && (!s->has_mapped || w->mapped_top > s->mapped_peak)) {
+			s->mapped_peak = w->mapped_top;
+			s->has_mapped = true;
+		}
+		if (w->has_majflt) {
+			s->majflt += w->majflt;
+			s->has_majflt = true;
+			a->any_majflt |= s->majflt > 0;
 		}
 		if (w->has_swap) {
 			uint64_t rise = w->swap_top - w->swap_first;

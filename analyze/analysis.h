@@ -97,12 +97,17 @@ struct stage_window {
 	uint64_t swap_first, swap_top; /* has_swap: its first and highest swap_used */
 	uint64_t devmem_top;         /* when has_devmem */
 	uint64_t gpu_top;            /* when has_gpu */
+	uint64_t mapped_top;         /* when has_mapped: its largest mapped */
+	uint64_t majflt;             /* when has_majflt: the tree's count's rise from the
+				      * last sample before it (0: none) to its last */
 	bool last;            /* the run's last window (includes the last sample) */
 	bool has_before;
 	bool has_low_after;
 	bool has_swap;               /* a sample in the window had swap_used */
 	bool has_devmem;             /* a sample in the window had devmem (the probe's device reading) */
 	bool has_gpu;                /* ... had gpu (NVML, from outside) */
+	bool has_mapped;             /* ... had mapped */
+	bool has_majflt;             /* ... had majflt */
 };
 
 /* One row per distinct stage name, in order of first appearance. */
@@ -127,6 +132,12 @@ struct stage_stats {
 	bool device_exact;
 	bool has_gpu;            /* NVML's gpu samples in its windows */
 	uint64_t gpu_peak;
+	/* Mapped data files (samples' mapped): the largest in its windows; its
+	 * major page faults, summed over its windows (pages read back from disk). */
+	bool has_mapped;
+	uint64_t mapped_peak;
+	bool has_majflt;
+	uint64_t majflt;
 };
 
 /* A load or reload event. */
@@ -191,6 +202,11 @@ struct analysis {
 	double interval;        /* start.interval, 0 when absent */
 	bool has_gpu;           /* NVML: samples' gpu key */
 	uint64_t gpu_peak;
+	bool has_mapped;        /* samples' mapped key */
+	uint64_t mapped_peak;   /* over the run */
+	bool has_majflt;        /* samples' majflt key */
+	uint64_t majflt;        /* the run's last count */
+	bool any_majflt;        /* some stage has major faults */
 
 	struct load_info *loads;
 	size_t nloads, loads_alloc;

@@ -58,6 +58,14 @@ static void analysis_json_stages(struct jsonw *w, const struct analysis *a)
 			jw_key(w, "gpu_peak_bytes");
 			if (s->has_gpu) jw_u64(w, s->gpu_peak); else jw_null(w);
 		}
+		if (a->has_mapped) {
+			jw_key(w, "mapped_peak_bytes");
+			if (s->has_mapped) jw_u64(w, s->mapped_peak); else jw_null(w);
+		}
+		if (a->has_majflt) {
+			jw_key(w, "major_faults");
+			if (s->has_majflt) jw_u64(w, s->majflt); else jw_null(w);
+		}
 		jw_key(w, "kernel_peaks");
 		jw_array_begin(w);
 		for (int m = 0; m < KPEAK_NMETRICS; m++) {
@@ -123,6 +131,12 @@ void analysis_write_json(struct jsonw *w, const struct analysis *a)
 	}
 	if (a->has_gpu) {
 		jw_key(w, "gpu_peak_bytes"); jw_u64(w, a->gpu_peak);
+	}
+	if (a->has_mapped) {
+		jw_key(w, "mapped_peak_bytes"); jw_u64(w, a->mapped_peak);
+	}
+	if (a->has_majflt) {
+		jw_key(w, "major_faults"); jw_u64(w, a->majflt);
 	}
 	jw_key(w, "lowest_available_pct");
 	if (a->has_level) jw_double(w, a->lowest_level); else jw_null(w);

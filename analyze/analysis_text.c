@@ -9,7 +9,8 @@
 #include "text.h"
 
 /* The device columns, only in a run that has them: the probe's device
- * memory (MPS driver, CUDA reserved), NVML's GPU memory. */
+ * memory (MPS driver, CUDA reserved), NVML's GPU memory; then the mapped
+ * data files' peak and the major page faults. */
 static void device_head(struct strbuf *o, const struct analysis *a)
 {
 	char h[32];
@@ -20,6 +21,10 @@ static void device_head(struct strbuf *o, const struct analysis *a)
 	}
 	if (a->has_gpu)
 		strbuf_addf(o, " %11s", "GPU (NVML)");
+	if (a->has_mapped)
+		strbuf_addf(o, " %11s", "peak mapped");
+	if (a->has_majflt)
+		strbuf_addf(o, " %12s", "major faults");
 }
 
 static void device_cells(struct strbuf *o, const struct analysis *a, const struct stage_stats *s)
@@ -34,6 +39,16 @@ static void device_cells(struct strbuf *o, const struct analysis *a, const struc
 		if (s->has_gpu)
 			format_gb(s->gpu_peak, b);
 		strbuf_addf(o, " %11s", s->has_gpu ? b : "-");
+	}
+	if (a->has_mapped) {
+		if (s->has_mapped)
+			format_gb(s->mapped_peak, b);
+		strbuf_addf(o, " %11s", s->has_mapped ? b : "-");
+	}
+	if (a->has_majflt) {
+		if (s->has_majflt)
+			snprintf(b, sizeof(b), "%llu", (unsigned long long)s->majflt);
+		strbuf_addf(o, " %12s", s->has_majflt ? b : "-");
 	}
 }
 
@@ -56,6 +71,12 @@ static void device_text(struct strbuf *o, const struct analysis *a)
 	if (a->has_gpu) {
 		format_gb(a->gpu_peak, b);
 		strbuf_addf(o, "  %-18s %s (NVML, from outside)\n", "GPU memory", b);
+	}
+	if (a->has_mapped) {
+		format_gb(a->mapped_peak, b);
+		strbuf_addf(o, "  %-18s peak %s of data files resident (not in the footprint)"
+			    ", %llu major page faults\n", "mapped files", b,
+			    (unsigned long long)a->majflt);
 	}
 }
 

@@ -16,6 +16,9 @@
  *   device peak         the stage's device memory as the probe read it (MPS
  *                       driver memory, sampled; CUDA reserved, its exact
  *                       max_memory_reserved): stage_stats.device_peak
+ *   peak mapped         the stage's peak of mapped data files (model weights
+ *                       mapped, not copied; not in the footprint):
+ *                       stage_stats.mapped_peak
  *   stage time          window duration: stage event to the next stage
  *                       event (stage_stats.seconds)
  *   load time           the seconds of the load and reload events of the
@@ -188,6 +191,7 @@ enum check_metric {
 	CM_KPEAK_FP,    /* bytes */
 	CM_SWAP,        /* bytes */
 	CM_DEVICE,      /* bytes: the probe's device memory (MPS driver, CUDA reserved) */
+	CM_MAPPED,      /* bytes: the stage's peak of mapped data files */
 	CM_TIME,        /* seconds */
 	CM_LOAD,        /* seconds */
 	CM_NNUMERIC,

@@ -17,6 +17,7 @@ static const char *const metric_names[] = {
 	[CM_KPEAK_FP] = "kernel peak (footprint)",
 	[CM_SWAP] = "swap rise",
 	[CM_DEVICE] = "device peak",
+	[CM_MAPPED] = "peak mapped",
 	[CM_TIME] = "stage time",
 	[CM_LOAD] = "load time",
 	[CM_OUTCOME] = "outcome",
@@ -135,6 +136,9 @@ static bool run_value(const struct check_run *r, const char *stage, enum check_m
 	case CM_DEVICE:
 		*v = (double)s->device_peak;
 		return s->has_device;
+	case CM_MAPPED:
+		*v = (double)s->mapped_peak;
+		return s->has_mapped;
 	case CM_TIME:
 		*v = s->seconds;
 		return true;

@@ -15,6 +15,9 @@
  *   HM_DEVICE device peak (the probe's MPS driver or CUDA reserved memory),
  *             bytes, where the runs read a device; the renderers leave it out
  *             when no run did (history_metric_shown)
+ *   HM_MAPPED peak of mapped data files (model weights mapped, not copied;
+ *             not in the footprint), bytes, where the runs read it; left
+ *             out as HM_DEVICE is
  * the lowest, highest and median value, and whether `check` of that commit
  * against the previous one (check.h, the same rule and defaults) flagged a
  * regression of that metric in that stage (the kernel peak: rss or
@@ -38,7 +41,7 @@
 
 #define HISTORY_SHORT_ID 7 /* characters of a hex commit id shown, as git --short */
 
-enum history_metric { HM_PEAK = 0, HM_KPEAK, HM_TIME, HM_DEVICE, HM_NMETRICS };
+enum history_metric { HM_PEAK = 0, HM_KPEAK, HM_TIME, HM_DEVICE, HM_MAPPED, HM_NMETRICS };
 enum history_order { HISTORY_ORDER_RECORDED = 0, HISTORY_ORDER_GIVEN };
 
 struct history_commit {
@@ -97,7 +100,8 @@ const struct history_point *history_point(const struct history *h, size_t series
 					  enum history_metric m);
 const char *history_metric_name(enum history_metric m); /* "peak footprint", ... */
 bool history_metric_is_time(enum history_metric m);
-/* False for HM_DEVICE when no run of any commit read device memory. */
+/* False for HM_DEVICE (HM_MAPPED) when no run of any commit read device memory
+ * (mapped files). */
 bool history_metric_shown(const struct history *h, enum history_metric m);
 void history_release(struct history *h);
 

@@ -61,6 +61,10 @@ static void fill_cell(struct table_cell *c, const struct table *t, const char *m
 			add_range_u64(&c->has_device, &c->device_min, &c->device_max, s->device_peak);
 			c->device_sampled |= !s->device_exact;
 		}
+		if (s->has_mapped)
+			add_range_u64(&c->has_mapped, &c->mapped_min, &c->mapped_max, s->mapped_peak);
+		if (s->has_majflt)
+			add_range_u64(&c->has_majflt, &c->majflt_min, &c->majflt_max, s->majflt);
 		if (s->completed) {
 			if (s->nsamples) {
 				add_range_u64(&has_completed, &c->min_bytes, &c->max_bytes, s->peak_footprint);
@@ -111,9 +115,19 @@ static void mode_summary(struct table_mode *m, const struct table_run *runs)
 	}
 }
 
-/* Peaks of the runs behind a cell that completed the stage with samples. */
+/* A completed stage's peak: its footprint (with samples), or its mapped peak. */
+static bool stage_peak(const struct stage_stats *s, bool mapped, uint64_t *v)
+{
+	if (!s || !s->completed || !(mapped ? s->has_mapped : s->nsamples > 0))
+		return false;
+	*v = mapped ? s->mapped_peak : s->peak_footprint;
+	return true;
+}
+
+/* Peaks of the runs behind a cell that completed the stage with samples: the
+ * footprint's, or (mapped) the mapped files'. */
 static void compare_stage(const struct table *t, size_t row, size_t first, size_t second,
-			  struct table_comparison *cmp)
+			  struct table_comparison *cmp, bool mapped)
 {
 	const struct table_cell *c1 = table_cell(t, row, first), *c2 = table_cell(t, row, second);
 	if (!c1->ncompleted || !c2->ncompleted)
@@ -125,18 +139,17 @@ static void compare_stage(const struct table *t, size_t row, size_t first, size_
 		const struct table_run *r1 = &t->runs[i];
 		if (r1->supplement != c1->from_supplement || strcmp(group_of(t, i), t->modes[first].name))
 			continue;
-		const struct stage_stats *s1 = analysis_stage(&r1->a, stage);
-		if (!s1 || !s1->completed || !s1->nsamples)
+		uint64_t v1, v2;
+		if (!stage_peak(analysis_stage(&r1->a, stage), mapped, &v1))
 			continue;
 		for (size_t j = 0; j < t->nruns; j++) {
 			const struct table_run *r2 = &t->runs[j];
 			if (r2->supplement != c2->from_supplement ||
 			    strcmp(group_of(t, j), t->modes[second].name))
 				continue;
-			const struct stage_stats *s2 = analysis_stage(&r2->a, stage);
-			if (!s2 || !s2->completed || !s2->nsamples)
+			if (!stage_peak(analysis_stage(&r2->a, stage), mapped, &v2))
 				continue;
-			int64_t d = (int64_t)s1->peak_footprint - (int64_t)s2->peak_footprint;
+			int64_t d = (int64_t)v1 - (int64_t)v2;
 			if (!any || d < lo) lo = d;
 			if (!any || d > hi) hi = d;
 			any = true;
@@ -144,6 +157,11 @@ static void compare_stage(const struct table *t, size_t row, size_t first, size_
 	}
 	if (!any)
 		return;
+	if (mapped) {
+		cmp->mapped = xrealloc(cmp->mapped, (cmp->nmapped + 1) * sizeof(*cmp->mapped));
+		cmp->mapped[cmp->nmapped++] = (struct table_stage_diff){ row, lo, hi, false };
+		return;
+	}
 	bool swap_worse = c1->has_swap && c2->has_swap &&
 			  c2->swap_max > c1->swap_max + TABLE_SWAP_FLOOR;
 	cmp->stages = xrealloc(cmp->stages, (cmp->nstages + 1) * sizeof(*cmp->stages));
@@ -270,8 +288,10 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		struct table_comparison *cmp = &t->comparisons[m - 1];
 		cmp->mode = m;
 		cmp->against = 0;
-		for (size_t s = 0; s < t->nstages; s++)
-			compare_stage(t, s, 0, m, cmp);
+		for (size_t s = 0; s < t->nstages; s++) {
+			compare_stage(t, s, 0, m, cmp, false);
+			compare_stage(t, s, 0, m, cmp, true);
+		}
 		const struct table_mode *a = &t->modes[0], *b = &t->modes[m];
 		cmp->swap_worse = a->has_swap && b->has_swap &&
 				  b->swap_rise_max > a->swap_rise_max + TABLE_SWAP_FLOOR;
@@ -279,6 +299,10 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 	for (size_t i = 0; i < t->nstages * t->nmodes; i++) {
 		t->swap_rose |= t->cells[i].swap_rose;
 		t->has_device |= t->cells[i].has_device;
+		t->has_mapped |= t->cells[i].has_mapped;
+		t->mapped_shown |= t->cells[i].has_mapped &&
+				   t->cells[i].mapped_max >= TABLE_MAPPED_FLOOR;
+		t->any_majflt |= t->cells[i].has_majflt && t->cells[i].majflt_max > 0;
 	}
 	table_device(t);
 	table_versions(t);
@@ -299,8 +323,10 @@ void table_release(struct table *t)
 	free(t->modes);
 	free(t->stages);
 	free(t->cells);
-	for (size_t i = 0; i < t->ncomparisons; i++)
+	for (size_t i = 0; i < t->ncomparisons; i++) {
 		free(t->comparisons[i].stages);
+		free(t->comparisons[i].mapped);
+	}
 	free(t->comparisons);
 	if (t->groups)
 		for (size_t i = 0; i < t->nruns; i++)

@@ -56,6 +56,14 @@
  * a spike shorter than the interval can be missed) or exact (CUDA's
  * max_memory_reserved). Runs without device readings change nothing.
  *
+ * Mapped files: each cell carries the stage's peak of mapped data files
+ * (analysis.h: model weights mapped rather than copied, not in the footprint)
+ * and its major page faults over the runs behind it; each comparison the
+ * differences of the mapped peaks per stage (`mapped`, as `stages` for the
+ * footprint). When a stage's mapped peak reaches TABLE_MAPPED_FLOOR the
+ * markdown adds a mapped table, names both figures in its verdict, and a
+ * major-faults table when a stage had any.
+ *
  * The model does not own the runs: `runs` must outlive it (mode and stage
  * names point into them).
  */
@@ -99,6 +107,10 @@ struct table_cell {
 	bool has_device;      /* some run behind the cell read device memory in it */
 	uint64_t device_min, device_max; /* the stage's device peak over those runs */
 	bool device_sampled;  /* one of them is sampled (MPS), not a peak counter's */
+	bool has_mapped;      /* some run behind the cell had mapped samples in it */
+	uint64_t mapped_min, mapped_max; /* the stage's mapped peak over those runs */
+	bool has_majflt;
+	uint64_t majflt_min, majflt_max; /* the stage's major faults over those runs */
 };
 
 struct table_mode {
@@ -127,7 +139,13 @@ struct table_comparison {
 	struct table_stage_diff *stages;
 	size_t nstages;
 	bool swap_worse;      /* over whole runs: the second mode's swap rose more */
+	struct table_stage_diff *mapped; /* the same for the mapped peaks (swap_worse unused) */
+	size_t nmapped;
 };
+
+/* Mapped peaks that differ by less are the same (page-granular readings of
+ * the same files; a different page or two resident at a stage's end). */
+#define TABLE_MAPPED_FLOOR (8ull << 20)
 
 struct table {
 	const struct table_run *runs;
@@ -144,6 +162,11 @@ struct table {
 	size_t nhosts;
 	bool swap_rose;       /* some cell's swap_rose: markdown adds the swap table */
 	bool has_device;      /* some cell's has_device: markdown adds the device table */
+	bool has_mapped;      /* some cell's has_mapped (JSON and CSV give the figures) */
+	bool mapped_shown;    /* some cell's mapped_max >= TABLE_MAPPED_FLOOR: markdown adds
+			       * the mapped table and names it in the verdict (a run that
+			       * maps no model file reads as before) */
+	bool any_majflt;      /* some cell's majflt_max > 0: ... and the major-faults table */
 	const char *device_label; /* "MPS driver", "CUDA reserved", "device" (the first run's) */
 	double device_interval; /* the largest sampling interval of those runs, 0 unknown */
 	struct versions_diff versions; /* versions that differ between the columns'

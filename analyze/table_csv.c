@@ -27,6 +27,31 @@ static void device_csv(const struct table *t, struct strbuf *out)
 		}
 }
 
+/* A block of their own when runs read mapped files: each stage's peak of
+ * mapped data files and its major page faults. */
+static void mapped_csv(const struct table *t, struct strbuf *out)
+{
+	strbuf_addstr(out, "\nstage,mode,mapped_min_bytes,mapped_max_bytes,major_faults_min,"
+			   "major_faults_max\n");
+	for (size_t s = 0; s < t->nstages; s++)
+		for (size_t m = 0; m < t->nmodes; m++) {
+			const struct table_cell *c = table_cell(t, s, m);
+			text_csv(out, t->stages[s]);
+			strbuf_addch(out, ',');
+			text_csv(out, t->modes[m].name);
+			if (c->has_mapped)
+				strbuf_addf(out, ",%llu,%llu", (unsigned long long)c->mapped_min,
+					    (unsigned long long)c->mapped_max);
+			else
+				strbuf_addstr(out, ",,");
+			if (c->has_majflt)
+				strbuf_addf(out, ",%llu,%llu\n", (unsigned long long)c->majflt_min,
+					    (unsigned long long)c->majflt_max);
+			else
+				strbuf_addstr(out, ",,\n");
+		}
+}
+
 void table_render_csv(const struct table *t, struct strbuf *out)
 {
 	strbuf_addstr(out, "stage,mode,how,code,runs,sampled_runs,from_supplement,peak_min_bytes,peak_max_bytes\n");
@@ -124,4 +149,6 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 		}
 	if (t->has_device)
 		device_csv(t, out);
+	if (t->has_mapped)
+		mapped_csv(t, out);
 }

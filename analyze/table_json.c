@@ -36,6 +36,12 @@ static void table_json_stages(struct jsonw *w, const struct table *t)
 					   c->device_min, c->device_max);
 				jw_key(w, "device_sampled"); jw_bool(w, c->device_sampled);
 			}
+			if (t->has_mapped) {
+				json_range(w, "mapped_min_bytes", "mapped_max_bytes", c->has_mapped,
+					   c->mapped_min, c->mapped_max);
+				json_range(w, "major_faults_min", "major_faults_max", c->has_majflt,
+					   c->majflt_min, c->majflt_max);
+			}
 			jw_key(w, "ended");
 			jw_array_begin(w);
 			for (size_t k = 0; k < c->nendings; k++) {
@@ -118,6 +124,18 @@ void table_render_json(const struct table *t, struct strbuf *out)
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
+		if (t->has_mapped) {
+			jw_key(&w, "mapped");
+			jw_array_begin(&w);
+			for (size_t k = 0; k < c->nmapped; k++) {
+				jw_object_begin(&w);
+				jw_key(&w, "stage"); jw_string(&w, t->stages[c->mapped[k].stage]);
+				jw_key(&w, "min_less_bytes"); jw_i64(&w, c->mapped[k].min_less);
+				jw_key(&w, "max_less_bytes"); jw_i64(&w, c->mapped[k].max_less);
+				jw_object_end(&w);
+			}
+			jw_array_end(&w);
+		}
 		jw_object_end(&w);
 	}
 	jw_array_end(&w);

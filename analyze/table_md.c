@@ -250,6 +250,82 @@ static void comparison_md(const struct table *t, const struct table_comparison *
 	strbuf_addstr(out, ".\n");
 }
 
+/* "in a, b and c" for the mapped differences that `pick` chooses. */
+static void mapped_stages(const struct table *t, const struct table_comparison *c, int pick,
+			  size_t n, struct strbuf *out)
+{
+	strbuf_addstr(out, " in ");
+	for (size_t i = 0, k = 0; i < c->nmapped; i++) {
+		const struct table_stage_diff *d = &c->mapped[i];
+		int kind = d->min_less > (int64_t)TABLE_MAPPED_FLOOR ? 1 :
+			   d->max_less < -(int64_t)TABLE_MAPPED_FLOOR ? -1 : 0;
+		if (kind != pick)
+			continue;
+		strbuf_addstr(out, !k ? "" : k + 1 == n ? " and " : ", ");
+		strbuf_addstr(out, t->stages[d->stage]);
+		k++;
+	}
+}
+
+/* The verdict's second figure: "mapped model files: staged 250 MB less in
+ * denoise and decode" (stages where every pair of runs differs by more than
+ * TABLE_MAPPED_FLOOR), or "mapped model files within 2 MB". */
+static void mapped_clause(const struct table *t, const struct table_comparison *c, struct strbuf *out)
+{
+	const char *m2 = t->modes[c->mode].name;
+	int64_t lo = 0, hi = 0, mlo = 0, mhi = 0;
+	uint64_t within = 0;
+	size_t nless = 0, nmore = 0;
+	for (size_t i = 0; i < c->nmapped; i++) {
+		const struct table_stage_diff *d = &c->mapped[i];
+		if (d->min_less > (int64_t)TABLE_MAPPED_FLOOR) {
+			if (!nless || d->min_less < lo) lo = d->min_less;
+			if (!nless++ || d->max_less > hi) hi = d->max_less;
+		} else if (d->max_less < -(int64_t)TABLE_MAPPED_FLOOR) {
+			if (!nmore || -d->max_less < mlo) mlo = -d->max_less;
+			if (!nmore++ || -d->min_less > mhi) mhi = -d->min_less;
+		} else {
+			uint64_t w = (uint64_t)(d->max_less > -d->min_less ? d->max_less : -d->min_less);
+			within = w > within ? w : within;
+		}
+	}
+	if (!nless && !nmore) {
+		strbuf_addstr(out, "; mapped model files within ");
+		table_gb_range(within, within, out);
+		return;
+	}
+	strbuf_addstr(out, "; mapped model files: ");
+	if (nless) {
+		strbuf_addf(out, "%s ", m2);
+		table_gb_range((uint64_t)lo, (uint64_t)hi, out);
+		strbuf_addstr(out, " less");
+		mapped_stages(t, c, 1, nless, out);
+	}
+	if (nmore) {
+		strbuf_addf(out, "%s%s ", nless ? ", " : "", m2);
+		table_gb_range((uint64_t)mlo, (uint64_t)mhi, out);
+		strbuf_addstr(out, " more");
+		mapped_stages(t, c, -1, nmore, out);
+	}
+}
+
+/* The verdict, its first sentence naming the mapped files' figure too when
+ * the runs read them. */
+static void verdict_md(const struct table *t, const struct table_comparison *c, struct strbuf *out)
+{
+	struct strbuf v = STRBUF_INIT;
+	comparison_md(t, c, &v);
+	const char *end = t->mapped_shown && c->nmapped ? strstr(strbuf_str(&v), ".\n") : NULL;
+	if (!end) {
+		strbuf_addstr(out, strbuf_str(&v));
+	} else {
+		strbuf_add(out, v.buf, (size_t)(end - v.buf));
+		mapped_clause(t, c, out);
+		strbuf_addstr(out, end);
+	}
+	strbuf_release(&v);
+}
+
 /* Runs from several hosts: say how they were grouped, before the table. */
 static void hosts_md(const struct table *t, struct strbuf *out)
 {
@@ -342,6 +418,44 @@ static void device_table_md(const struct table *t, struct strbuf *out)
 	stage_table(t, out, "device peak", device_cell_md);
 }
 
+static void mapped_cell_md(const struct table_cell *c, struct strbuf *out)
+{
+	if (!c->nentered)
+		strbuf_addstr(out, "not reached");
+	else if (!c->has_mapped)
+		strbuf_addstr(out, "n/a");
+	else
+		table_gb_range(c->mapped_min, c->mapped_max, out);
+}
+
+static void majflt_cell_md(const struct table_cell *c, struct strbuf *out)
+{
+	if (!c->nentered)
+		strbuf_addstr(out, "not reached");
+	else if (!c->has_majflt)
+		strbuf_addstr(out, "n/a");
+	else if (c->majflt_min == c->majflt_max)
+		strbuf_addf(out, "%llu", (unsigned long long)c->majflt_max);
+	else
+		strbuf_addf(out, "%llu to %llu", (unsigned long long)c->majflt_min,
+			    (unsigned long long)c->majflt_max);
+}
+
+/* The mapped files' table (and the major faults', when a stage had any). */
+static void mapped_tables_md(const struct table *t, struct strbuf *out)
+{
+	strbuf_addstr(out, "\nMapped model files per stage (resident pages of the data files the "
+			   "pipeline maps rather than copies, such as weights loaded in their file's "
+			   "dtype; not in the footprint: the kernel can drop them and read them back):"
+			   "\n\n");
+	stage_table(t, out, "peak mapped", mapped_cell_md);
+	if (!t->any_majflt)
+		return;
+	strbuf_addstr(out, "\nMajor page faults per stage (pages read back from disk: mapped files "
+			   "dropped under memory pressure and read again):\n\n");
+	stage_table(t, out, "major faults", majflt_cell_md);
+}
+
 static void loads_lines(const struct table *t, struct strbuf *out)
 {
 	bool loads_line = false;
@@ -410,7 +524,7 @@ static void render_md(const struct table *t, struct strbuf *out)
 	if (t->ncomparisons)
 		strbuf_addch(out, '\n');
 	for (size_t i = 0; i < t->ncomparisons; i++)
-		comparison_md(t, &t->comparisons[i], out);
+		verdict_md(t, &t->comparisons[i], out);
 	loads_lines(t, out);
 	if (t->swap_rose) {
 		strbuf_addstr(out, "\nSystem swap rise per stage (the largest within one of its windows; "
@@ -419,6 +533,8 @@ static void render_md(const struct table *t, struct strbuf *out)
 	}
 	if (t->has_device)
 		device_table_md(t, out);
+	if (t->mapped_shown)
+		mapped_tables_md(t, out);
 	summary_table(t, out);
 }
 

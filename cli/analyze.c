@@ -16,8 +16,10 @@ static const char usage_text[] =
 	"per stage (window rule: a stage's window starts when the releases that\n"
 	"entering it triggered have completed), kernel peaks, swap, device memory\n"
 	"(the probe's MPS driver or CUDA reserved figure per stage, sampled on the\n"
-	"interval; NVML's beside it), lowest available memory, wall time, loads and\n"
-	"releases. A runs.json beside a trace says how that run ended.\n"
+	"interval; NVML's beside it), mapped model files (resident pages of the data\n"
+	"files the run maps, not in the footprint) and major page faults per stage,\n"
+	"lowest available memory, wall time, loads and releases. A runs.json beside a\n"
+	"trace says how that run ended.\n"
 	"\n";
 
 struct analyze_args {

@@ -26,7 +26,9 @@ static const struct opt_spec guard_rows[] = {
 		  "give up (exit 4) after waiting this long (30m)"),
 	GUARD_ROW("poll", GUARD_OPT_POLL, "DUR", "check this often while running (250ms)"),
 	GUARD_ROW("max-footprint", GUARD_OPT_MAX_FOOTPRINT, "SIZE",
-		  "stop when the command's tree uses more than this"),
+		  "stop when the command's tree uses more than this\n"
+		  "(its footprint: mapped model files, which the\n"
+		  "kernel can drop, are not counted)"),
 	GUARD_ROW("max-device", GUARD_OPT_MAX_DEVICE, "SIZE|PCT%",
 		  "stop when the probe's device memory (MPS driver,\n"
 		  "CUDA reserved) passes this, or this share of the device"),

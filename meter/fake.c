@@ -76,6 +76,12 @@ int fake_parse_line(const char *line, struct fake_line *out, bool *empty,
 				*why = "procs is not a count";
 				return -1;
 			}
+		} else if (fi && fi->kind == SAMPLE_COUNT) {
+			int *slot = (int *)((char *)&out->s + fi->offset);
+			if (parse_int(val, slot) || *slot < 0) {
+				*why = "not a count";
+				return -1;
+			}
 		} else if (fi && fi->kind == SAMPLE_BYTES) {
 			if (parse_size(val, (uint64_t *)((char *)&out->s + fi->offset))) {
 				*why = "not a size (e.g. 300M)";

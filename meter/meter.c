@@ -153,6 +153,11 @@ int meter_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss)
 	return m->be->peak_exited(m, pid, maxrss);
 }
 
+int meter_mapped_file(struct meter *m, const char **path, uint64_t *size)
+{
+	return m->be->mapped_file ? m->be->mapped_file(m, path, size) : 0;
+}
+
 int meter_gpu(struct meter *m, uint64_t *bytes)
 {
 	size_t n;

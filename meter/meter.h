@@ -49,8 +49,8 @@
  *     footprint=100M rss=120M swap_used=1G swap_total=8G level=80
  *     footprint=300M level=60 peak=350M gpu=2G procs=2
  *     gone
- * Keys: footprint rss swapped swap_used swap_total gpu (sizes, as
- * parse_size), level (percent), procs (count); a key left out is absent
+ * Keys: footprint rss swapped swap_used swap_total gpu mapped (sizes, as
+ * parse_size), level (percent), procs majflt (counts); a key left out is absent
  * from the sample (its SF_ bit clear). Extra keys: peak=SIZE (what
  * meter_peak_read returns: the highest peak= among the lines sampled since
  * the last reset, the current line included; without one, the highest
@@ -77,6 +77,7 @@ struct meter;
 struct meter_info {
 	const char *backend;    /* "linux", "macos", "fake" */
 	const char *footprint;  /* what footprint counts, in words, for the start record */
+	const char *mapped;     /* what mapped counts, in words; NULL: no mapped figure */
 	unsigned fields;        /* SF_* this backend fills */
 	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no exact peaks */
 	bool gpu;               /* a GPU meter (NVML) found and initialised */
@@ -147,6 +148,13 @@ int meter_peak_read(struct meter *m, uint64_t *bytes);
  * backend has no such rule (macOS: its peaks are the phys footprint, which
  * ru_maxrss does not measure; the fake backend). */
 int meter_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss);
+
+/* A data file the tree maps, first seen resident since the last call (the
+ * samples' mapped figure counts it): *path (valid until the next sample),
+ * *size (its size in bytes, 0 when unknown). Returns 1, or 0 when there is
+ * none (or the backend has no mapped figure). Call after meter_sample until
+ * it returns 0. */
+int meter_mapped_file(struct meter *m, const char **path, uint64_t *size);
 
 /* GPU memory of the tree (every GPU meter that opened, summed), for the
  * slower GPU timer; returns 0 and sets *bytes, or -1 when there is none. */

@@ -33,6 +33,7 @@ struct meter_backend {
 	int (*peak_exited)(struct meter *m, pid_t pid, uint64_t maxrss); /* NULL: no rule */
 	int (*gpu)(struct meter *m, uint64_t *bytes);          /* NULL: the GPU meters */
 	void (*ignore)(struct meter *m, pid_t pid);            /* NULL: nothing to do */
+	int (*mapped_file)(struct meter *m, const char **path, uint64_t *size); /* NULL: none */
 	void (*free)(struct meter *m);                         /* frees m->priv */
 };
 

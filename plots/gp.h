@@ -21,6 +21,7 @@
 #define COLOR_FOOTPRINT "#1f4e9c"
 #define COLOR_GPU "#2ca02c"
 #define COLOR_DEVICE "#9467bd"
+#define COLOR_MAPPED "#ff7f0e"
 #define COLOR_SWAP "#d62728"
 #define COLOR_RAM "#555555"
 #define COLOR_STOP "#b00000"

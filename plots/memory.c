@@ -35,7 +35,7 @@ struct layout {
 	double ymin, ymax;      /* data */
 	double ram_max;         /* the largest RAM on the scale; 0 for none */
 	double yrange_max;
-	bool any_gpu, any_swap, any_stop;
+	bool any_gpu, any_swap, any_stop, any_mapped;
 	const char *dev_label;  /* the first run with a device series: its label; NULL none */
 	size_t overlaid;        /* most runs in one panel */
 	int rows_used;          /* label rows of the busiest panel */
@@ -210,6 +210,8 @@ static void measure(const struct plot_run *runs, size_t n, struct layout *L)
 		if (r->dev.n && !L->dev_label)
 			L->dev_label = r->dev_label;
 		L->ymax = series_max(&r->swap, L->ymax);
+		L->ymax = series_max(&r->mapped, L->ymax);
+		L->any_mapped |= r->mapped.n > 0;
 		L->ymin = series_min(&r->swap, L->ymin);
 		L->any_gpu |= r->gpu.n > 0;
 		L->any_swap |= r->swap.n > 0;
@@ -271,6 +273,10 @@ static void memory_data_blocks(struct strbuf *sb, const struct plot_run *runs, s
 		if (runs[i].swap.n) {
 			snprintf(name, sizeof(name), "swap%zu", i);
 			add_series_block(sb, name, &runs[i].swap);
+		}
+		if (runs[i].mapped.n) {
+			snprintf(name, sizeof(name), "map%zu", i);
+			add_series_block(sb, name, &runs[i].mapped);
 		}
 	}
 }
@@ -340,6 +346,9 @@ static void legend_items(const struct layout *L, struct legend_item *items, size
 						      !strcmp(L->dev_label, "CUDA reserved") ?
 						      "CUDA reserved memory" : "device memory",
 						      "lc rgb '" COLOR_DEVICE "' lw 1.6" };
+	if (L->any_mapped)
+		items[(*n)++] = (struct legend_item){ "mapped model files (not in the footprint)",
+						       "lc rgb '" COLOR_MAPPED "' lw 1.4" };
 	if (L->any_swap)
 		items[(*n)++] = (struct legend_item){ "system swap growth since start",
 						       "lc rgb '" COLOR_SWAP "' lw 1.4" };
@@ -353,7 +362,7 @@ static void legend_items(const struct layout *L, struct legend_item *items, size
 /* The legend, one row under the title at the top of the figure, laid out here. */
 static void memory_legend(struct strbuf *sb, const struct layout *L)
 {
-	struct legend_item items[8];
+	struct legend_item items[10];
 	size_t n;
 	legend_items(L, items, &n);
 	const double sample_px = 26, gap_px = 6, sep_px = 22, char_px = 7.0;
@@ -461,17 +470,18 @@ static void panel_stops(struct strbuf *sb, const struct plot_run *runs, const st
 /* The plot command: only series with points (gnuplot warns about empty ones). */
 static void panel_plot(struct strbuf *sb, const struct plot_run *runs, const struct panel *pn)
 {
-	static const char *const names[4] = { "fp", "gpu", "dev", "swap" };
-	static const char *const styles[4] = { "lw 2", "lw 1.6", "lw 1.6", "lw 1.4" };
-	static const char *const colors[4] = { COLOR_FOOTPRINT, COLOR_GPU, COLOR_DEVICE, COLOR_SWAP };
+	static const char *const names[5] = { "fp", "gpu", "dev", "swap", "map" };
+	static const char *const styles[5] = { "lw 2", "lw 1.6", "lw 1.6", "lw 1.4", "lw 1.4" };
+	static const char *const colors[5] = { COLOR_FOOTPRINT, COLOR_GPU, COLOR_DEVICE, COLOR_SWAP,
+						COLOR_MAPPED };
 	strbuf_addstr(sb, "plot ");
 	bool first = true;
 	for (size_t k = 0; k < pn->nruns; k++) {
 		size_t i = pn->runs[k];
 		int dt = (int)(k % 5) + 1;
-		const struct plot_series *ser[4] = { &runs[i].footprint, &runs[i].gpu, &runs[i].dev,
-						     &runs[i].swap };
-		for (int j = 0; j < 4; j++) {
+		const struct plot_series *ser[5] = { &runs[i].footprint, &runs[i].gpu, &runs[i].dev,
+						     &runs[i].swap, &runs[i].mapped };
+		for (int j = 0; j < 5; j++) {
 			if (!ser[j]->n)
 				continue;
 			strbuf_addf(sb, "%s$%s%zu lc rgb '%s' %s dt %d notitle",

@@ -55,6 +55,7 @@ static void take_series(const struct plot_samples *ps, struct plot_run *r)
 	r->gpu = ps->gpu;
 	r->dev = ps->dev;
 	r->swap = ps->swap;
+	r->mapped = ps->mapped;
 	r->t_last = ps->any ? ps->t_last : 0;
 }
 
@@ -186,6 +187,7 @@ static int fill_run(const struct trace *tr, const struct plot_samples *given,
 		ps.gpu = series_copy(&given->gpu);
 		ps.dev = series_copy(&given->dev);
 		ps.swap = series_copy(&given->swap);
+		ps.mapped = series_copy(&given->mapped);
 	} else {
 		plot_samples_of(tr->samples, tr->nsamples, &ps);
 	}
@@ -289,6 +291,7 @@ void plot_model_release(struct plot_model *m)
 		series_release(&r->gpu);
 		series_release(&r->dev);
 		series_release(&r->swap);
+		series_release(&r->mapped);
 		for (size_t j = 0; j < r->nbands; j++)
 			free(r->bands[j].name);
 		free(r->bands);

@@ -105,6 +105,7 @@ struct plot_series {
 struct plot_samples {
 	struct plot_series footprint, gpu, dev;
 	struct plot_series swap; /* growth since the first sample that has swap_used */
+	struct plot_series mapped; /* mapped data files (not in the footprint) */
 	bool any;                /* the trace has a sample */
 	double t_first, t_last;  /* the first and last sample's t */
 };
@@ -139,6 +140,7 @@ struct plot_run {
 	struct plot_series footprint, gpu, swap; /* n = 0 when the trace lacks it;
 						   * swap = growth since the first sample */
 	struct plot_series dev; /* the probe's device memory (devmem samples) */
+	struct plot_series mapped; /* mapped data files (mapped samples) */
 	const char *dev_label;  /* "MPS driver", "CUDA reserved", "device" (static) */
 	struct plot_band *bands; /* one per stage window, in time order */
 	size_t nbands;

@@ -46,7 +46,7 @@ struct reducer {
 
 struct plot_reduce {
 	struct trace_sink sink;
-	struct reducer fp, gpu, dev, swap;
+	struct reducer fp, gpu, dev, swap, mapped;
 	bool any;
 	double t_first, t_last;
 	bool rolled_back;
@@ -250,6 +250,8 @@ static void reduce_sample(void *arg, const struct trace_sample *s)
 		reducer_add(&p->dev, s->t, plot_gb(s->devmem));
 	if (s->fields & SF_SWAP_USED)
 		reducer_add(&p->swap, s->t, plot_gb(s->swap_used));
+	if (s->fields & SF_MAPPED)
+		reducer_add(&p->mapped, s->t, plot_gb(s->mapped));
 }
 
 static void reduce_rollback(void *arg)
@@ -263,6 +265,7 @@ static void reduce_release(struct plot_reduce *p)
 	reducer_release(&p->gpu);
 	reducer_release(&p->dev);
 	reducer_release(&p->swap);
+	reducer_release(&p->mapped);
 }
 
 /* The series of *p into *ps. */
@@ -275,6 +278,7 @@ static void reduce_out(const struct plot_reduce *p, struct plot_samples *ps)
 	reducer_out(&p->fp, &ps->footprint, 0);
 	reducer_out(&p->gpu, &ps->gpu, 0);
 	reducer_out(&p->dev, &ps->dev, 0);
+	reducer_out(&p->mapped, &ps->mapped, 0);
 	/* swap: the growth since the first sample that has it */
 	reducer_out(&p->swap, &ps->swap, p->swap.has_first ? p->swap.vfirst : 0);
 }
@@ -325,5 +329,6 @@ void plot_samples_release(struct plot_samples *ps)
 	series_free(&ps->gpu);
 	series_free(&ps->dev);
 	series_free(&ps->swap);
+	series_free(&ps->mapped);
 	memset(ps, 0, sizeof(*ps));
 }

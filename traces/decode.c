@@ -348,6 +348,8 @@ static int start_from_json(json_t *o, struct trace_start *st, char *why, size_t 
 					take_str(&st->meter_backend, mv);
 				else if (!strcmp(mk, "footprint"))
 					take_str(&st->meter_footprint, mv);
+				else if (!strcmp(mk, "mapped"))
+					take_str(&st->meter_mapped, mv);
 			}
 		} else if (!strcmp(k, "stop_at")) {
 			take_str(&st->stop_at, v);

@@ -136,7 +136,7 @@ static inline int sample_key_apply(struct trace_sample *s, bool *has_t, int i,
 {
 	static const char *const want[] = {
 		[SAMPLE_BYTES] = "a byte count", [SAMPLE_NUMBER] = "a number",
-		[SAMPLE_COUNT] = "a process count",
+		[SAMPLE_COUNT] = "a count",
 	};
 	if (i == SK_T) {
 		if (v->kind == JV_NULL || !jv_number(v, &s->t)) {

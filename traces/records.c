@@ -11,6 +11,7 @@ struct records {
 	const struct trace_sink *sink;
 	struct lines L;
 	bool has_start, has_end;
+	uint64_t host_memory; /* the start record's, 0 when unknown */
 	bool mark_start, mark_end; /* has_start, has_end at the last mark */
 };
 
@@ -45,6 +46,7 @@ static void hand_over(struct records *R, struct decoded *d)
 		break;
 	case REC_START:
 		R->has_start = true;
+		R->host_memory = d->start.host_memory;
 		if (k->start)
 			k->start(k->arg, &d->start);
 		else
@@ -63,6 +65,18 @@ static void hand_over(struct records *R, struct decoded *d)
 	hand_versions(R, d);
 }
 
+/* A sample whose mapped pages exceed the machine's memory cannot be true. */
+static int sample_error(struct records *R, const struct trace_sample *s)
+{
+	if (!(s->fields & SF_MAPPED) || !R->host_memory || s->mapped <= R->host_memory)
+		return 0;
+	char why[160];
+	snprintf(why, sizeof(why),
+		 "sample \"mapped\" is %llu bytes, above the machine's memory (%llu bytes)",
+		 (unsigned long long)s->mapped, (unsigned long long)R->host_memory);
+	return line_error(R, why);
+}
+
 /* One non-blank line. 0, -1 (printed), -2 unknown format (printed). */
 static int record(struct records *R, const char *p, const char *end)
 {
@@ -70,6 +84,8 @@ static int record(struct records *R, const char *p, const char *end)
 	struct decoded d;
 	int rc = fast_record(p, end, &d.sample, &d.event, why, sizeof(why));
 	if (rc == FAST_SAMPLE) {
+		if (sample_error(R, &d.sample))
+			return -1;
 		if (R->sink->sample)
 			R->sink->sample(R->sink->arg, &d.sample);
 		return 0;
@@ -87,6 +103,8 @@ static int record(struct records *R, const char *p, const char *end)
 		line_error(R, why);
 		return rc;
 	}
+	if (d.kind == REC_SAMPLE && sample_error(R, &d.sample))
+		return -1;
 	hand_over(R, &d);
 	return 0;
 }

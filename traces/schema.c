@@ -11,7 +11,7 @@ static const char *const kind_names[] = {
 	[EV_STAGE] = "stage",   [EV_LOAD] = "load",     [EV_RELOAD] = "reload",
 	[EV_RELEASE] = "release", [EV_MARK] = "mark",   [EV_LATENT] = "latent",
 	[EV_PEAK] = "peak",     [EV_GPU] = "gpu",       [EV_GUARD] = "guard",
-	[EV_VERSIONS] = "versions",
+	[EV_VERSIONS] = "versions", [EV_MAPPED] = "mapped",
 };
 #define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
 
@@ -108,6 +108,7 @@ void reader_start_release(struct trace_start *st)
 	free(st->host_machine);
 	free(st->meter_backend);
 	free(st->meter_footprint);
+	free(st->meter_mapped);
 	for (size_t i = 0; i < st->nlabels; i++) {
 		free(st->labels[i].key);
 		free(st->labels[i].value);

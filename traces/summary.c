@@ -7,7 +7,7 @@
  * interval of the analysis is a run of whole segments, so per segment it is
  * enough to keep its extreme samples (the first largest footprint, the
  * smallest, the last, the largest rss, the first and the largest swap_used,
- * the lowest level, the largest devmem and gpu, and the same at exactly the segment's start for
+ * the lowest level, the largest devmem, gpu and mapped, and the same at exactly the segment's start for
  * intervals that end there); `merged` counts the samples dropped beside
  * them. The smallest footprint is read only within 2 s of a release (a
  * window's lowest footprint after its releases), so it is kept only in the
@@ -28,7 +28,7 @@
 
 enum {
 	K_MAXFP, K_MINFP, K_LASTFP, K_MAXRSS, K_FIRSTSWAP, K_MAXSWAP, K_MINLEVEL, K_LASTNOFP,
-	K_AT_MAXFP, K_AT_MINFP, K_AT_MAXRSS, K_MAXDEV, K_MAXGPU, K_N
+	K_AT_MAXFP, K_AT_MINFP, K_AT_MAXRSS, K_MAXDEV, K_MAXGPU, K_MAXMAP, K_N
 };
 
 struct queued {
@@ -296,6 +296,8 @@ static void place(struct trace_summary *m, const struct queued *queued)
 		KEEP_IF(K_MAXDEV, s->devmem > m->keep[K_MAXDEV].s.devmem);
 	if (s->fields & SF_GPU)
 		KEEP_IF(K_MAXGPU, s->gpu > m->keep[K_MAXGPU].s.gpu);
+	if (s->fields & SF_MAPPED)
+		KEEP_IF(K_MAXMAP, s->mapped > m->keep[K_MAXMAP].s.mapped);
 }
 
 static void summary_sample(struct trace_summary *m, const struct trace_sample *s)

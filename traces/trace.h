@@ -42,7 +42,8 @@
  *   X(UPPER, key, bit, kind, what)
  * key is the JSON key and the struct member; its bit in `fields` is
  * SF_UPPER = 1 << bit; kind is BYTES (uint64_t), NUMBER (double) or COUNT
- * (int, >= 0).
+ * (int, >= 0); majflt follows procs, two ints in one 8-byte slot. The reader refuses a `mapped` above the start record's
+ * host memory (records.c).
  */
 #define TRACE_SAMPLE_FIELDS(X) \
 	X(FOOTPRINT, footprint, 0, BYTES, "tree footprint, bytes") \
@@ -53,8 +54,10 @@
 	X(LEVEL, level, 4, NUMBER, "system memory available, percent") \
 	X(GPU, gpu, 5, BYTES, "tree GPU memory, bytes") \
 	X(PROCS, procs, 6, COUNT, "processes in the tree") \
+	X(MAJFLT, majflt, 11, COUNT, "major page faults of the tree since it started (pages read back from disk)") \
 	X(DEVMEM, devmem, 8, BYTES, "device memory read by the probe (MPS driver, CUDA reserved), bytes") \
-	X(DEVMEM_ALLOCATED, devmem_allocated, 9, BYTES, "the tensors' share of devmem, bytes")
+	X(DEVMEM_ALLOCATED, devmem_allocated, 9, BYTES, "the tensors' share of devmem, bytes") \
+	X(MAPPED, mapped, 10, BYTES, "resident pages of the data files the tree maps, each once, bytes")
 
 #define SF_CTYPE_BYTES uint64_t
 #define SF_CTYPE_NUMBER double
@@ -157,6 +160,8 @@ enum event_kind {
 	EV_GUARD,     /* action, reason, readings */
 	EV_VERSIONS,  /* "versions": {name: version} (in extra_json); the reader
 		       * also gathers them into trace.versions */
+	EV_MAPPED,    /* name (the file's path), nbytes (its size, when known): a data
+		       * file the tree maps, first seen resident */
 };
 
 #define EVENT_MAX_DIMS 8
@@ -225,6 +230,7 @@ struct trace_start {
 	/* meter */
 	char *meter_backend;   /* "linux", "macos", "fake" */
 	char *meter_footprint; /* what footprint counts, in words */
+	char *meter_mapped;    /* what mapped counts, in words; NULL when absent */
 	struct trace_label *labels;
 	size_t nlabels;
 	char *commit;   /* pipeline commit (stageload: "port_commit") */

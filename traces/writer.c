@@ -202,6 +202,7 @@ static void start_meter_labels(struct jsonw *j, const struct trace_start *st)
 		jw_object_begin(j);
 		opt_string(j, "backend", st->meter_backend);
 		opt_string(j, "footprint", st->meter_footprint);
+		opt_string(j, "mapped", st->meter_mapped);
 		jw_object_end(j);
 	}
 	if (st->nlabels) {

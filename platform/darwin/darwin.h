@@ -22,6 +22,17 @@ struct darwin_usage {
 	uint64_t lifetime_max; /* ri_lifetime_max_phys_footprint */
 	uint64_t interval_max; /* ri_interval_max_phys_footprint */
 	uint64_t start;        /* ri_proc_start_abstime: tells a reused pid apart */
+	uint64_t pageins;      /* ri_pageins + ri_child_pageins: pages read from disk */
+};
+
+/* One memory region of a process (proc_pidinfo PROC_PIDREGIONPATHINFO). */
+struct darwin_region {
+	uint64_t address, size; /* pri_address, pri_size */
+	uint64_t offset;        /* pri_offset: where in its file */
+	uint64_t resident;      /* pri_pages_resident, in bytes */
+	bool exec;              /* pri_protection has VM_PROT_EXECUTE */
+	uint64_t dev, ino;      /* its file's vst_dev, vst_ino; ino 0: no file */
+	char path[1024];        /* its file's path (vip_path), "" for none */
 };
 
 /* One process of the process list (sysctl KERN_PROC_ALL, or proc_pidinfo). */
@@ -52,6 +63,10 @@ struct darwin_api {
 	pid_t (*self)(void);            /* getpid */
 	pid_t (*pgid_of)(pid_t pid);    /* getpgid */
 	pid_t (*own_pgrp)(void);        /* getpgrp */
+	/* proc_pidinfo(PROC_PIDREGIONPATHINFO): the region at or after address;
+	 * 0, or -1 when there is none (EINVAL) or the process is gone; NULL: no
+	 * region walk (no mapped figure) */
+	int (*region)(pid_t pid, uint64_t address, struct darwin_region *r);
 };
 
 /* The macOS meter on the given calls (sys.c: the real ones). */
@@ -61,9 +76,34 @@ int meter_darwin_init(struct meter *m, const struct darwin_api *api);
 struct darwin_proc {
 	struct mproc super;
 	uint64_t start;  /* ri_proc_start_abstime when first read */
+	uint64_t resident; /* ri_resident_size at the last reading */
+	uint64_t walked; /* ... at its last region walk (mapped.c) */
+	uint64_t pageins; /* its pageins at the last reading */
 	bool unreadable; /* EPERM: kept for its children, counted as nothing */
 	bool seen_alive; /* read once while not a zombie */
+	bool was_walked; /* walked is set */
 };
+
+/* mapped.c: the mapped figure of the macOS meter. The resident pages of the
+ * tree's file-backed regions of data files (not of files some process maps
+ * executable, not under the system's directories), a region of a file at an
+ * offset counted once across the tree (a forked child's copy of its parent's
+ * mapping is the same pages); walked again when a process's resident size
+ * moved or the process set changed, within a cost budget. And the tree's
+ * pageins (major faults). */
+struct darwin_mapped;
+struct darwin_mapped *darwin_mapped_new(void);
+void darwin_mapped_free(struct darwin_mapped *dm); /* NULL ok */
+/* A new tree (meter_track). */
+void darwin_mapped_reset(struct darwin_mapped *dm);
+/* A process gone: its pageins count on when no tree process reaped it
+ * (outside: the root, which the recorder reaps). */
+void darwin_mapped_departed(struct darwin_mapped *dm, const struct darwin_proc *p, bool outside);
+/* The sample's mapped and majflt, after the tree's readings. */
+void darwin_mapped_sample(struct darwin_mapped *dm, const struct darwin_api *api,
+			  struct proctab *tab, struct trace_sample *s);
+/* A data file first seen resident since the last call: 1, or 0 when none. */
+int darwin_mapped_next_file(struct darwin_mapped *dm, const char **path, uint64_t *size);
 
 /* sys.c's structures as the xnu headers lay them out (checked there with
  * static asserts): the swap figures of vm.swapusage. */

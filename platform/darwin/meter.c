@@ -36,6 +36,7 @@ struct darwin_meter {
 	bool peaks;             /* the interval maximum works (tried at start) */
 	bool warned_reset, warned_unreadable, warned_list;
 	uint64_t departed_peak; /* interval max of processes gone since the reset */
+	struct darwin_mapped *mapped; /* mapped.c's */
 	struct darwin_pinfo *all; /* the last process listing */
 	size_t nall, all_alloc;
 	pid_t list[LIST_MAX];
@@ -49,6 +50,11 @@ static const char footprint_sampled[] =
 	"compressed memory, IOKit/Metal buffers, page tables), as Activity Monitor shows; "
 	"stage peaks are sampled: this kernel keeps no footprint interval maximum "
 	"(before macOS 13.3)";
+
+static const char mapped_words[] =
+	"resident pages of the file-backed regions of the data files the tree maps (not "
+	"programs, libraries or system files), a region of a file counted once across the "
+	"tree; not in footprint: the kernel can drop them and read them back (majflt: pageins)";
 
 static struct darwin_proc *entry(struct darwin_meter *mm, size_t i)
 {
@@ -168,6 +174,7 @@ static void darwin_track(struct meter *m, pid_t root)
 	struct darwin_usage u;
 	proctab_release(&mm->tab, NULL);
 	mm->departed_peak = 0;
+	darwin_mapped_reset(mm->mapped);
 	struct darwin_proc *p = (struct darwin_proc *)proctab_add(&mm->tab, root);
 	if (!mm->api->pid_rusage(root, &u))
 		p->start = u.start;
@@ -215,9 +222,13 @@ static int refresh(struct darwin_meter *mm, size_t i, struct darwin_usage *u)
 	}
 	if (mm->api->pid_rusage(p->super.pid, u) || (p->start && u->start != p->start)) {
 		mm->departed_peak += p->super.hwm;
+		darwin_mapped_departed(mm->mapped, p, i == 0);
 		proctab_remove(&mm->tab, i, NULL);
 		return -1;
 	}
+	p->resident = u->resident;
+	if (u->pageins > p->pageins)
+		p->pageins = u->pageins;
 	p->super.zombie = zombie_now(mm, p->super.pid);
 	if (!p->super.zombie)
 		p->seen_alive = true;
@@ -266,6 +277,7 @@ static int darwin_sample(struct meter *m, struct trace_sample *s)
 		}
 		i++;
 	}
+	darwin_mapped_sample(mm->mapped, mm->api, &mm->tab, s);
 	return s->procs ? 0 : -1;
 }
 
@@ -345,9 +357,16 @@ static void darwin_free(struct meter *m)
 	if (!mm)
 		return;
 	proctab_release(&mm->tab, NULL);
+	darwin_mapped_free(mm->mapped);
 	free(mm->all);
 	free(mm);
 	m->priv = NULL;
+}
+
+static int darwin_mapped_file(struct meter *m, const char **path, uint64_t *size)
+{
+	struct darwin_meter *mm = m->priv;
+	return darwin_mapped_next_file(mm->mapped, path, size);
 }
 
 static const struct meter_backend darwin_backend = {
@@ -358,6 +377,7 @@ static const struct meter_backend darwin_backend = {
 	.peak_reset = darwin_peak_reset,
 	.peak_read = darwin_peak_read,
 	.ignore = darwin_ignore,
+	.mapped_file = darwin_mapped_file,
 	.free = darwin_free,
 };
 
@@ -378,6 +398,7 @@ int meter_darwin_init(struct meter *m, const struct darwin_api *api)
 
 	proctab_init(&mm->tab, sizeof(struct darwin_proc));
 	mm->api = api;
+	mm->mapped = darwin_mapped_new();
 	mm->self_pid = api->self();
 	m->priv = mm;
 	m->be = &darwin_backend;
@@ -389,7 +410,8 @@ int meter_darwin_init(struct meter *m, const struct darwin_api *api)
 	m->info.backend = "macos";
 	m->info.footprint = mm->peaks ? footprint_exact : footprint_sampled;
 	m->info.fields = SF_FOOTPRINT | SF_RSS | SF_SWAP_USED | SF_SWAP_TOTAL | SF_LEVEL |
-			 SF_PROCS;
+			 SF_PROCS | SF_MAJFLT | (api->region ? SF_MAPPED : 0);
+	m->info.mapped = api->region ? mapped_words : NULL;
 	m->info.peak_metric = mm->peaks ? "footprint" : NULL;
 	m->info.gpu = false;
 	return 0;

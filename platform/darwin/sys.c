@@ -6,6 +6,7 @@
 #include <libproc.h>
 #include <limits.h>
 #include <mach-o/dyld.h>
+#include <mach/vm_prot.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,35 @@ static int sys_pid_rusage(pid_t pid, struct darwin_usage *u)
 	u->lifetime_max = ri.ri_lifetime_max_phys_footprint;
 	u->interval_max = ri.ri_interval_max_phys_footprint;
 	u->start = ri.ri_proc_start_abstime;
+	u->pageins = ri.ri_pageins + ri.ri_child_pageins;
+	return 0;
+}
+
+/* The region at or after address, with its file (PROC_PIDREGIONPATHINFO). */
+static int sys_region(pid_t pid, uint64_t address, struct darwin_region *r)
+{
+	struct proc_regionwithpathinfo rp;
+	static uint64_t page;
+	if (!page) {
+		long ps = sysconf(_SC_PAGESIZE);
+		page = ps > 0 ? (uint64_t)ps : 16384;
+	}
+	memset(&rp, 0, sizeof(rp));
+	errno = 0;
+	int n = proc_pidinfo(pid, PROC_PIDREGIONPATHINFO, address, &rp, (int)sizeof(rp));
+	if (n != (int)sizeof(rp)) {
+		if (!errno)
+			errno = EINVAL; /* no region at or after address */
+		return -1;
+	}
+	r->address = rp.prp_prinfo.pri_address;
+	r->size = rp.prp_prinfo.pri_size;
+	r->offset = rp.prp_prinfo.pri_offset;
+	r->resident = (uint64_t)rp.prp_prinfo.pri_pages_resident * page;
+	r->exec = (rp.prp_prinfo.pri_protection & VM_PROT_EXECUTE) != 0;
+	r->dev = rp.prp_vip.vip_vi.vi_stat.vst_dev;
+	r->ino = rp.prp_vip.vip_vi.vi_stat.vst_ino;
+	snprintf(r->path, sizeof(r->path), "%s", rp.prp_vip.vip_path);
 	return 0;
 }
 
@@ -124,7 +154,7 @@ int meter_platform_init(struct meter *m)
 {
 	static struct darwin_api api = {
 		sys_pid_rusage, sys_pid_info, sys_list_all, sys_list_children, sys_list_pgrp,
-		NULL, sys_sysctl, sys_self, getpgid, sys_own_pgrp,
+		NULL, sys_sysctl, sys_self, getpgid, sys_own_pgrp, sys_region,
 	};
 	/* Private symbol: resolved at run time (meter_darwin_init tries it). */
 	void *sym = dlsym(RTLD_DEFAULT, "proc_reset_footprint_interval");

@@ -69,6 +69,12 @@ struct linux_proc {
 	bool rolled;       /* excess is from a reading taken while it had partners */
 	bool dirty;        /* statm moved since that reading */
 	unsigned roll_gen; /* the reading's round (linux_meter.roll_gen) */
+	/* Mapped files (mapped.c): RssFile when its smaps was last read (map_read),
+	 * its major faults (majflt + cmajflt of stat) at the last reading, and
+	 * whether status was re-read since (stat follows). */
+	uint64_t map_file;
+	uint64_t majflt;
+	bool map_read, majflt_stale;
 	struct mthread *thr; /* children fds of the other threads */
 	size_t nthr, thr_alloc;
 	unsigned gen;
@@ -105,6 +111,23 @@ struct rollup_fields {
 enum { RU_PSS_ANON = 1u << 0, RU_PSS_SHMEM = 1u << 1, RU_RSS = 1u << 2, RU_PSS = 1u << 3,
        RU_PRIVATE_DIRTY = 1u << 4 };
 void linux_parse_rollup(const char *buf, size_t len, struct rollup_fields *f);
+
+/* One header line of /proc/PID/smaps ("START-END PERMS OFFSET MAJ:MIN INODE PATH",
+ * no newline): *exec (PERMS has x), the device, the inode and the path (NULL
+ * when the mapping has none; not NUL-terminated, *plen bytes). Returns 0, or -1
+ * when the line is not a header (a "Key: value" line). */
+struct smaps_header {
+	bool exec;
+	uint64_t dev; /* makedev(MAJ, MIN) */
+	uint64_t ino;
+	const char *path;
+	size_t plen;
+};
+int linux_parse_smaps_header(const char *line, size_t len, struct smaps_header *h);
+
+/* majflt + cmajflt of /proc/PID/stat text (fields 12 and 13). Returns 0, or -1
+ * when they are absent. */
+int linux_parse_stat_majflt(const char *buf, size_t len, uint64_t *majflt);
 
 /* minflt + majflt of /proc/PID/stat text (fields 10 and 12, counted after
  * the last ')': comm may hold one). Returns 0, or -1 when they are absent. */

@@ -35,6 +35,11 @@ static const char footprint_words[] =
 	"(RssAnon + RssShmem; proportional shares, smaps_rollup Pss_Anon + Pss_Shmem, "
 	"for processes that share pages); swapped-out bytes in 'swapped'";
 
+static const char mapped_words[] =
+	"resident pages of the data files the tree maps (not programs, shared libraries, "
+	"system or tmpfs files), each page once (smaps Pss less Anonymous, summed); "
+	"not in footprint: the kernel can drop them and read them back (majflt)";
+
 static void close_fds(struct linux_proc *p)
 {
 	close_threads(p, true);
@@ -68,6 +73,7 @@ static void linux_track(struct meter *m, pid_t root)
 	lm->statm_fds = 0;
 	lm->last_pid = -1;
 	lm->departed_hwm = lm->shared_best = 0;
+	mapped_reset(lm);
 	/* The root's image before its exec was our forked copy: its high-water
 	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */
 	struct rusage ru;
@@ -194,11 +200,13 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 			lm->roll_all = true; /* its partners' shares grew */
 		else
 			lm->departed_hwm += p->super.hwm;
+		mapped_departed(lm, p);
 		proctab_remove(&lm->tab, i, close_proc);
 		return -1;
 	}
 	linux_parse_status(lm->buf, (size_t)n, st);
 	p->last = *st;
+	p->majflt_stale = true;
 	p->reused = 0;
 	p->status_ns = lm->now_ns;
 	p->have_last = have_v; /* a statm read just before: the next sample compares */
@@ -311,6 +319,7 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	/* Not while a round is owed: the partners' shares are too high. */
 	if (sharing && !lm->roll_owed && peaks > lm->shared_best)
 		lm->shared_best = peaks;
+	mapped_sample(lm, s);
 	return s->procs ? 0 : -1;
 }
 
@@ -440,6 +449,7 @@ static void linux_free(struct meter *m)
 		return;
 	proctab_release(&lm->tab, close_proc);
 	close_fds(&lm->self);
+	mapped_free(lm);
 	if (lm->meminfo_fd >= 0)
 		close(lm->meminfo_fd);
 	if (lm->loadavg_fd >= 0)
@@ -451,6 +461,11 @@ static void linux_free(struct meter *m)
 	m->priv = NULL;
 }
 
+static int linux_mapped_file(struct meter *m, const char **path, uint64_t *size)
+{
+	return mapped_next_file(m->priv, path, size);
+}
+
 static const struct meter_backend linux_backend = {
 	.track = linux_track,
 	.pids = linux_pids,
@@ -460,6 +475,7 @@ static const struct meter_backend linux_backend = {
 	.peak_read = linux_peak_read,
 	.peak_exited = linux_peak_exited,
 	.ignore = linux_ignore,
+	.mapped_file = linux_mapped_file,
 	.free = linux_free,
 };
 
@@ -530,8 +546,9 @@ int meter_platform_init(struct meter *m)
 
 	m->info.backend = "linux";
 	m->info.footprint = footprint_words;
+	m->info.mapped = mapped_words;
 	m->info.fields = SF_FOOTPRINT | SF_RSS | SF_SWAPPED | SF_SWAP_USED | SF_SWAP_TOTAL |
-			 SF_LEVEL | SF_PROCS;
+			 SF_LEVEL | SF_PROCS | SF_MAPPED | SF_MAJFLT;
 	m->info.peak_metric = lm->peaks ? "rss" : NULL;
 	m->info.gpu = false;
 	return 0;

@@ -50,6 +50,7 @@ struct linux_meter {
 	bool roll_owed;         /* a sharer's new child was read: its partners wait for a round */
 	unsigned owed_gen;      /* the round that read the last such child */
 	unsigned long rollups;  /* smaps_rollup readings made (meter_linux_rollups) */
+	struct mapped_state *mapped; /* mapped.c's, NULL until the first sample */
 	char buf[16384];
 	char dents[16384];
 };
@@ -130,5 +131,14 @@ void share_update(struct linux_meter *lm, size_t live);
 void share_settle(struct linux_meter *lm);
 bool leaving(const struct linux_proc *p);
 uint64_t peak_part(const struct linux_proc *p);
+/* mapped.c: the sample's mapped and majflt fields (after the tree's status
+ * readings); a process gone (before its entry is removed); a new tree (track);
+ * the data files first seen resident since the last call, one per call (path
+ * valid until mapped_free); the state freed. */
+void mapped_sample(struct linux_meter *lm, struct trace_sample *s);
+void mapped_departed(struct linux_meter *lm, const struct linux_proc *p);
+void mapped_reset(struct linux_meter *lm);
+bool mapped_next_file(struct linux_meter *lm, const char **path, uint64_t *size);
+void mapped_free(struct linux_meter *lm);
 
 #endif

@@ -168,6 +168,104 @@ int linux_parse_stat_faults(const char *buf, size_t len, uint64_t *faults)
 	return 0;
 }
 
+int linux_parse_stat_majflt(const char *buf, size_t len, uint64_t *majflt)
+{
+	const char *s = NULL, *end = buf + len;
+	for (const char *q = buf; q < end; q++)
+		if (*q == ')')
+			s = q + 1;
+	if (!s)
+		return -1;
+	uint64_t v[12] = { 0 };
+	/* after ')': majflt (field 12) is word 10, cmajflt (13) word 11 */
+	for (int w = 1; w <= 11; w++) {
+		while (s < end && *s == ' ')
+			s++;
+		if (s >= end)
+			return -1;
+		if (*s >= '0' && *s <= '9')
+			v[w] = read_u64(&s, end);
+		else
+			while (s < end && *s != ' ')
+				s++;
+	}
+	*majflt = v[10] + v[11];
+	return 0;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* A hexadecimal number ending at a byte outside [0-9a-f]; -1 when none. */
+static int64_t read_hex(const char **p, const char *end)
+{
+	const char *s = *p;
+	int64_t v = 0;
+	if (s >= end || hex_digit(*s) < 0)
+		return -1;
+	while (s < end && hex_digit(*s) >= 0) {
+		if (v < (1LL << 58))
+			v = v * 16 + hex_digit(*s);
+		s++;
+	}
+	*p = s;
+	return v;
+}
+
+/* Past the blanks, then past one word. */
+static const char *skip_word(const char *s, const char *end)
+{
+	while (s < end && *s == ' ')
+		s++;
+	while (s < end && *s != ' ')
+		s++;
+	return s;
+}
+
+int linux_parse_smaps_header(const char *line, size_t len, struct smaps_header *h)
+{
+	const char *s = line, *end = line + len;
+	memset(h, 0, sizeof(*h));
+	if (read_hex(&s, end) < 0 || s >= end || *s != '-')
+		return -1;
+	s = skip_word(s, end); /* the range */
+	while (s < end && *s == ' ')
+		s++;
+	if (end - s < 4)
+		return -1;
+	h->exec = s[2] == 'x';
+	s = skip_word(s, end); /* perms */
+	s = skip_word(s, end); /* offset */
+	while (s < end && *s == ' ')
+		s++;
+	int64_t maj = read_hex(&s, end), min;
+	if (maj < 0 || s >= end || *s != ':')
+		return -1;
+	s++;
+	if ((min = read_hex(&s, end)) < 0)
+		return -1;
+	h->dev = ((uint64_t)(maj & 0xfff) << 8) | ((uint64_t)maj & ~0xfffULL) << 32 |
+		 ((uint64_t)min & 0xff) | ((uint64_t)min & ~0xffULL) << 12;
+	while (s < end && *s == ' ')
+		s++;
+	if (s >= end || *s < '0' || *s > '9')
+		return -1;
+	h->ino = read_u64(&s, end);
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	if (s < end) {
+		h->path = s;
+		h->plen = (size_t)(end - s);
+	}
+	return 0;
+}
+
 size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *), void *arg)
 {
 	const char *s = buf, *end = buf + len;

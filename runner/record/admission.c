@@ -1,5 +1,6 @@
 /* admission.c -- the guard during a recording: admission before the start, checks while it runs */
 
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -45,6 +46,10 @@ static int read_system(struct run *r, struct guard_readings *rd)
 	return 0;
 }
 
+/* The guard judges what the trace holds: with --max-footprint its footprint
+ * is a sample taken now and written (engine_take_sample), whose system
+ * figures are the ones just read (the meter reuses that reading). Mapped file
+ * pages are not judged: the kernel can drop them (guard.h). */
 void admission_poll(struct run *r, int64_t now)
 {
 	struct guard_readings rd;
@@ -61,13 +66,11 @@ void admission_poll(struct run *r, int64_t now)
 		rd.swap_used = r->last.swap_used;
 	}
 	if (r->g->has_max_footprint) {
-		struct trace_sample s;
-		memset(&s, 0, sizeof(s));
-		if (!meter_sample(r->m, &s) && (s.fields & SF_FOOTPRINT)) {
+		engine_take_sample(r, now, -INFINITY);
+		const struct trace_sample *s = &r->last_sample;
+		if (r->have_sample && r->last_sample_ns == now && (s->fields & SF_FOOTPRINT)) {
 			rd.has_footprint = true;
-			rd.footprint = s.footprint;
-			if (s.footprint > r->res->peak_footprint)
-				r->res->peak_footprint = s.footprint;
+			rd.footprint = s->footprint;
 		}
 	}
 	guard_devmem_pick(r->g, &r->devs, &rd);

@@ -61,6 +61,23 @@ void engine_window_sampled(struct run *r, const struct trace_sample *s)
 	r->sw.has_peak = true;
 }
 
+/* A `mapped` event for each data file the meter saw resident for the first time. */
+static void mapped_events(struct run *r, double t)
+{
+	const char *path;
+	uint64_t size;
+	while (meter_mapped_file(r->m, &path, &size) > 0) {
+		struct trace_event ev = TRACE_EVENT_INIT;
+		ev.t = t;
+		ev.kind = EV_MAPPED;
+		ev.kind_name = (char *)"mapped";
+		ev.name = (char *)path;
+		ev.has_nbytes = size > 0;
+		ev.nbytes = size;
+		write_event(r, &ev);
+	}
+}
+
 /* A sample at now, its t no earlier than t_min (-INFINITY: no floor). */
 void engine_take_sample(struct run *r, int64_t now, double t_min)
 {
@@ -80,6 +97,7 @@ void engine_take_sample(struct run *r, int64_t now, double t_min)
 	spawn_track(&r->sp, pids, n);
 	if (r->w && trace_writer_sample(r->w, &s))
 		trace_failed(r);
+	mapped_events(r, s.t);
 	if ((s.fields & SF_FOOTPRINT) && s.footprint > r->res->peak_footprint)
 		r->res->peak_footprint = s.footprint;
 	r->res->nsamples++;

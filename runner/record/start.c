@@ -56,6 +56,7 @@ void fill_start(struct run *r, struct trace_start *st, struct host_info *h)
 	st->host_swap = h->swap;
 	st->meter_backend = (char *)r->mi->backend;
 	st->meter_footprint = (char *)r->mi->footprint;
+	st->meter_mapped = (char *)r->mi->mapped;
 	start_fields(r, &st->fields);
 	st->labels = (struct trace_label *)r->o->labels;
 	st->nlabels = r->o->nlabels;

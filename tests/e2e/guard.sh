@@ -52,6 +52,24 @@ else
 	bad "cap breach: rc=$rc gc=$gc trace=$r $(cat "$T/cap.err")"
 fi
 
+# 2b. the footprint behind a stop is a sample of the trace (the guard judges what it records),
+# here while it grows at 200 MB/s, sampled every second apart from the guard's polls
+"$SB" record -q --max-footprint 100M --grace 1s --interval 1s -o "$T/ramp.zst" -- \
+	"$E" ramp=600M/200M sleep=20s 2>"$T/ramp.err"
+rc=$?
+r=$(zstdcat "$T/ramp.zst" | $PY -c '
+import json, sys
+recs = [json.loads(l) for l in sys.stdin]
+stop = [r for r in recs if r.get("kind") == "guard" and r["action"] == "stop"]
+fps = [r["footprint"] for r in recs if r["type"] == "sample" and "footprint" in r
+       and r["t"] <= stop[0]["t"]] if stop else []
+print(len(stop) == 1 and stop[0]["footprint"] > 100 * 2**20 and stop[0]["footprint"] in fps)')
+if [ "$rc" = 3 ] && [ "$r" = True ]; then
+	ok "the footprint a stop names is a sample in the trace"
+else
+	bad "ramp stop: rc=$rc trace=$r $(cat "$T/ramp.err")"
+fi
+
 # 3. a descendant that left the group (setsid) is stopped too
 "$SB" guard -q --max-footprint 100M --grace 1s -- \
 	"$E" fork setsid ready="$T/ss.pid" alloc=300M sleep=20s

@@ -4,7 +4,8 @@
 # writes: `compare eager staged --set size=tiny --seed 7` exits 0, every latent pair (before and
 # after the VAE decode) identical bit for bit, the text encoder released before denoise and the
 # transformer loaded only for denoise; the offload variant and the QwenImagePipeline class too;
-# at size small, staged's encode and denoise peaks well below eager's; the same pipeline with no
+# at size small, staged's encode and denoise peaks well below eager's (bfloat16), and in float32
+# eager's mapped model files in denoise and decode both models' files; the same pipeline with no
 # adapter (a plan learned from one eager run) within 10 % of the adapter's peaks; a second
 # diffusers pipeline (pipelines/pixart-sigma) with no adapter at all, latents identical.
 # Nothing is downloaded (HF_HUB_OFFLINE=1).
@@ -87,6 +88,32 @@ for s in encode denoise; do
 	check "size small, $s: staged ($st bytes) at least 100 MB below eager ($e bytes)" lt "$stp" "$e"
 done
 check "size small: latents identical" grep -q '^2 pairs in 2 latents: 2 identical' "$E/latents.md"
+
+# size small in float32, the files' own dtype: diffusers maps the safetensors, the weights are
+# the files' pages, in no footprint; the mapped table shows what eager keeps resident. Truth:
+# the model files' sizes (eager holds both models' pages in denoise and decode, staged one or
+# none), not the meter's own figures.
+F=$tmp/f
+"$SB" compare eager staged --pipeline "$P" --set size=small --seed 7 --cache "$C" --reps 1 \
+	--interval 20ms --out "$F" >"$tmp/f.out" 2>"$tmp/f.err"
+rc=$?
+check "size small float32: compare exits 0 (got $rc: $(grep -v 'it/s' "$tmp/f.err" | tail -n 5))" [ "$rc" -eq 0 ]
+te=$(stat -c %s "$C"/small/text_encoder/model.safetensors 2>/dev/null || echo 0)
+tr=$(stat -c %s "$C"/small/transformer/diffusion_pytorch_model.safetensors 2>/dev/null || echo 0)
+"$SB" table --format csv "$F"/eager-1.trace.jsonl.zst "$F"/staged-1.trace.jsonl.zst >"$tmp/f.csv"
+mapped() { awk -F, -v s="$1" -v m="$2" 'NF == 6 && $1 == s && $2 == m && $3 ~ /^[0-9]+$/ { print $4; exit }' "$3"; }
+for s in denoise decode; do
+	e=$(mapped "$s" eager "$tmp/f.csv")
+	st=$(mapped "$s" staged "$tmp/f.csv")
+	check "size small float32, $s: eager keeps both model files resident (mapped $e bytes, files $te + $tr)" \
+		awk -v e="$e" -v w="$((te + tr))" 'BEGIN { exit !(w > 0 && e >= 0.9 * w && e <= 1.1 * w + 16777216) }'
+	check "size small float32, $s: staged maps at least 150 MB less ($st against $e bytes)" \
+		awk -v e="$e" -v s="$st" 'BEGIN { exit !(s != "" && e - s >= 150000000) }'
+done
+check "size small float32: the verdict names the mapped model files" \
+	grep -q '; mapped model files: staged .* less in denoise and decode' "$F/table.md"
+check "size small float32: table.md has the mapped table" \
+	grep -q '^| stage | eager, peak mapped | staged, peak mapped |$' "$F/table.md"
 
 # The same pipeline with no adapter (no-adapter.json): diffusers' pipeline recognised, its
 # components staged by a plan learned from one eager run, the stages named by what runs; at size

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,6 +36,11 @@ static void usage(FILE *f)
 	      "  release=NAME/SIZE  free the most recent allocation, emit a release event\n"
 	      "  load=NAME/SIZE     alloc+touch SIZE, emit a load event\n"
 	      "  ramp=SIZE/RATE     allocate SIZE at RATE per second in 16 MiB steps\n"
+	      "  map=FILE           map FILE (shared, read-only) and read every page (held)\n"
+	      "  pageout            evict the most recent mapping's pages (madvise\n"
+	      "                     MADV_PAGEOUT, then posix_fadvise DONTNEED on the file;\n"
+	      "                     then MADV_RANDOM: no read-ahead, a fault per page read)\n"
+	      "  reread             read every page of the most recent mapping again\n"
 	      "  sleep=DUR          sleep\n"
 	      "  fork               a child runs the remaining steps; exit with its status\n"
 	      "  orphan             a child runs the remaining steps; exit 0 at once\n"
@@ -204,6 +211,51 @@ static void free_last(void)
 	free(blocks[nblocks].p);
 }
 
+/* ---- mapped files ---- */
+
+static struct block mapping; /* the most recent map=FILE */
+static int mapping_fd = -1;
+
+/* Read every page of the mapping (a sum the compiler cannot drop). */
+static void read_pages(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	volatile unsigned sum = 0;
+	for (uint64_t i = 0; i < mapping.size; i += (uint64_t)(page > 0 ? page : 4096))
+		sum += mapping.p[i];
+	(void)sum;
+}
+
+static void map_file(const char *path)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0)
+		fail(path);
+	if (sb.st_size <= 0)
+		bad("the file is empty");
+	void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		fail("mmap");
+	mapping.p = p;
+	mapping.size = (uint64_t)sb.st_size;
+	mapping_fd = fd;
+	read_pages();
+}
+
+static void page_out(void)
+{
+	if (!mapping.p)
+		bad("nothing is mapped");
+	if (madvise(mapping.p, (size_t)mapping.size, MADV_PAGEOUT) < 0)
+		fail("madvise(MADV_PAGEOUT)");
+	if (posix_fadvise(mapping_fd, 0, 0, POSIX_FADV_DONTNEED))
+		fail("posix_fadvise");
+	/* No read-ahead from now on: each page read again is a fault of its own. */
+	if (madvise(mapping.p, (size_t)mapping.size, MADV_RANDOM) < 0)
+		fail("madvise(MADV_RANDOM)");
+}
+
 /* ---- steps ---- */
 
 static int signal_number(const char *s)
@@ -350,6 +402,17 @@ static void run_step(const char *arg)
 		if (!rate)
 			bad("rate must be above 0");
 		ramp(size, rate);
+	} else if (IS("map")) {
+		NEED_VALUE();
+		map_file(val);
+	} else if (IS("pageout") || IS("reread")) {
+		NO_VALUE();
+		if (!mapping.p)
+			bad("nothing is mapped");
+		if (IS("pageout"))
+			page_out();
+		else
+			read_pages();
 	} else if (IS("sleep")) {
 		NEED_VALUE();
 		sleep_for(need_duration(val));

@@ -688,3 +688,35 @@ Test(analysis, nvml_gpu_memory_is_shown_beside_the_probes_device_memory)
 	analysis_release(&a);
 	done(&tr);
 }
+
+/* Mapped files and major faults of staged_run's samples (one a second from 0
+ * to 30): mapped = 10 MiB * t, majflt = 5 * t up to 22, then 1000 more each
+ * second. Stage peaks follow the window rule (b's window starts at 23, after
+ * its releases); a stage's faults are its count's rise from the sample before
+ * its window to its last. */
+Test(analysis, mapped_peak_and_major_faults_per_stage)
+{
+	struct trace tr;
+	struct analysis a = ANALYSIS_INIT;
+	staged_run(&tr);
+	for (size_t i = 0; i < tr.nsamples; i++) {
+		struct trace_sample *s = &tr.samples[i];
+		s->fields |= SF_MAPPED | SF_MAJFLT;
+		s->mapped = (uint64_t)(s->t * 10) * MiB;
+		s->majflt = s->t <= 22 ? (int)(5 * s->t) : 110 + 1000 * (int)(s->t - 22);
+	}
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert(a.has_mapped && a.has_majflt);
+	cr_assert_eq(a.mapped_peak, (uint64_t)(tr.samples[tr.nsamples - 1].t * 10) * MiB);
+	cr_assert_str_eq(a.stages[1].name, "a");
+	/* a: samples 10..19 */
+	cr_assert_eq(a.stages[1].mapped_peak, 190 * MiB);
+	cr_assert_eq(a.stages[1].majflt, 5 * 19 - 5 * 9);
+	/* b: from 23 (after the releases) to the last sample */
+	uint64_t last = (uint64_t)tr.samples[tr.nsamples - 1].t;
+	cr_assert_eq(a.stages[2].mapped_peak, last * 10 * MiB);
+	cr_assert_eq(a.stages[2].majflt, 1000 * (last - 22) - (5 * 22 - 110));
+	cr_assert(a.any_majflt);
+	analysis_release(&a);
+	done(&tr);
+}

@@ -27,6 +27,7 @@ struct spec {
 	double dur[4];
 	double swap[4];
 	double dev[4];   /* MiB of MPS driver memory read on the interval (0: no device) */
+	double map[4];   /* MiB of mapped data files in the stage's middle sample (0: no key) */
 	double load_s;   /* seconds of one load event in "load" */
 	int entered;     /* 0 = all three */
 	char how;        /* 0 = 'c' */
@@ -50,8 +51,15 @@ static char *jsonl(const char *mode, const struct spec *sp)
 		uint64_t sw0 = 1ull << 30, sw1 = sw0 + (uint64_t)(sp->swap[k] * MiB);
 		strbuf_addf(&sb, "{\"type\":\"sample\",\"t\":%g,\"footprint\":%llu,\"swap_used\":%llu}\n",
 			    t + 0.01, (unsigned long long)(fp / 2), (unsigned long long)sw0);
-		strbuf_addf(&sb, "{\"type\":\"sample\",\"t\":%g,\"footprint\":%llu,\"swap_used\":%llu}\n",
-			    t + d / 2, (unsigned long long)fp, (unsigned long long)sw1);
+		if (sp->map[k] > 0)
+			strbuf_addf(&sb, "{\"type\":\"sample\",\"t\":%g,\"footprint\":%llu,"
+					 "\"swap_used\":%llu,\"mapped\":%llu}\n", t + d / 2,
+				    (unsigned long long)fp, (unsigned long long)sw1,
+				    (unsigned long long)(sp->map[k] * MiB));
+		else
+			strbuf_addf(&sb, "{\"type\":\"sample\",\"t\":%g,\"footprint\":%llu,"
+					 "\"swap_used\":%llu}\n", t + d / 2, (unsigned long long)fp,
+				    (unsigned long long)sw1);
 		strbuf_addf(&sb, "{\"type\":\"event\",\"kind\":\"peak\",\"stage\":\"%s\",\"metric\":\"rss\","
 				 "\"bytes\":%llu,\"from\":%g,\"t\":%g}\n",
 			    stage_names[k], (unsigned long long)(fp + (1u << 20)), t, t + d * 0.9);
@@ -636,6 +644,26 @@ Test(check, device_memory_growth_is_a_regression_like_a_footprints)
 	cr_expect_float_eq(f->base_max, 2010 * MiB, 1);
 	cr_expect_float_eq(f->cand_min, 5000 * MiB, 1);
 	cr_expect_str_eq(check_metric_name(CM_DEVICE), "device peak");
+	cr_expect_null(check_find(&c, CK_REGRESSION, "m", "work", CM_PEAK));
+	only_regressions_in(&c, "work");
+	check_release(&c);
+}
+
+/* Mapped model files grew in work (the weights now mapped, not copied: the
+ * footprint is unchanged): a finding of its own. */
+Test(check, mapped_files_growth_is_a_regression_while_the_footprint_holds)
+{
+	struct check c = CHECK_INIT;
+	struct spec b1 = { .mib = { 100, 150, 300, 120 }, .map = { 1, 200, 200, 200 } };
+	struct spec b2 = { .mib = { 100, 150, 300, 120 }, .map = { 1, 202, 204, 200 } };
+	struct spec c1 = { .mib = { 100, 150, 300, 120 }, .map = { 1, 200, 900, 200 } };
+	struct spec c2 = { .mib = { 100, 150, 301, 120 }, .map = { 1, 201, 910, 200 } };
+	four(&c, &b1, &b2, &c1, &c2);
+	const struct check_finding *f = check_find(&c, CK_REGRESSION, "m", "work", CM_MAPPED);
+	cr_assert_not_null(f);
+	cr_expect_float_eq(f->base_max, 204 * MiB, 1);
+	cr_expect_float_eq(f->cand_min, 900 * MiB, 1);
+	cr_expect_str_eq(check_metric_name(CM_MAPPED), "peak mapped");
 	cr_expect_null(check_find(&c, CK_REGRESSION, "m", "work", CM_PEAK));
 	only_regressions_in(&c, "work");
 	check_release(&c);

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,10 +23,14 @@
 #define SELF 10
 #define MAXP 32
 
+#define MAXR 8
+
 struct fproc {
 	pid_t pid, ppid, pgid;
 	bool zombie, eperm;
 	struct darwin_usage u;
+	struct darwin_region reg[MAXR]; /* in address order */
+	size_t nreg;
 };
 
 static struct fake_kernel {
@@ -36,7 +41,8 @@ static struct fake_kernel {
 	bool no_reset;      /* dlsym found nothing */
 	bool list_all_fails;
 	bool lists_bytes;   /* list calls answer in bytes, as the kernel does */
-	int list_all_calls, list_children_calls;
+	bool no_regions;    /* no region walk (api.region NULL) */
+	int list_all_calls, list_children_calls, region_calls;
 } k;
 
 static struct fproc *fp(pid_t pid)
@@ -158,6 +164,46 @@ static int f_reset(pid_t pid)
 	return 0;
 }
 
+/* PROC_PIDREGIONPATHINFO: the first region ending after address. */
+static int f_region(pid_t pid, uint64_t address, struct darwin_region *r)
+{
+	k.region_calls++;
+	struct fproc *p = fp(pid);
+	if (!p || p->zombie) {
+		errno = ESRCH;
+		return -1;
+	}
+	for (size_t i = 0; i < p->nreg; i++)
+		if (p->reg[i].address + p->reg[i].size > address) {
+			*r = p->reg[i];
+			return 0;
+		}
+	errno = EINVAL;
+	return -1;
+}
+
+/* A region of p after its others: a file's (path, device 1, inode ino) or
+ * anonymous memory (path NULL); resident bytes. */
+static struct darwin_region *region(struct fproc *p, const char *path, uint64_t ino, uint64_t offset,
+				    uint64_t size, uint64_t resident, bool exec)
+{
+	struct darwin_region *r = &p->reg[p->nreg];
+	memset(r, 0, sizeof(*r));
+	r->address = p->nreg ? p->reg[p->nreg - 1].address + p->reg[p->nreg - 1].size + 4096
+			     : 0x100000000ull;
+	r->size = size;
+	r->offset = offset;
+	r->resident = resident;
+	r->exec = exec;
+	if (path) {
+		r->dev = 1;
+		r->ino = ino;
+		snprintf(r->path, sizeof(r->path), "%s", path);
+	}
+	p->nreg++;
+	return r;
+}
+
 static int f_sysctl(const char *name, void *buf, size_t *len)
 {
 	if (!strcmp(name, "kern.memorystatus_level") && *len == sizeof(int)) {
@@ -187,7 +233,7 @@ static struct meter *fake_meter(void)
 {
 	api = (struct darwin_api){ f_rusage, f_info, f_list_all, f_list_children, f_list_pgrp,
 				   k.no_reset ? NULL : f_reset, f_sysctl, f_self, f_pgid_of,
-				   f_own_pgrp };
+				   f_own_pgrp, k.no_regions ? NULL : f_region };
 	struct meter *m = xcalloc(1, sizeof(*m));
 	cr_assert_eq(meter_darwin_init(m, &api), 0);
 	return m;
@@ -424,5 +470,91 @@ Test(darwin, system_figures_from_sysctl)
 	cr_assert_eq(sys.total_bytes, 16ull << 30);
 	cr_assert(sys.has_swap);
 	cr_assert_eq(sys.swap_total, 2ull << 30);
+	meter_free(m);
+}
+
+/* The weights a parent and its forked child map: one set of pages (the same
+ * region of the file, counted once with the most pages resident), plus a
+ * region only the child has; a library's read-only and executable regions,
+ * a system file and anonymous memory do not count. */
+static void mapping_tree(struct fproc **root, struct fproc **child)
+{
+	static const char w[] = "/Users/u/models/text_encoder/model.safetensors";
+	*root = spawn_fake(100, SELF, 100, 50 * MiB);
+	*child = spawn_fake(101, 100, 100, 40 * MiB);
+	for (int i = 0; i < 2; i++) {
+		struct fproc *p = i ? *child : *root;
+		region(p, NULL, 0, 0, 512 * MiB, 300 * MiB, false);
+		region(p, "/opt/lib/libtorch_cpu.dylib", 7, 0, 64 * MiB, 20 * MiB, true);
+		region(p, "/opt/lib/libtorch_cpu.dylib", 7, 64 * MiB, 16 * MiB, 5 * MiB, false);
+		region(p, "/System/Library/Fonts/x.ttf", 8, 0, 8 * MiB, 7 * MiB, false);
+		region(p, w, 50, 0, 300 * MiB, (i ? 180 : 200) * MiB, false);
+	}
+	region(*child, w, 50, 300 * MiB, 100 * MiB, 50 * MiB, false);
+}
+
+Test(darwin, mapped_data_files_count_once_across_the_tree)
+{
+	struct fproc *root, *child;
+	mapping_tree(&root, &child);
+	root->u.pageins = 10;
+	child->u.pageins = 5;
+	struct meter *m = fake_meter();
+	cr_assert(meter_info(m)->fields & SF_MAPPED);
+	cr_assert_not_null(meter_info(m)->mapped);
+	meter_track(m, 100);
+	struct trace_sample s = sample(m);
+	cr_assert(s.fields & SF_MAPPED);
+	cr_assert_eq(s.mapped, 250 * MiB, "%llu MiB", (unsigned long long)(s.mapped / MiB));
+	cr_assert(s.fields & SF_MAJFLT);
+	cr_assert_eq(s.majflt, 15);
+	const char *path;
+	uint64_t size;
+	cr_assert_eq(meter_mapped_file(m, &path, &size), 1);
+	cr_assert_str_eq(path, "/Users/u/models/text_encoder/model.safetensors");
+	cr_assert_eq(size, 0, "no such file here: its size is unknown");
+	cr_assert_eq(meter_mapped_file(m, &path, &size), 0, "the library and the font are not data");
+	sample(m);
+	cr_assert_eq(meter_mapped_file(m, &path, &size), 0, "told once");
+	meter_free(m);
+}
+
+Test(darwin, regions_are_walked_again_only_when_a_resident_size_moved)
+{
+	struct fproc *root, *child;
+	mapping_tree(&root, &child);
+	struct meter *m = fake_meter();
+	meter_track(m, 100);
+	sample(m);
+	int calls = k.region_calls;
+	cr_assert_gt(calls, 0);
+	struct trace_sample s = sample(m);
+	cr_assert_eq(k.region_calls, calls, "nothing moved: no walk");
+	cr_assert_eq(s.mapped, 250 * MiB);
+	/* the child reads the rest of the file: its resident size moves */
+	child->reg[5].resident = 100 * MiB;
+	child->u.resident += 50 * MiB;
+	s = sample(m);
+	cr_assert_gt(k.region_calls, calls);
+	cr_assert_eq(s.mapped, 300 * MiB);
+	/* the child exits: the root's pages stay, the child's own region goes */
+	child->zombie = true;
+	s = sample(m);
+	cr_assert_eq(s.mapped, 200 * MiB);
+	meter_free(m);
+}
+
+Test(darwin, without_the_region_call_no_mapped_figure)
+{
+	struct fproc *root, *child;
+	mapping_tree(&root, &child);
+	k.no_regions = true;
+	struct meter *m = fake_meter();
+	cr_assert_not(meter_info(m)->fields & SF_MAPPED);
+	cr_assert_null(meter_info(m)->mapped);
+	meter_track(m, 100);
+	struct trace_sample s = sample(m);
+	cr_assert_not(s.fields & SF_MAPPED);
+	cr_assert(s.fields & SF_MAJFLT);
 	meter_free(m);
 }

@@ -14,6 +14,7 @@
 #endif
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -685,6 +686,42 @@ Test(meter, stat_faults_parser_adds_minflt_and_majflt_after_the_last_paren)
 	cr_assert_eq(v, 1525);
 	cr_assert_eq(linux_parse_stat_faults("42 (a) S 1", 10, &v), -1);
 	cr_assert_eq(linux_parse_stat_faults("no paren", 8, &v), -1);
+}
+
+Test(meter, stat_majflt_parser_reads_fields_12_and_13)
+{
+	/* comm holds ") 1 2"; majflt 25, cmajflt 4 */
+	static const char text[] = "42 (a) 1 2) S 1 42 42 0 -1 4194560 1500 7 25 4 3 4 0 0 20\n";
+	uint64_t v = 0;
+	cr_assert_eq(linux_parse_stat_majflt(text, sizeof(text) - 1, &v), 0);
+	cr_assert_eq(v, 29);
+	cr_assert_eq(linux_parse_stat_majflt("42 (a) S 1 2 3 4 5 6 7 8", 24, &v), -1);
+	cr_assert_eq(linux_parse_stat_majflt("no paren", 8, &v), -1);
+}
+
+Test(meter, smaps_header_parser_reads_device_inode_path_and_exec)
+{
+	struct smaps_header h;
+	static const char lib[] = "7f5eb8e00000-7f5ebce00000 r-xp 00002000 fe:01 9979993"
+				  "                    /usr/lib/x86_64-linux-gnu/libc.so.6";
+	cr_assert_eq(linux_parse_smaps_header(lib, sizeof(lib) - 1, &h), 0);
+	cr_assert(h.exec);
+	cr_assert_eq(h.dev, (uint64_t)makedev(0xfe, 0x01));
+	cr_assert_eq(h.ino, 9979993);
+	cr_assert_eq(h.plen, strlen("/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	cr_assert_eq(memcmp(h.path, "/usr/lib/x86_64-linux-gnu/libc.so.6", h.plen), 0);
+	/* a large minor number, a path with blanks */
+	static const char data[] = "ffffffffff600000-ffffffffff601000 r--s 00000000 103:1a05 12 /m/a b.bin";
+	cr_assert_eq(linux_parse_smaps_header(data, sizeof(data) - 1, &h), 0);
+	cr_assert(!h.exec);
+	cr_assert_eq(h.dev, (uint64_t)makedev(0x103, 0x1a05));
+	cr_assert_eq(h.plen, strlen("/m/a b.bin"));
+	static const char anon[] = "55d52c836000-55d52c838000 rw-p 00000000 00:00 0 ";
+	cr_assert_eq(linux_parse_smaps_header(anon, sizeof(anon) - 1, &h), 0);
+	cr_assert_null(h.path);
+	cr_assert_eq(h.ino, 0);
+	cr_assert_eq(linux_parse_smaps_header("Rss:   8 kB", 11, &h), -1);
+	cr_assert_eq(linux_parse_smaps_header("VmFlags: rd mr", 14, &h), -1);
 }
 
 static void collect(pid_t pid, void *arg)

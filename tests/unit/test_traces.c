@@ -252,7 +252,9 @@ static void set_field(struct trace_sample *s, size_t i, int which)
 	void *slot = (char *)s + f->offset;
 	switch (f->kind) {
 	case SAMPLE_BYTES:
-		*(uint64_t *)slot = which == 0 ? UINT64_MAX : which == 1 ? 0 : (uint64_t)which * 4096;
+		/* mapped: at most the start record's host memory (the reader refuses more) */
+		*(uint64_t *)slot = which == 0 ? (f->bit == SF_MAPPED ? 25769803776ull : UINT64_MAX) :
+				    which == 1 ? 0 : (uint64_t)which * 4096;
 		break;
 	case SAMPLE_NUMBER:
 		*(double *)slot = which == 0 ? 89.5 : which == 1 ? 0 : which + 0.25;
@@ -310,6 +312,8 @@ static void write_full(const char *path, struct trace_sample *samples, size_t *n
 	s.procs = 8;
 	s.devmem = 9;
 	s.devmem_allocated = 10;
+	s.mapped = 12;
+	s.majflt = 13;
 	samples[n++] = s;
 	for (size_t i = 0; i < n; i++)
 		cr_assert_eq(trace_writer_sample(w, &samples[i]), 0);
@@ -426,7 +430,8 @@ Test(traces, plain_round_trip_writes_json_lines)
 	/* key order and integer bytes are part of the format */
 	cr_assert_not_null(strstr(data, "{\"type\":\"sample\",\"t\":1234.5678,\"footprint\":1,"
 					"\"rss\":2,\"swapped\":3,\"swap_used\":4,\"swap_total\":5,"
-					"\"level\":7.25,\"gpu\":6,\"procs\":8,\"devmem\":9," "\"devmem_allocated\":10}\n"));
+					"\"level\":7.25,\"gpu\":6,\"procs\":8,\"majflt\":13,\"devmem\":9,"
+					"\"devmem_allocated\":10,\"mapped\":12}\n"));
 	cr_assert_not_null(strstr(data, "{\"type\":\"sample\",\"t\":0.0001}\n"));
 	cr_assert_not_null(strstr(data, "\"gpu\":18446744073709551615}"));
 	cr_assert_not_null(strstr(data, "{\"type\":\"event\",\"kind\":\"load\",\"t\":2.5000,"
@@ -1129,6 +1134,36 @@ Test(traces, malformed_line_names_file_and_line)
 	trace_release(&tr);
 }
 
+/* A mapped figure above the machine's memory (the start record's host.memory)
+ * cannot be true: refused with the file and line, on the fast path (the
+ * writer's own lines) and the general one; at the limit it is read. */
+Test(traces, mapped_above_machine_memory_is_refused)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"sample\",\"t\":1,\"footprint\":1,\"mapped\":1000001}",
+		"{\"t\":1,\"type\":\"sample\",\"mapped\":1000001}",
+		"{\"type\":\"sample\",\"t\":1,\"mapped\":1.000001e6}",
+	};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		char *in = xasprintf("{\"type\":\"start\",\"host\":{\"memory\":1000000}}\n"
+				     "{\"type\":\"sample\",\"t\":0.5,\"mapped\":1000000}\n%s\n",
+				     lines[i]);
+		struct trace tr;
+		char *msg;
+		cr_assert_eq(read_mem_capturing("m.jsonl", in, strlen(in), &tr, &msg), -1,
+			     "case %zu read cleanly", i);
+		cr_assert_not_null(strstr(msg, "m.jsonl:3: sample \"mapped\" is 1000001 bytes, "
+					       "above the machine's memory (1000000 bytes)"),
+				   "case %zu: %s", i, msg);
+		cr_assert_eq(tr.nsamples, 1);
+		cr_assert_eq(tr.samples[0].mapped, 1000000);
+		cr_assert(tr.samples[0].fields & SF_MAPPED);
+		free(msg);
+		free(in);
+		trace_release(&tr);
+	}
+}
+
 Test(traces, wrong_types_are_errors_not_crashes)
 {
 	static const struct {
@@ -1144,7 +1179,14 @@ Test(traces, wrong_types_are_errors_not_crashes)
 		{ "{\"type\":\"sample\",\"t\":1e400}", ":2: malformed line" },
 		{ "{\"type\":\"sample\",\"t\":1,\"level\":[1]}", ":2: sample \"level\" is not a number" },
 		{ "{\"type\":\"sample\",\"t\":1,\"procs\":1.5}",
-		  ":2: sample \"procs\" is not a process count" },
+		  ":2: sample \"procs\" is not a count" },
+		{ "{\"type\":\"sample\",\"t\":1,\"mapped\":-4096}",
+		  ":2: sample \"mapped\" is not a byte count" },
+		{ "{\"type\":\"sample\",\"t\":1,\"footprint\":1,\"mapped\":NaN}", ":2: malformed line" },
+		{ "{\"type\":\"sample\",\"t\":1,\"mapped\":\"NaN\"}",
+		  ":2: sample \"mapped\" is not a byte count" },
+		{ "{\"type\":\"sample\",\"t\":1,\"majflt\":-1}",
+		  ":2: sample \"majflt\" is not a count" },
 		{ "{\"type\":\"event\",\"t\":1}", ":2: event has no \"kind\"" },
 		{ "{\"type\":\"event\",\"kind\":3,\"t\":1}", ":2: event \"kind\" is not a string" },
 		{ "{\"type\":\"event\",\"kind\":\"stage\"}", ":2: event has no \"t\"" },
