@@ -94,6 +94,15 @@ const struct meter_info *meter_info(const struct meter *m);
  * exits. */
 void meter_track(struct meter *m, pid_t root);
 
+/* Before spawning the command: a descriptor the command writes "0" to before
+ * its exec to enter a memory cgroup of its own (Linux: cgroup.procs of a
+ * cgroup made under the recorder's, v1 or v2), so that samples read the
+ * whole tree's memory there, each page once, in one read (docs/platforms.md);
+ * -1 when the platform or the host offers none (or STAGEBENCH_CGROUP=0).
+ * meter_track() checks that the root is in it; the cgroup goes at the next
+ * meter_enclose() or meter_free(). */
+int meter_enclose(struct meter *m);
+
 /* Declare a child of the recorder that is not part of the command's tree
  * (a helper the recorder itself started): it is never adopted. */
 void meter_ignore(struct meter *m, pid_t pid);

@@ -33,6 +33,7 @@ struct meter_backend {
 	int (*peak_exited)(struct meter *m, pid_t pid, uint64_t maxrss); /* NULL: no rule */
 	int (*gpu)(struct meter *m, uint64_t *bytes);          /* NULL: the GPU meters */
 	void (*ignore)(struct meter *m, pid_t pid);            /* NULL: nothing to do */
+	int (*enclose)(struct meter *m);                       /* NULL: no whole-tree reader */
 	void (*free)(struct meter *m);                         /* frees m->priv */
 };
 

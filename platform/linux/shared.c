@@ -93,8 +93,15 @@ static bool roll(struct linux_meter *lm, struct linux_proc *p)
 		close(fd);
 	if (n > 0)
 		linux_parse_rollup(lm->buf, (size_t)n, &ru);
-	if (n <= 0 || !(ru.have & RU_PSS_ANON))
-		return p->excess != 0; /* exiting (no mm left): its last reading stands */
+	if (n <= 0 || !(ru.have & RU_PSS_ANON)) {
+		p->no_mm = true; /* exiting: its last reading stands for peaks */
+		return p->excess != 0;
+	}
+	p->no_mm = false;
+	p->pss_read = true;
+	p->shared_rss = (ru.have & (RU_RSS | RU_PRIVATE_CLEAN | RU_PRIVATE_DIRTY)) ==
+				(RU_RSS | RU_PRIVATE_CLEAN | RU_PRIVATE_DIRTY)
+			? sat_sub(ru.rss, ru.private_clean + ru.private_dirty) : 0;
 	p->excess = sat_sub(p->last.rss_anon + p->last.rss_shmem, ru.pss_anon + ru.pss_shmem);
 	if (!shares(p))
 		p->excess = 0;
@@ -121,6 +128,22 @@ uint64_t peak_part(const struct linux_proc *p)
 	if (p->excess && leaving(p))
 		return 0;
 	return sat_sub(p->super.hwm, p->rss_excess);
+}
+
+/* What p, gone, held alone: its VmHWM less the pages others also map (they
+ * count them), as its last reading found them; one never read (it left
+ * first) that a live tree process forked: less its parent's resident pages,
+ * the most it can share with it. A window's peak adds it to the others' parts
+ * once, at the sample that found it gone (linux_sample), never its whole
+ * high-water mark when it shared. */
+uint64_t held_alone(struct linux_meter *lm, const struct linux_proc *p)
+{
+	if (p->pss_read)
+		return p->excess ? sat_sub(p->super.hwm, p->shared_rss) : p->super.hwm;
+	long i = p->ppid > 0 ? proctab_find(&lm->tab, p->ppid) : -1;
+	if (i < 0 || lm->tab.p[i]->zombie)
+		return p->super.hwm;
+	return sat_sub(p->super.hwm, entry(lm, (size_t)i)->last.vm_rss);
 }
 
 /* Whether a process that shares changed since its reading (changed_since_roll).
