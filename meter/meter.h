@@ -39,9 +39,11 @@
  * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a process that
  * exits inside a window counts with the VmHWM it had at the last sample,
  * or with its ru_maxrss under meter_peak_exited()'s rule.
- * Cost: about two preads per process per sample, /proc/meminfo at most every
- * 100 ms (meter_system always reads it), no allocation in steady state
- * (bench/meter_cost.c measures it).
+ * With the command in a memory cgroup of its own (meter_enclose), footprint is
+ * that cgroup's anonymous + shmem memory instead (one read, each page once).
+ * Cost: about two preads per process per sample (and the cgroup's memory.stat),
+ * /proc/meminfo each sample (reused within half the interval; meter_system
+ * always reads it), no allocation in steady state (bench/meter_cost.c measures it).
  *
  * The fake backend ("fake:PATH"): PATH is a text script, one sample per
  * line, KEY=VALUE words separated by blanks; '#' starts a comment, blank

@@ -62,6 +62,7 @@ struct linux_proc {
 	uint64_t shared_rss; /* Rss - Private_Clean - Private_Dirty then: its pages others map */
 	bool no_mm;        /* its last reading found no pages left: it is exiting */
 	bool pss_read;     /* an smaps_rollup reading of it succeeded */
+	bool maxrss_taken; /* its hwm is its ru_maxrss (meter_peak_exited) */
 	bool provisional;  /* a sharer's new child while its partners' readings are older:
 			    * excess leaves out all but its private dirty pages */
 	uint64_t faults;   /* its minflt + majflt (stat, every thread's) at that reading */

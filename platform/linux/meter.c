@@ -24,7 +24,8 @@
  * allocated in steady state: buffers live in struct linux_meter, directories
  * are read with getdents64 on kept fds, and the tables only grow when the
  * tree does. Per sample: one pread of statm per process (and of status when
- * it moved), /proc/loadavg, /proc/meminfo at most every 100 ms. While pids are
+ * it moved), /proc/loadavg, /proc/meminfo (reused within half the interval),
+ * the cgroup's memory.stat when the tree has one (meter_enclose). While pids are
  * being handed out (linux_sample's walk) also an fstat of task/ and a pread of
  * children per process (and of each other thread's children file), and a
  * task/ directory listing when a thread count changed or every 100 ms.
@@ -198,7 +199,7 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 		 * others take over what it shared. */
 		if (p->excess)
 			lm->roll_all = true; /* its partners' shares grew */
-		lm->dep_now += held_alone(lm, p);
+		lm->dep_now += lm->cg_on ? 0 : held_alone(lm, p);
 		proctab_remove(&lm->tab, i, close_proc);
 		return -1;
 	}
@@ -259,6 +260,38 @@ static void window_peak(struct linux_meter *lm, uint64_t peaks)
 	lm->dep_pending = 0;
 	if (peaks > lm->window_best)
 		lm->window_best = peaks;
+}
+
+/* The tree's cgroup's figures into *cf; false without one (a failed reading
+ * turns it off for the rest of the run: the per-process reading takes over). */
+static bool read_cgroup(struct linux_meter *lm, struct memcg_fields *cf)
+{
+	if (lm->cg_on && memcg_read(&lm->cg, lm->buf, sizeof(lm->buf), cf))
+		lm->cg_on = false;
+	return lm->cg_on;
+}
+
+/* The sum of the tree's peak parts now. With its cgroup (cf): its anonymous
+ * and shmem pages, the most file pages one live process maps, and each live
+ * process's rise above its resident set since the window's start (VmHWM -
+ * VmRSS: what it held between samples), or a zombie's ru_maxrss that
+ * meter_peak_exited took: one process's VmHWM; what those gone held is in
+ * the earlier samples' sums. Without: peak_part's (shared.c). */
+static uint64_t peak_sum(struct linux_meter *lm, const struct memcg_fields *cf)
+{
+	uint64_t sum = cf ? cf->anon + cf->shmem : 0, file = 0;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (!cf)
+			sum += peak_part(p);
+		else if (p->maxrss_taken)
+			sum += p->super.hwm;
+		else if (!p->super.zombie && (p->last.have & ST_VM_HWM)) {
+			file = p->last.rss_file > file ? p->last.rss_file : file;
+			sum += sat_sub(p->super.hwm, p->last.vm_rss);
+		}
+	}
+	return sum + file;
 }
 
 static int linux_sample(struct meter *m, struct trace_sample *s)
@@ -324,18 +357,18 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 		}
 		i++;
 	}
-	share_update(lm, live);
-	uint64_t peaks = 0;
-	for (size_t i = 0; i < lm->tab.n; i++) {
+	struct memcg_fields cf;
+	bool cg = read_cgroup(lm, &cf);
+	if (cg)
+		s->footprint = cf.anon + cf.shmem;
+	else
+		share_update(lm, live);
+	for (size_t i = 0; !cg && i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
-		peaks += peak_part(p);
 		if (!p->super.zombie && !p->no_mm)
 			s->footprint += sat_sub(p->last.rss_anon + p->last.rss_shmem, p->excess);
 	}
-	window_peak(lm, peaks);
-	struct memcg_fields cf;
-	if (lm->cg_on && !memcg_read(&lm->cg, lm->buf, sizeof(lm->buf), &cf))
-		s->footprint = cf.anon + cf.shmem;
+	window_peak(lm, peak_sum(lm, cg ? &cf : NULL));
 	return s->procs ? 0 : -1;
 }
 
@@ -393,6 +426,7 @@ static int linux_peak_reset(struct meter *m)
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct mproc *p = lm->tab.p[i];
 		p->hwm = 0;
+		entry(lm, i)->maxrss_taken = false;
 		if (p->zombie) {
 			p->stale_exit = true; /* its ru_maxrss is an earlier window's */
 			continue;
@@ -437,17 +471,15 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 {
 	struct linux_meter *lm = m->priv;
 	struct status_fields st;
-	uint64_t sum;
+	struct memcg_fields cf;
 	share_settle(lm);
 	for (int tries = 0;; tries++) {
 		bool exiting = false;
-		sum = 0;
 		for (size_t i = 0; i < lm->tab.n;) {
 			if (refresh(lm, i, &st, true))
 				continue;
 			exiting |= !lm->tab.p[i]->zombie && entry(lm, i)->hwm_read &&
 				   !(st.have & ST_VM_HWM);
-			sum += peak_part(entry(lm, i));
 			i++;
 		}
 		/* Such a process lost its VmHWM and cannot be reaped yet: once a
@@ -457,7 +489,7 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 			break;
 		sleep_ns(1000000);
 	}
-	window_peak(lm, sum);
+	window_peak(lm, peak_sum(lm, read_cgroup(lm, &cf) ? &cf : NULL));
 	if (!lm->tab.n && !lm->window_best)
 		return -1;
 	*bytes = peak_bound(lm, lm->window_best);
@@ -475,6 +507,7 @@ static int linux_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss)
 	if (p->stale_exit || maxrss <= lm->hwm_seen || maxrss <= p->hwm)
 		return 0;
 	p->hwm = maxrss; /* kept as its last figure when the entry goes */
+	((struct linux_proc *)p)->maxrss_taken = true;
 	lm->hwm_seen = maxrss;
 	return 1;
 }

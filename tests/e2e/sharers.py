@@ -11,9 +11,13 @@ Usage: python3 sharers.py MODE DIR [ARGS]
                 mark "held"; held until DIR/end exists
   churn N       a 1 GiB parent, stage "churn": N forked workers, 4 alive at a time, each
                 living 20 ms and writing nothing; stage "after"; DIR/truth holds the least
-                and largest truth read during the churn
-  exec N        a 1 GiB parent, stage "exec": N fork + exec of /bin/true, one at a time;
-                stage "after"; DIR/truth as for churn
+                and the largest true total in the churn: the parent's truth alone (read
+                before, no worker alive) and the larger of that and the one read after,
+                plus 4 times the most private memory (Private_Clean + Private_Dirty) a
+                worker reported at its end (a reading can find fewer: an exited worker's
+                pages stay mapped while a reader of its /proc files holds its mm)
+  exec N        a 1 GiB parent, stage "exec": N fork + exec of /bin/true, one at a time
+                (each reports its private memory before its exec); DIR/truth as for churn
 Events go to the recorder through the probe (PYTHONPATH holds probe/). DIR/truth: "LOW HIGH"
 in bytes, written atomically.
 """
@@ -126,22 +130,37 @@ def idle(d, n):
     return buf
 
 
+def private(pid):
+    """Private_Clean + Private_Dirty of pid in bytes (what it holds that no other maps)."""
+    with open("/proc/%d/smaps_rollup" % pid) as f:
+        return sum(int(l.split()[1]) * 1024 for l in f
+                   if l.startswith(("Private_Clean:", "Private_Dirty:")))
+
+
 def churn(d, n, spawn):
+    """Truths read while workers come and go would race their exits: the parent's alone
+    is read with none alive, and each worker reports its own private memory (a pipe
+    write of 8 bytes or less is atomic)."""
     buf = held(1024 * MiB)
-    low = high = truth([])
+    before = truth([])
+    r, w = os.pipe()
     EM.emit("stage", stage=spawn.__name__)
     live = []
-    for i in range(n):
+    for _ in range(n):
         if len(live) >= spawn.alive:
             os.waitpid(live.pop(0), 0)
-        live.append(spawn())
-        if i % 10 == 0:
-            t = truth(live)
-            low, high = min(low, t), max(high, t)
+        live.append(spawn(w))
     for p in live:
         os.waitpid(p, 0)
-    t = truth([])
-    put_truth(d, min(low, t), max(high, t))
+    os.close(w)
+    most = 0
+    while True:
+        b = os.read(r, 8)
+        if not b:
+            break
+        most = max(most, int(b) * 1024)
+    after = truth([])
+    put_truth(d, before, max(before, after) + spawn.alive * most)
     EM.emit("stage", stage="after")
     return buf
 
@@ -154,13 +173,20 @@ def main():
     elif mode == "idle":
         idle(d, int(arg))
     elif mode in ("churn", "exec"):
-        def churn_one():
-            return fork(lambda: time.sleep(0.02))
+        def report(w):
+            os.write(w, b"%7d\n" % (private(os.getpid()) >> 10))
+
+        def churn_one(w):
+            def work():
+                time.sleep(0.02)
+                report(w)
+            return fork(work)
         churn_one.__name__, churn_one.alive = "churn", 4
 
-        def exec_one():
+        def exec_one(w):
             pid = os.fork()
             if pid == 0:
+                report(w)
                 os.execv("/bin/true", ["true"])
             return pid
         exec_one.__name__, exec_one.alive = "exec", 1
