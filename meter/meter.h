@@ -36,9 +36,11 @@
  * Pss_Anon + Pss_Shmem where processes share: each page once; docs/platforms.md
  * says when it is read), rss = VmRSS, swapped = VmSwap, procs = live (non-zombie)
  * processes; system: swap_used = SwapTotal - SwapFree, level = MemAvailable
- * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a process that
- * exits inside a window counts with the VmHWM it had at the last sample,
- * or with its ru_maxrss under meter_peak_exited()'s rule.
+ * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a window's peak is
+ * the highest sum of the tree's parts over its samples (processes that never
+ * lived at the same time are not added up); a process that exits inside a
+ * window counts what it held alone at the last sample, or its ru_maxrss under
+ * meter_peak_exited()'s rule (docs/platforms.md).
  * With the command in a memory cgroup of its own (meter_enclose), footprint is
  * that cgroup's anonymous + shmem memory instead (one read, each page once).
  * Cost: about two preads per process per sample (and the cgroup's memory.stat),
