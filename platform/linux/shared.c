@@ -160,6 +160,20 @@ static bool sharers_changed(struct linux_meter *lm)
 	return false;
 }
 
+/* Whether a live process that shared nothing at its reading holds shmem
+ * (MAP_SHARED memory, /dev/shm, a memfd) and its statm moved since: pages it
+ * faulted in may be mapped by others, unknown which: every live one is read. */
+static bool shmem_moved(struct linux_meter *lm)
+{
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (!p->super.zombie && !p->excess && p->dirty &&
+		    p->last.rss_shmem > SHARE_MIN_BYTES)
+			return true;
+	}
+	return false;
+}
+
 /* Whether p's parent is a live tree process whose last reading, taken while
  * it had partners, says it shares. */
 static bool parent_shares(struct linux_meter *lm, const struct linux_proc *p)
@@ -211,7 +225,8 @@ static void round_of(struct linux_meter *lm, bool all, bool owed)
  * seen is read, and when it shares (a fork not yet exec'd) every live one
  * is, unless its parent already shares: then those that share are, within
  * the cost budget; when a sharing process left, every live one is; when one
- * that shares changed, those that share are, within the cost budget. */
+ * that shares changed, those that share are, within the cost budget, and
+ * when one holding shmem that shared nothing changed, every live one is. */
 void share_update(struct linux_meter *lm, size_t live)
 {
 	if (!lm->pss)
@@ -252,6 +267,8 @@ void share_update(struct linux_meter *lm, size_t live)
 	if (!all && t0 >= lm->roll_next_ns) {
 		owed = lm->roll_owed;
 		changed = owed || sharers_changed(lm);
+		all = !changed && shmem_moved(lm);
+		changed |= all;
 		if (!changed) /* nothing to read: the next look waits as a round would */
 			lm->roll_next_ns = mono_ns() + lm->roll_wait_ns;
 	}
