@@ -87,18 +87,19 @@ static int open_in(const char *dir, const char *name, int flags)
 	return open(path, flags | O_CLOEXEC);
 }
 
-/* v2: the children of dir get a memory controller (written when it can be). */
+/* v2: the children of dir get a memory controller. It is not turned on here:
+ * that is the host's setting (and v2 lends controllers only from a cgroup
+ * with no processes of its own, the root aside). */
 static bool v2_memory_below(const char *dir)
 {
 	char buf[256];
-	int fd = open_in(dir, "cgroup.subtree_control", O_RDWR);
+	int fd = open_in(dir, "cgroup.subtree_control", O_RDONLY);
 	if (fd < 0)
 		return false;
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	buf[n > 0 ? n : 0] = '\0';
-	bool ok = strstr(buf, "memory") || write(fd, "+memory", 7) == 7;
 	close(fd);
-	return ok;
+	buf[n > 0 ? n : 0] = '\0';
+	return strstr(buf, "memory") != NULL;
 }
 
 void memcg_init(struct memcg *cg)
