@@ -25,7 +25,20 @@ def workload(nprocs, flag, staged=False, mem="40M"):
     return [EATMEM] + steps + ["wait=" + flag]
 
 
-def cost_run(tool, interval, nprocs, dur, tag, staged=False):
+CHURN = """import os, sys, time
+flag, rate = sys.argv[1], float(sys.argv[2])
+t0, k = time.monotonic(), 0
+while not os.path.exists(flag):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    k += 1
+    time.sleep(max(0.0, t0 + k / rate - time.monotonic()))
+"""
+
+
+def cost_run(tool, interval, nprocs, dur, tag, staged=False, argv_work=None):
     flag = os.path.join(B.WORK, "go-" + tag)
     if os.path.exists(flag):
         os.unlink(flag)
@@ -35,7 +48,7 @@ def cost_run(tool, interval, nprocs, dur, tag, staged=False):
     else:
         out = os.path.join(B.WORK, "cost-%s.dat" % tag)
         argv = [MPROF, "run", "--include-children", "-T", "%g" % interval, "-o", out]
-    argv += workload(nprocs, flag, staged)
+    argv += argv_work(flag) if argv_work else workload(nprocs, flag, staged)
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     t0m, t0w = time.monotonic(), time.time()
     time.sleep(2.0)                     # past start-up: the steady-state window opens
@@ -45,7 +58,7 @@ def cost_run(tool, interval, nprocs, dur, tag, staged=False):
     b_ns, b_ticks = cpu_ns(p.pid)        # just before the workload ends
     bm, bw = time.monotonic(), time.time()
     open(flag, "w").close()
-    _, err = p.communicate(timeout=60)
+    _, err = p.communicate(timeout=120)
     if p.returncode != 0:
         raise RuntimeError("%s exited %d: %s" % (shell(argv), p.returncode, err.decode()[-500:]))
     if tool == "stagebench":
@@ -56,15 +69,6 @@ def cost_run(tool, interval, nprocs, dur, tag, staged=False):
         win = [t for t in ts if aw <= t <= bw]
     return {"argv": argv, "samples": len(ts), "cpu": b_ns, "ticks": b_ticks,
             "win_samples": len(win), "win_cpu": b_ns - a_ns}
-
-
-WAKE = "import time\nn = int(1 / %g * 3)\nt = time.process_time()\nfor _ in range(n):\n    time.sleep(%g)\nprint((time.process_time() - t) / n * 1e9)\n"
-
-
-def wake_floor(interval):
-    """CPU ns of one sleep+wakeup of an idle process (Python's time.sleep) on this machine."""
-    r = subprocess.run([PY, "-c", WAKE % (interval, interval)], check=True, capture_output=True, text=True)
-    return float(r.stdout)
 
 
 def c_floor(interval, nprocs):
@@ -79,122 +83,111 @@ def c_floor(interval, nprocs):
     return float(r.stdout) * 1e3
 
 
-def item1_targets(worst, worst_open, ok_ratio, at20, cfloor, mprof20):
-    """Item 1's closing lines: what a sample reads, and its two targets judged."""
-    body = []
-    ok_cost = max(worst, worst_open) <= 25e3
-    gaps = []
-    if not ok_cost:
-        gaps.append("stagebench costs up to %s µs per sample without a stage and %s µs with a "
-                    "stage open (target 25)" % (us(worst), us(worst_open)))
-    if not ok_ratio:
-        gaps.append("some configuration is less than 8× cheaper than mprof (table above)")
-    body += ["", "What a sample reads: /proc/loadavg, and per process one pread of its kept "
-             "/proc/PID/statm; /proc/PID/status (VmHWM with the footprint) only when statm moved "
-             "or a reading answered 30 samples and is a second old; the children files and the "
-             "thread counts (fstat of /proc/PID/task) only while pids are being handed out "
-             "anywhere on the machine (the last pid in /proc/loadavg moved within a second); "
-             "smaps_rollup of sharing processes (every process of these chains shares what its "
-             "parents allocated) when one appears, and again within 1/20 of a core once one "
-             "faulted or a new child of a sharer lowered the others' shares, the look for "
-             "faults (schedstat, stat) waiting as long after one that found none. "
-             "A stage window costs nothing extra: the window's peak is read from status at its "
-             "boundaries, and a process that exits inside a window gives its peak through "
-             "wait4's ru_maxrss. The floor line above is what this machine charges for a wakeup "
-             "alone: the 25 µs target is below it here."]
-    body += ["", "Target (1 and 20 processes): ≤ 25 µs CPU per sample and ≥ 8× cheaper than mprof: " +
-             (verdict(True, "") + " (worst: %s µs per sample)." % us(max(worst, worst_open))
-              if ok_cost and ok_ratio else verdict(False, "; ".join(gaps)) + ".")]
-    low = [(iv, lab, r) for iv, lab, r in at20 if r < 20]
-    below = [iv for iv in (0.5, 0.01) if cfloor[(iv, 20)] > mprof20[iv] / 20]
-    body += ["", "Target (process trees): ≥ 20× less recorder CPU per sample than mprof at 20 "
-             "processes, 0.5 s and 10 ms (steady): " +
-             (verdict(True, "") + " (lowest %.1f×)." % min(r for _, _, r in at20) if not low else
-              verdict(False, "; ".join("%s at %g s: %.1f×" % (lab, iv, r) for iv, lab, r in low))
-              + "." + ("" if not below else " At %s the target is below the floor above: no "
-                       "recorder that reads each process could meet it on this machine." %
-                       " and ".join("%g s" % iv for iv in below)))]
-    return body
+COUNTS = (1, 20, 100, 400)
+INTERVALS = (0.5, 0.01)
+
+
+def steady(r):
+    return r["win_cpu"] / max(r["win_samples"], 1)
+
+
+def cost_chart(curve, path):
+    """Cost per sample against processes, log-log (gnuplot, PNG)."""
+    dat = path + ".dat"
+    with open(dat, "w") as f:
+        for n in COUNTS:
+            f.write("%d %s\n" % (n, " ".join("%.1f" % (curve[(who, iv, n)] / 1e3)
+                                              for iv in INTERVALS
+                                              for who in ("stagebench", "floor", "mprof"))))
+    cols, plots = 2, []
+    for iv in INTERVALS:
+        for who, dash in (("stagebench", 1), ("floor", 2), ("mprof", 3)):
+            plots.append("'%s' using 1:%d with linespoints dt %d lw 2 title '%s, %g s'" % (
+                dat, cols, dash, who, iv))
+            cols += 1
+    script = ("set terminal pngcairo size 900,560; set output '%s'; set logscale xy; "
+              "set xlabel 'processes in the tree'; set ylabel 'CPU per sample (us, steady)'; "
+              "set key top left; set grid; set xtics (1, 20, 100, 400); plot %s" % (
+                  path, ", ".join(plots)))
+    subprocess.run(["gnuplot", "-e", script], check=True)
+    os.unlink(dat)
 
 
 def item1():
     dur = 6.0 if B.QUICK else 12.0
-    rows, ratios, cmds, worst, worst_open = [], [], [], 0.0, 0.0
-    ok_ratio = True
-    at20 = []  # (interval, mprof over stagebench, steady) at 20 processes: the 20x target
-    mprof_steady20 = []  # (interval, mprof's steady ns per sample) at 20 processes
-    tools = (("stagebench", False, "stagebench"), ("stagebench", True, "stagebench, stage open"),
-             ("mprof", False, "mprof"))
-    for interval in (0.5, 0.01):
-        for nprocs in (1, 20, 100):
-            res = {}
-            for tool, staged, label in tools:
-                tag = "%s%s-%g-%d" % (tool, "-open" if staged else "", interval, nprocs)
-                log("1: %s, interval %gs, %d process(es), %gs" % (label, interval, nprocs, dur))
-                r = cost_run(tool, interval, nprocs, dur, tag, staged)
-                res[label] = r
-                per = r["cpu"] / max(r["samples"], 1)
-                steady = r["win_cpu"] / max(r["win_samples"], 1)
-                rows.append("| %s | %g s | %d | %d | %.3f | %.2f | %s | %s |" % (
-                    label, interval, nprocs, r["samples"], r["cpu"] / 1e9, r["ticks"] / 1e9,
-                    us(per), us(steady)))
-                if label == "stagebench" and nprocs <= 20:  # the 25 µs / 8× target's scope
-                    worst = max(worst, per, steady)
-                elif staged and nprocs <= 20:
-                    worst_open = max(worst_open, per, steady)
-                if interval == 0.5 and nprocs == 1 and label != "stagebench, stage open":
+    rows, curve, cmds = [], {}, []
+    for interval in INTERVALS:
+        for nprocs in COUNTS:
+            load = os.getloadavg()[0]
+            log("1: the floor, interval %gs, %d process(es), best of 3" % (interval, nprocs))
+            curve[("floor", interval, nprocs)] = min(c_floor(interval, nprocs) for _ in range(3))
+            for tool in ("stagebench", "mprof"):
+                tag = "%s-%g-%d" % (tool, interval, nprocs)
+                log("1: %s, interval %gs, %d process(es), %gs" % (tool, interval, nprocs, dur))
+                r = cost_run(tool, interval, nprocs, dur, tag)
+                curve[(tool, interval, nprocs)] = steady(r)
+                if interval == 0.5 and nprocs == 20:
                     cmds.append(shell(r["argv"]))
-            mp = res["mprof"]
-            mp_all = mp["cpu"] / mp["samples"]
-            mp_st = mp["win_cpu"] / max(mp["win_samples"], 1)
-            if nprocs == 20:
-                mprof_steady20.append((interval, mp_st))
-            cells = []
-            for label in ("stagebench", "stagebench, stage open"):
-                sb = res[label]
-                r_all = mp_all / (sb["cpu"] / sb["samples"])
-                r_st = mp_st / (sb["win_cpu"] / max(sb["win_samples"], 1))
-                ok_ratio = ok_ratio and (nprocs > 20 or min(r_all, r_st) >= 8)
-                if nprocs == 20:
-                    at20.append((interval, label, r_st))
-                cells += ["%.1f×" % r_all, "%.1f×" % r_st]
-            ratios.append("| %g s | %d | %s |" % (interval, nprocs, " | ".join(cells)))
-    floor = [(iv, wake_floor(iv)) for iv in (0.5, 0.01)]
-    log("1: the least a sample can cost (bench/wake_floor.c), best of 3")
-    cfloor = {(iv, n): min(c_floor(iv, n) for _ in range(3)) for iv in (0.5, 0.01) for n in (0, 20)}
-    mprof20 = {iv: m for iv, m in mprof_steady20}
-    body = ["Commands (shown for 0.5 s and 1 process; \"stage open\" puts `stage=run` first, so "
-            "a stage window is open the whole run as in a real pipeline; the 20- and 100-process "
-            "workloads insert `fork alloc=4M` 19 or 99 times before `wait=`, a chain of processes "
-            "each holding its own memory; 10 ms changes `--interval`/`-T`):", ""]
+            sb, fl, mp = (curve[(w, interval, nprocs)] for w in ("stagebench", "floor", "mprof"))
+            rows.append("| %g s | %d | %s | %s | %s | %.2f× | %.1f× | %.2f / %.2f |" % (
+                interval, nprocs, us(sb), us(fl), us(mp), sb / fl, mp / sb, load,
+                os.getloadavg()[0]))
+    churn = []
+    for interval in INTERVALS:
+        load = os.getloadavg()[0]
+        log("1: stagebench, interval %gs, 200 children per second" % interval)
+        r = cost_run("stagebench", interval, 1, dur, "churn-%g" % interval,
+                     argv_work=lambda flag: [PY, "-c", CHURN, flag, "200"])
+        c, s20 = steady(r), curve[("stagebench", interval, 20)]
+        churn.append((interval, c, s20))
+        rows.append("| %g s | 1 + 200 children/s | %s | | | | | %.2f / %.2f |" % (
+            interval, us(c), load, os.getloadavg()[0]))
+        if interval == 0.5:
+            cmds.append(shell(r["argv"]))
+    chart = os.path.join(RESULTS, "cost.png")
+    cost_chart(curve, chart)
+    body = ["Commands (shown for 0.5 s and 20 processes, and the tree that forks and reaps 200 "
+            "children per second; the N-process workloads insert `fork alloc=4M` N - 1 times "
+            "before `wait=`, a chain of processes each holding its own memory and sharing its "
+            "parents' copy-on-write; 10 ms changes `--interval`/`-T`):", ""]
     body += ["    " + c for c in cmds]
     body += ["",
              "The workload holds its memory until the bench creates the flag file, %g s after the "
              "start. CPU = the recorder process's own user+system time (its threads' "
-             "`sum_exec_runtime` from `/proc/PID/task/*/schedstat`, ns resolution; the `stat` "
-             "fields 14+15 column is the same time in 10 ms ticks), read just before the workload "
-             "ends; children (the workload) are not counted. For mprof the recorder is its own "
-             "python3 process. Samples = `sample` records in the trace / `MEM` lines in the .dat. "
-             "\"All\" divides all CPU by all samples (start-up included: mprof's Python start "
-             "costs ~0.1-0.2 s); \"steady\" counts only CPU and samples from 2 s after the start to "
-             "the end." % dur, "",
-             "| recorder | interval | processes | samples | CPU s | stat 14+15 s | µs/sample (all) | µs/sample (steady) |",
+             "`sum_exec_runtime` from `/proc/PID/task/*/schedstat`), per sample, counting only "
+             "CPU and samples from 2 s after the start to the end (steady). The floor is "
+             "`bench/wake_floor.c` for the same number of processes, measured just before "
+             "(best of 3): a C process that sleeps the interval, wakes and reads the kept "
+             "/proc/PID/statm of N idle children, one pread each, nothing else. stagebench "
+             "records with the tree in a memory cgroup of its own (docs/platforms.md, Linux): "
+             "its footprint is one read of the cgroup's memory.stat, and each process costs one "
+             "statm pread (status when it moved). Load average: the 1-minute figure before and "
+             "after the row's runs (2 cores, shared with other work)." % dur, "",
+             "| interval | processes | stagebench µs | floor µs | mprof µs | stagebench / floor "
+             "| mprof / stagebench | load average |",
              "|---|---|---|---|---|---|---|---|"] + rows
-    body += ["", "The floor on this machine: an idle process that only sleeps and wakes up "
-             "(`time.sleep` in a loop, %s) costs %s of CPU per wakeup, before reading "
-             "anything." % (", ".join("%g s" % iv for iv, _ in floor),
-                            " and ".join("%s µs" % us(f) for _, f in floor))]
-    body += ["", "The least a sample of 20 processes can cost here: a C process that sleeps, wakes "
-             "and reads the kept /proc/PID/statm of 20 idle children, one pread each, and does "
-             "nothing else (`bench/wake_floor.c`, best of 3) costs %s; waking alone costs %s. "
-             "A twentieth of mprof's steady cost at 20 processes is %s." % (
-                 " and ".join("%s µs at %g s" % (us(cfloor[(iv, 20)]), iv) for iv in (0.5, 0.01)),
-                 " and ".join("%s µs at %g s" % (us(cfloor[(iv, 0)]), iv) for iv in (0.5, 0.01)),
-                 " and ".join("%s µs at %g s" % (us(mprof20[iv] / 20), iv) for iv in (0.5, 0.01)))]
-    body += ["", "mprof's CPU per sample over stagebench's (same configuration, run back to back):", "",
-             "| interval | processes | no stage: all | no stage: steady | stage open: all | stage open: steady |",
-             "|---|---|---|---|---|---|"] + ratios
-    body += item1_targets(worst, worst_open, ok_ratio, at20, cfloor, mprof20)
+    body += ["", "![CPU per sample against processes, log-log](bench/results/cost.png)"]
+    floor_ok = [(iv, n, curve[("stagebench", iv, n)] / curve[("floor", iv, n)])
+                for iv in INTERVALS for n in (20, 100)]
+    peer_ok = [(iv, n, curve[("mprof", iv, n)] / curve[("stagebench", iv, n)])
+               for iv in INTERVALS for n in (100, 400)]
+    bad_floor = [x for x in floor_ok if x[2] > 1.3]
+    bad_peer = [x for x in peer_ok if x[2] < 10]
+    body += ["", "Target (20 and 100 processes, 0.5 s and 10 ms): steady CPU per sample at most "
+             "1.3× the floor: " + (verdict(True, "") + " (highest %.2f×)." % max(
+                 x[2] for x in floor_ok) if not bad_floor else verdict(False, "; ".join(
+                     "%d at %g s: %.2f×" % (n, iv, r) for iv, n, r in bad_floor)) + ".")]
+    body += ["", "Target (100 and 400 processes): at least 10× below mprof: " +
+             (verdict(True, "") + " (lowest %.1f×)." % min(x[2] for x in peer_ok)
+              if not bad_peer else verdict(False, "; ".join(
+                  "%d at %g s: %.1f×" % (n, iv, r) for iv, n, r in bad_peer)) +
+              ". The floor itself at those counts, over mprof: %s." % ", ".join(
+                  "%d at %g s: %.1f×" % (n, iv, curve[("mprof", iv, n)] / curve[("floor", iv, n)])
+                  for iv, n, _ in bad_peer))]
+    body += ["", "Target (200 children per second): at most 2× the steady 20-process cost: " +
+             "; ".join("%g s: %s µs, %.2f× (%s)" % (iv, us(c), c / s20,
+                                                    "met" if c <= 2 * s20 else "not met")
+                       for iv, c, s20 in churn) + "."]
     section(1, "Recorder cost per sample", "\n".join(body))
 
 

@@ -113,6 +113,11 @@ void meter_ignore(struct meter *m, pid_t pid)
 		m->be->ignore(m, pid);
 }
 
+int meter_enclose(struct meter *m)
+{
+	return m->be->enclose ? m->be->enclose(m) : -1;
+}
+
 const pid_t *meter_pids(struct meter *m, size_t *n)
 {
 	return m->be->pids(m, n);

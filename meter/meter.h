@@ -36,12 +36,16 @@
  * Pss_Anon + Pss_Shmem where processes share: each page once; docs/platforms.md
  * says when it is read), rss = VmRSS, swapped = VmSwap, procs = live (non-zombie)
  * processes; system: swap_used = SwapTotal - SwapFree, level = MemAvailable
- * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a process that
- * exits inside a window counts with the VmHWM it had at the last sample,
- * or with its ru_maxrss under meter_peak_exited()'s rule.
- * Cost: about two preads per process per sample, /proc/meminfo at most every
- * 100 ms (meter_system always reads it), no allocation in steady state
- * (bench/meter_cost.c measures it).
+ * * 100 / MemTotal. Exact peaks: VmHWM after clear_refs; a window's peak is
+ * the highest sum of the tree's parts over its samples (processes that never
+ * lived at the same time are not added up); a process that exits inside a
+ * window counts what it held alone at the last sample, or its ru_maxrss under
+ * meter_peak_exited()'s rule (docs/platforms.md).
+ * With the command in a memory cgroup of its own (meter_enclose), footprint is
+ * that cgroup's anonymous + shmem memory instead (one read, each page once).
+ * Cost: about two preads per process per sample (and the cgroup's memory.stat),
+ * /proc/meminfo each sample (reused within half the interval; meter_system
+ * always reads it), no allocation in steady state (bench/meter_cost.c measures it).
  *
  * The fake backend ("fake:PATH"): PATH is a text script, one sample per
  * line, KEY=VALUE words separated by blanks; '#' starts a comment, blank
@@ -94,6 +98,15 @@ const struct meter_info *meter_info(const struct meter *m);
  * group or were re-parented to us); every pid seen is remembered until it
  * exits. */
 void meter_track(struct meter *m, pid_t root);
+
+/* Before spawning the command: a descriptor the command writes "0" to before
+ * its exec to enter a memory cgroup of its own (Linux: cgroup.procs of a
+ * cgroup made under the recorder's, v1 or v2), so that samples read the
+ * whole tree's memory there, each page once, in one read (docs/platforms.md);
+ * -1 when the platform or the host offers none (or STAGEBENCH_CGROUP=0).
+ * meter_track() checks that the root is in it; the cgroup goes at the next
+ * meter_enclose() or meter_free(). */
+int meter_enclose(struct meter *m);
 
 /* Declare a child of the recorder that is not part of the command's tree
  * (a helper the recorder itself started): it is never adopted. */

@@ -34,6 +34,7 @@ struct meter_backend {
 	int (*gpu)(struct meter *m, uint64_t *bytes);          /* NULL: the GPU meters */
 	void (*ignore)(struct meter *m, pid_t pid);            /* NULL: nothing to do */
 	int (*mapped_file)(struct meter *m, const char **path, uint64_t *size); /* NULL: none */
+	int (*enclose)(struct meter *m);                       /* NULL: no whole-tree reader */
 	void (*free)(struct meter *m);                         /* frees m->priv */
 };
 

@@ -94,6 +94,9 @@ static void child_exec(const struct spawn *sp, const char *path, char **env, int
 	}
 	if (sp->cwd && chdir(sp->cwd))
 		goto fail;
+	/* Not joining it only costs the meter its whole-tree reader (it checks). */
+	if (sp->cgroup_fd >= 0 && write(sp->cgroup_fd, "0", 1) < 0)
+		errno = 0;
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	execve(path, sp->argv, env);
 fail:

@@ -64,8 +64,10 @@ struct spawn {
 	void *on_reap_arg;
 
 	int stderr_fd;        /* fd to hand the child as its stderr, or -1: ours */
+	int cgroup_fd;        /* the child writes "0" to it before its exec (a cgroup's
+			       * cgroup.procs: meter_enclose), or -1 */
 };
-#define SPAWN_INIT { .probe_fd = -1, .stdout_fd = -1, .stderr_fd = -1 } /* the rest 0 or NULL */
+#define SPAWN_INIT { .probe_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .cgroup_fd = -1 } /* the rest 0 or NULL */
 
 /* Make this process a child subreaper (Linux prctl; no-op elsewhere) so that
  * orphaned descendants are re-parented to us and stay in reach. 0 or -1. */

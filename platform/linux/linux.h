@@ -59,6 +59,10 @@ struct linux_proc {
 	uint64_t rss_excess; /* Rss - Pss (all pages) then, for VmHWM; 0 with excess */
 	uint64_t excess_pss; /* that reading's excess; excess differs while provisional */
 	uint64_t private_dirty; /* Private_Dirty then */
+	uint64_t shared_rss; /* Rss - Private_Clean - Private_Dirty then: its pages others map */
+	bool no_mm;        /* its last reading found no pages left: it is exiting */
+	bool pss_read;     /* an smaps_rollup reading of it succeeded */
+	bool maxrss_taken; /* its hwm is its ru_maxrss (meter_peak_exited) */
 	bool provisional;  /* a sharer's new child while its partners' readings are older:
 			    * excess leaves out all but its private dirty pages */
 	uint64_t faults;   /* its minflt + majflt (stat, every thread's) at that reading */
@@ -102,14 +106,14 @@ size_t linux_parse_pidlist(const char *buf, size_t len, void (*fn)(pid_t, void *
  * Returns 0, or -1 when the text has fewer. */
 int linux_parse_statm(const char *buf, size_t len, uint64_t v[3]);
 
-/* Rss, Pss, Pss_Anon, Pss_Shmem (since Linux 5.7) and Private_Dirty of
+/* Rss, Pss, Pss_Anon, Pss_Shmem (since Linux 5.7), Private_Clean and Private_Dirty of
  * /proc/PID/smaps_rollup, bytes. */
 struct rollup_fields {
 	unsigned have; /* RU_* */
-	uint64_t rss, pss, pss_anon, pss_shmem, private_dirty;
+	uint64_t rss, pss, pss_anon, pss_shmem, private_clean, private_dirty;
 };
 enum { RU_PSS_ANON = 1u << 0, RU_PSS_SHMEM = 1u << 1, RU_RSS = 1u << 2, RU_PSS = 1u << 3,
-       RU_PRIVATE_DIRTY = 1u << 4 };
+       RU_PRIVATE_DIRTY = 1u << 4, RU_PRIVATE_CLEAN = 1u << 5 };
 void linux_parse_rollup(const char *buf, size_t len, struct rollup_fields *f);
 
 /* One header line of /proc/PID/smaps ("START-END PERMS OFFSET MAJ:MIN INODE PATH",
@@ -132,5 +136,14 @@ int linux_parse_stat_majflt(const char *buf, size_t len, uint64_t *majflt);
 /* minflt + majflt of /proc/PID/stat text (fields 10 and 12, counted after
  * the last ')': comm may hold one). Returns 0, or -1 when they are absent. */
 int linux_parse_stat_faults(const char *buf, size_t len, uint64_t *faults);
+
+/* A memory cgroup's memory.stat (bytes): v1 total_rss, total_shmem,
+ * total_mapped_file; v2 anon, shmem, file_mapped. */
+struct memcg_fields {
+	unsigned have; /* MC_* */
+	uint64_t anon, shmem, file_mapped;
+};
+enum { MC_ANON = 1u << 0, MC_SHMEM = 1u << 1, MC_FILE_MAPPED = 1u << 2 };
+void linux_parse_memcg_stat(const char *buf, size_t len, bool v2, struct memcg_fields *f);
 
 #endif

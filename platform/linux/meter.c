@@ -24,7 +24,8 @@
  * allocated in steady state: buffers live in struct linux_meter, directories
  * are read with getdents64 on kept fds, and the tables only grow when the
  * tree does. Per sample: one pread of statm per process (and of status when
- * it moved), /proc/loadavg, /proc/meminfo at most every 100 ms. While pids are
+ * it moved), /proc/loadavg, /proc/meminfo (reused within half the interval),
+ * the cgroup's memory.stat when the tree has one (meter_enclose). While pids are
  * being handed out (linux_sample's walk) also an fstat of task/ and a pread of
  * children per process (and of each other thread's children file), and a
  * task/ directory listing when a thread count changed or every 100 ms.
@@ -72,7 +73,13 @@ static void linux_track(struct meter *m, pid_t root)
 	proctab_release(&lm->tab, close_proc);
 	lm->statm_fds = 0;
 	lm->last_pid = -1;
-	lm->departed_hwm = lm->shared_best = 0;
+	lm->window_best = lm->dep_now = lm->dep_pending = 0;
+	lm->prev_ns = 0;
+	/* Samples read the tree's footprint from its cgroup when the root is in it
+	 * (it joined before its exec: meter_enclose). */
+	lm->cg_on = lm->cg.dir[0] && memcg_holds(&lm->cg, root);
+	if (lm->cg.dir[0] && !lm->cg_on)
+		memcg_remove(&lm->cg);
 	mapped_reset(lm);
 	/* The root's image before its exec was our forked copy: its high-water
 	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */
@@ -135,7 +142,7 @@ static int read_meminfo(struct linux_meter *lm, struct meminfo_fields *mi)
 /* Whether entry i's last status reading still stands: its statm (one pread,
  * about a sixth of status's cost) shows the same size, resident and shared
  * pages as when status was read, and that reading answered fewer than
- * STATUS_REUSE_MAX samples or is younger than STATUS_REUSE_NS. resident - shared = RssAnon and shared =
+ * STATUS_REUSE_MAX samples. resident - shared = RssAnon and shared =
  * RssFile + RssShmem: unchanged, the footprint (RssAnon + RssShmem) is too,
  * unless file and shmem pages traded places exactly; pages swapped in or out
  * move resident (VmSwap follows). The bound catches the rest (swapped pages
@@ -158,7 +165,7 @@ static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t
 	*have_v = n > 0 && !linux_parse_statm(lm->buf, (size_t)n, v);
 	bool moved = !*have_v || !p->have_last || memcmp(v, p->statm, sizeof(p->statm));
 	p->dirty |= moved;
-	if (moved || (p->reused >= STATUS_REUSE_MAX && lm->now_ns - p->status_ns >= STATUS_REUSE_NS))
+	if (moved || p->reused >= STATUS_REUSE_MAX)
 		return false;
 	/* No pid was handed out for a while (linux_sample's walk): no thread
 	 * started, and the count read last stands (one that ended leaves it
@@ -194,12 +201,11 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 	if (n <= 0) {
 		if (p->statm_fd >= 0)
 			lm->statm_fds--;
-		/* One that shared: its peak is in shared_best (the others take
-		 * over what it shared, so its own figure would count it twice). */
+		/* What it held alone counts once in the window's peak; the
+		 * others take over what it shared. */
 		if (p->excess)
 			lm->roll_all = true; /* its partners' shares grew */
-		else
-			lm->departed_hwm += p->super.hwm;
+		lm->dep_now += lm->cg_on ? 0 : held_alone(lm, p);
 		mapped_departed(lm, p);
 		proctab_remove(&lm->tab, i, close_proc);
 		return -1;
@@ -247,6 +253,55 @@ static long last_pid_now(struct linux_meter *lm)
 	return v;
 }
 
+/* A sample's part in the window's peak: peaks, the live processes' parts,
+ * with what those gone since the sample before held alone. Not while a round
+ * is owed (the partners' shares are too high): the departures wait, the
+ * largest group of them counting once with the parts of a later sample. */
+static void window_peak(struct linux_meter *lm, uint64_t peaks)
+{
+	if (lm->dep_now > lm->dep_pending)
+		lm->dep_pending = lm->dep_now;
+	lm->dep_now = 0;
+	if (lm->roll_owed)
+		return;
+	peaks += lm->dep_pending;
+	lm->dep_pending = 0;
+	if (peaks > lm->window_best)
+		lm->window_best = peaks;
+}
+
+/* The tree's cgroup's figures into *cf; false without one (a failed reading
+ * turns it off for the rest of the run: the per-process reading takes over). */
+static bool read_cgroup(struct linux_meter *lm, struct memcg_fields *cf)
+{
+	if (lm->cg_on && memcg_read(&lm->cg, lm->buf, sizeof(lm->buf), cf))
+		lm->cg_on = false;
+	return lm->cg_on;
+}
+
+/* The sum of the tree's peak parts now. With its cgroup (cf): its anonymous
+ * and shmem pages, the most file pages one live process maps, and each live
+ * process's rise above its resident set since the window's start (VmHWM -
+ * VmRSS: what it held between samples), or a zombie's ru_maxrss that
+ * meter_peak_exited took: one process's VmHWM; what those gone held is in
+ * the earlier samples' sums. Without: peak_part's (shared.c). */
+static uint64_t peak_sum(struct linux_meter *lm, const struct memcg_fields *cf)
+{
+	uint64_t sum = cf ? cf->anon + cf->shmem : 0, file = 0;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (!cf)
+			sum += peak_part(p);
+		else if (p->maxrss_taken)
+			sum += p->super.hwm;
+		else if (!p->super.zombie && (p->last.have & ST_VM_HWM)) {
+			file = p->last.rss_file > file ? p->last.rss_file : file;
+			sum += sat_sub(p->super.hwm, p->last.vm_rss);
+		}
+	}
+	return sum + file;
+}
+
 static int linux_sample(struct meter *m, struct trace_sample *s)
 {
 	struct linux_meter *lm = m->priv;
@@ -254,7 +309,11 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	struct status_fields st;
 
 	lm->now_ns = mono_ns();
-	if (!lm->mi_ns || lm->now_ns - lm->mi_ns >= MEMINFO_REUSE_NS)
+	if (lm->prev_ns)
+		lm->gap_ns = lm->now_ns - lm->prev_ns;
+	lm->prev_ns = lm->now_ns;
+	int64_t reuse = lm->gap_ns / 2 < MEMINFO_REUSE_NS ? lm->gap_ns / 2 : MEMINFO_REUSE_NS;
+	if (!lm->mi_ns || lm->now_ns - lm->mi_ns >= reuse)
 		lm->mi_ns = read_meminfo(lm, &lm->mi) ? 0 : lm->now_ns;
 	mi = lm->mi;
 	if (lm->mi_ns) {
@@ -306,19 +365,18 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 		}
 		i++;
 	}
-	share_update(lm, live);
-	uint64_t peaks = lm->departed_hwm;
-	bool sharing = false;
-	for (size_t i = 0; i < lm->tab.n; i++) {
+	struct memcg_fields cf;
+	bool cg = read_cgroup(lm, &cf);
+	if (cg)
+		s->footprint = cf.anon + cf.shmem;
+	else
+		share_update(lm, live);
+	for (size_t i = 0; !cg && i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
-		sharing |= p->excess != 0 && !leaving(p);
-		peaks += peak_part(p);
-		if (!p->super.zombie)
+		if (!p->super.zombie && !p->no_mm)
 			s->footprint += sat_sub(p->last.rss_anon + p->last.rss_shmem, p->excess);
 	}
-	/* Not while a round is owed: the partners' shares are too high. */
-	if (sharing && !lm->roll_owed && peaks > lm->shared_best)
-		lm->shared_best = peaks;
+	window_peak(lm, peak_sum(lm, cg ? &cf : NULL));
 	mapped_sample(lm, s);
 	return s->procs ? 0 : -1;
 }
@@ -371,10 +429,13 @@ static int linux_peak_reset(struct meter *m)
 			continue;
 		i++;
 	}
-	lm->departed_hwm = lm->shared_best = 0;
+	lm->window_best = lm->dep_now = lm->dep_pending = 0;
+	if (lm->cg_on)
+		memcg_peak_reset(&lm->cg);
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct mproc *p = lm->tab.p[i];
 		p->hwm = 0;
+		entry(lm, i)->maxrss_taken = false;
 		if (p->zombie) {
 			p->stale_exit = true; /* its ru_maxrss is an earlier window's */
 			continue;
@@ -395,21 +456,39 @@ static int linux_peak_reset(struct meter *m)
  * released, not yet a zombie) to become one, 1 ms at a time. */
 #define EXITING_WAIT_MS 20
 
+/* The window's peak, peak, where a bound is lower: the tree's cgroup's own
+ * high-water mark since the reset (every page it was charged for, page cache
+ * and kernel memory included) plus the file pages its live processes map
+ * (which may be charged elsewhere); the machine's memory (a resident set
+ * cannot be larger). */
+static uint64_t peak_bound(struct linux_meter *lm, uint64_t peak)
+{
+	uint64_t cg;
+	if (lm->cg_on && !memcg_peak(&lm->cg, &cg)) {
+		for (size_t i = 0; i < lm->tab.n; i++)
+			if (!lm->tab.p[i]->zombie)
+				cg += entry(lm, i)->last.rss_file;
+		if (cg < peak)
+			peak = cg;
+	}
+	if ((lm->mi.have & MI_MEM_TOTAL) && lm->mi.mem_total && peak > lm->mi.mem_total)
+		peak = lm->mi.mem_total;
+	return peak;
+}
+
 static int linux_peak_read(struct meter *m, uint64_t *bytes)
 {
 	struct linux_meter *lm = m->priv;
 	struct status_fields st;
-	uint64_t sum;
+	struct memcg_fields cf;
 	share_settle(lm);
 	for (int tries = 0;; tries++) {
 		bool exiting = false;
-		sum = 0;
 		for (size_t i = 0; i < lm->tab.n;) {
 			if (refresh(lm, i, &st, true))
 				continue;
 			exiting |= !lm->tab.p[i]->zombie && entry(lm, i)->hwm_read &&
 				   !(st.have & ST_VM_HWM);
-			sum += peak_part(entry(lm, i));
 			i++;
 		}
 		/* Such a process lost its VmHWM and cannot be reaped yet: once a
@@ -419,11 +498,10 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 			break;
 		sleep_ns(1000000);
 	}
-	if (!lm->tab.n && !lm->departed_hwm && !lm->shared_best)
+	window_peak(lm, peak_sum(lm, read_cgroup(lm, &cf) ? &cf : NULL));
+	if (!lm->tab.n && !lm->window_best)
 		return -1;
-	*bytes = sum + lm->departed_hwm;
-	if (lm->shared_best > *bytes)
-		*bytes = lm->shared_best;
+	*bytes = peak_bound(lm, lm->window_best);
 	return 0;
 }
 
@@ -438,6 +516,7 @@ static int linux_peak_exited(struct meter *m, pid_t pid, uint64_t maxrss)
 	if (p->stale_exit || maxrss <= lm->hwm_seen || maxrss <= p->hwm)
 		return 0;
 	p->hwm = maxrss; /* kept as its last figure when the entry goes */
+	((struct linux_proc *)p)->maxrss_taken = true;
 	lm->hwm_seen = maxrss;
 	return 1;
 }
@@ -450,6 +529,7 @@ static void linux_free(struct meter *m)
 	proctab_release(&lm->tab, close_proc);
 	close_fds(&lm->self);
 	mapped_free(lm);
+	memcg_remove(&lm->cg);
 	if (lm->meminfo_fd >= 0)
 		close(lm->meminfo_fd);
 	if (lm->loadavg_fd >= 0)
@@ -466,6 +546,18 @@ static int linux_mapped_file(struct meter *m, const char **path, uint64_t *size)
 	return mapped_next_file(m->priv, path, size);
 }
 
+/* A cgroup for the next command (meter.h); STAGEBENCH_CGROUP=0: none. */
+static int linux_enclose(struct meter *m)
+{
+	struct linux_meter *lm = m->priv;
+	const char *e = getenv("STAGEBENCH_CGROUP");
+	if (e && !strcmp(e, "0")) {
+		memcg_remove(&lm->cg);
+		return -1;
+	}
+	return memcg_create(&lm->cg);
+}
+
 static const struct meter_backend linux_backend = {
 	.track = linux_track,
 	.pids = linux_pids,
@@ -476,6 +568,7 @@ static const struct meter_backend linux_backend = {
 	.peak_exited = linux_peak_exited,
 	.ignore = linux_ignore,
 	.mapped_file = linux_mapped_file,
+	.enclose = linux_enclose,
 	.free = linux_free,
 };
 
@@ -518,6 +611,7 @@ int meter_platform_init(struct meter *m)
 	lm->self.faults_fd = lm->self.runtime_fd = -1;
 	lm->self.threads = 2;
 	lm->proc_fd = lm->loadavg_fd = -1;
+	memcg_init(&lm->cg);
 	m->priv = lm;
 	m->be = &linux_backend;
 

@@ -16,6 +16,15 @@ struct ppid_pair {
 	pid_t pid, ppid;
 };
 
+/* A memory cgroup of the run's own (cgroup.c): "" dir when none. */
+struct memcg {
+	char dir[4096], parent[4096];
+	bool v2;
+	int stat_fd;  /* memory.stat */
+	int procs_fd; /* cgroup.procs, written by the command before its exec */
+	int peak_fd;  /* v1 memory.max_usage_in_bytes, v2 memory.peak; -1 */
+};
+
 struct linux_meter {
 	struct proctab tab;
 	struct linux_proc self; /* the recorder: orphans are re-parented to it */
@@ -30,10 +39,16 @@ struct linux_meter {
 	bool peaks;             /* clear_refs works */
 	bool warned_clear;
 	size_t statm_fds;       /* statm descriptors open (STATM_FD_BUDGET) */
-	uint64_t departed_hwm;  /* last VmHWM of processes gone since the reset that
-				 * shared nothing */
-	uint64_t shared_best;   /* since the reset, the highest sum of the tree's peaks
-				 * (shared pages once) read while processes shared */
+	/* Window peaks (docs/platforms.md, Linux): window_best is the highest sum
+	 * since the reset of the live processes' peak parts and of what those gone
+	 * since the sample before held alone (dep_now), at samples where the
+	 * shares are exact (no round owed); at the others, the largest such
+	 * group of departures waits in dep_pending. */
+	uint64_t window_best, dep_now, dep_pending;
+	struct memcg cg;
+	bool cg_on;             /* the tree is in cg: samples read its footprint there */
+	int64_t prev_ns;        /* when the sample before began, 0: none */
+	int64_t gap_ns;         /* between the last two samples: the sampling interval */
 	uint64_t hwm_seen;      /* highest VmHWM read in the tree this run, and the
 				 * recorder's own at meter_track (peak_exited) */
 	int64_t now_ns;         /* when the current sample began */
@@ -60,8 +75,10 @@ struct linux_meter {
 #define THREAD_FD_BUDGET 256
 
 /* System figures change slowly and /proc/meminfo is the costliest file a
- * sample reads: samples reuse a reading this recent (meter_system, the
- * guard's, always reads afresh). */
+ * sample reads: a sample reuses a reading younger than half the interval
+ * between the last two samples (one taken out of turn, as at a stage event),
+ * and never one older than this (meter_system, the guard's, always reads
+ * afresh). */
 #define MEMINFO_REUSE_NS (100 * 1000000LL)
 
 /* A multi-threaded process's thread list is read again this often, or as
@@ -70,10 +87,9 @@ struct linux_meter {
 #define RELIST_NS (100 * 1000000LL)
 
 /* A process's status is re-read when its statm moved, or once a reading
- * answered this many samples and is this old (status_stands): a pread of
- * status costs five statm ones. */
+ * answered this many samples (status_stands): a pread of status costs five
+ * statm ones. */
 #define STATUS_REUSE_MAX 30
-#define STATUS_REUSE_NS (1000 * 1000000LL)
 /* Processes sampled through statm (its descriptor kept open); beyond, status
  * is read every sample (no more descriptors). */
 #define STATM_FD_BUDGET 256
@@ -140,5 +156,14 @@ void mapped_departed(struct linux_meter *lm, const struct linux_proc *p);
 void mapped_reset(struct linux_meter *lm);
 bool mapped_next_file(struct linux_meter *lm, const char **path, uint64_t *size);
 void mapped_free(struct linux_meter *lm);
+uint64_t held_alone(struct linux_meter *lm, const struct linux_proc *p);
+/* cgroup.c */
+void memcg_init(struct memcg *cg);
+int memcg_create(struct memcg *cg);
+bool memcg_holds(const struct memcg *cg, pid_t pid);
+int memcg_read(struct memcg *cg, char *buf, size_t size, struct memcg_fields *f);
+int memcg_peak_reset(struct memcg *cg);
+int memcg_peak(struct memcg *cg, uint64_t *bytes);
+void memcg_remove(struct memcg *cg);
 
 #endif

@@ -115,7 +115,8 @@ void linux_parse_rollup(const char *buf, size_t len, struct rollup_fields *f)
 {
 	const char *s = buf, *end = buf + len;
 	memset(f, 0, sizeof(*f));
-	const unsigned all = RU_PSS_ANON | RU_PSS_SHMEM | RU_RSS | RU_PSS | RU_PRIVATE_DIRTY;
+	const unsigned all = RU_PSS_ANON | RU_PSS_SHMEM | RU_RSS | RU_PSS | RU_PRIVATE_DIRTY |
+			     RU_PRIVATE_CLEAN;
 	while (s < end && f->have != all) {
 		size_t n = (size_t)(end - s);
 		if (KEY("Rss:")) {
@@ -130,9 +131,37 @@ void linux_parse_rollup(const char *buf, size_t len, struct rollup_fields *f)
 		} else if (KEY("Pss_Shmem:")) {
 			f->pss_shmem = read_kb(&s, end);
 			f->have |= RU_PSS_SHMEM;
+		} else if (KEY("Private_Clean:")) {
+			f->private_clean = read_kb(&s, end);
+			f->have |= RU_PRIVATE_CLEAN;
 		} else if (KEY("Private_Dirty:")) {
 			f->private_dirty = read_kb(&s, end);
 			f->have |= RU_PRIVATE_DIRTY;
+		}
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+}
+
+void linux_parse_memcg_stat(const char *buf, size_t len, bool v2, struct memcg_fields *f)
+{
+	/* v1 (memory.stat of a hierarchy): total_rss is anonymous memory (and swap
+	 * cache), total_shmem tmpfs/shmem; v2: anon, shmem, file. */
+	const char *s = buf, *end = buf + len;
+	memset(f, 0, sizeof(*f));
+	while (s < end) {
+		size_t n = (size_t)(end - s);
+		if (v2 ? KEY("anon ") : KEY("total_rss ")) {
+			f->anon = read_u64(&s, end);
+			f->have |= MC_ANON;
+		} else if (v2 ? KEY("shmem ") : KEY("total_shmem ")) {
+			f->shmem = read_u64(&s, end);
+			f->have |= MC_SHMEM;
+		} else if (v2 ? KEY("file_mapped ") : KEY("total_mapped_file ")) {
+			f->file_mapped = read_u64(&s, end);
+			f->have |= MC_FILE_MAPPED;
 		}
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		if (!nl)
@@ -300,3 +329,4 @@ int linux_parse_statm(const char *buf, size_t len, uint64_t v[3])
 	}
 	return 0;
 }
+

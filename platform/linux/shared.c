@@ -93,8 +93,15 @@ static bool roll(struct linux_meter *lm, struct linux_proc *p)
 		close(fd);
 	if (n > 0)
 		linux_parse_rollup(lm->buf, (size_t)n, &ru);
-	if (n <= 0 || !(ru.have & RU_PSS_ANON))
-		return p->excess != 0; /* exiting (no mm left): its last reading stands */
+	if (n <= 0 || !(ru.have & RU_PSS_ANON)) {
+		p->no_mm = true; /* exiting: its last reading stands for peaks */
+		return p->excess != 0;
+	}
+	p->no_mm = false;
+	p->pss_read = true;
+	p->shared_rss = (ru.have & (RU_RSS | RU_PRIVATE_CLEAN | RU_PRIVATE_DIRTY)) ==
+				(RU_RSS | RU_PRIVATE_CLEAN | RU_PRIVATE_DIRTY)
+			? sat_sub(ru.rss, ru.private_clean + ru.private_dirty) : 0;
 	p->excess = sat_sub(p->last.rss_anon + p->last.rss_shmem, ru.pss_anon + ru.pss_shmem);
 	if (!shares(p))
 		p->excess = 0;
@@ -123,6 +130,22 @@ uint64_t peak_part(const struct linux_proc *p)
 	return sat_sub(p->super.hwm, p->rss_excess);
 }
 
+/* What p, gone, held alone: its VmHWM less the pages others also map (they
+ * count them), as its last reading found them; one never read (it left
+ * first) that a live tree process forked: less its parent's resident pages,
+ * the most it can share with it. A window's peak adds it to the others' parts
+ * once, at the sample that found it gone (linux_sample), never its whole
+ * high-water mark when it shared. */
+uint64_t held_alone(struct linux_meter *lm, const struct linux_proc *p)
+{
+	if (p->pss_read)
+		return p->excess ? sat_sub(p->super.hwm, p->shared_rss) : p->super.hwm;
+	long i = p->ppid > 0 ? proctab_find(&lm->tab, p->ppid) : -1;
+	if (i < 0 || lm->tab.p[i]->zombie)
+		return p->super.hwm;
+	return sat_sub(p->super.hwm, entry(lm, (size_t)i)->last.vm_rss);
+}
+
 /* Whether a process that shares changed since its reading (changed_since_roll).
  * Stops at the first. */
 static bool sharers_changed(struct linux_meter *lm)
@@ -132,6 +155,20 @@ static bool sharers_changed(struct linux_meter *lm)
 		if (p->super.zombie || !p->excess)
 			continue;
 		if (changed_since_roll(lm, p))
+			return true;
+	}
+	return false;
+}
+
+/* Whether a live process that shared nothing at its reading holds shmem
+ * (MAP_SHARED memory, /dev/shm, a memfd) and its statm moved since: pages it
+ * faulted in may be mapped by others, unknown which: every live one is read. */
+static bool shmem_moved(struct linux_meter *lm)
+{
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (!p->super.zombie && !p->excess && p->dirty &&
+		    p->last.rss_shmem > SHARE_MIN_BYTES)
 			return true;
 	}
 	return false;
@@ -188,7 +225,8 @@ static void round_of(struct linux_meter *lm, bool all, bool owed)
  * seen is read, and when it shares (a fork not yet exec'd) every live one
  * is, unless its parent already shares: then those that share are, within
  * the cost budget; when a sharing process left, every live one is; when one
- * that shares changed, those that share are, within the cost budget. */
+ * that shares changed, those that share are, within the cost budget, and
+ * when one holding shmem that shared nothing changed, every live one is. */
 void share_update(struct linux_meter *lm, size_t live)
 {
 	if (!lm->pss)
@@ -229,6 +267,8 @@ void share_update(struct linux_meter *lm, size_t live)
 	if (!all && t0 >= lm->roll_next_ns) {
 		owed = lm->roll_owed;
 		changed = owed || sharers_changed(lm);
+		all = !changed && shmem_moved(lm);
+		changed |= all;
 		if (!changed) /* nothing to read: the next look waits as a round would */
 			lm->roll_next_ns = mono_ns() + lm->roll_wait_ns;
 	}

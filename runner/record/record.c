@@ -113,6 +113,7 @@ static int run_command(struct run *r)
 	r->sp.stdout_fd = r->o->stdout_fd;
 	r->sp.on_reap = on_reaped;
 	r->sp.on_reap_arg = r;
+	r->sp.cgroup_fd = meter_enclose(r->m);
 
 	double cpu0 = rusage_children_s();
 	r->spawn_ns = mono_ns();

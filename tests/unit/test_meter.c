@@ -665,8 +665,10 @@ Test(meter, rollup_parser_reads_rss_pss_the_anon_and_shmem_shares_and_private_di
 		"Private_Clean:       116 kB\nPrivate_Dirty:        384 kB\n";
 	struct rollup_fields f;
 	linux_parse_rollup(text, sizeof(text) - 1, &f);
-	cr_assert_eq(f.have, RU_RSS | RU_PSS | RU_PSS_ANON | RU_PSS_SHMEM | RU_PRIVATE_DIRTY);
+	cr_assert_eq(f.have, RU_RSS | RU_PSS | RU_PSS_ANON | RU_PSS_SHMEM | RU_PRIVATE_DIRTY |
+			     RU_PRIVATE_CLEAN);
 	cr_assert_eq(f.private_dirty, 384ull * 1024);
+	cr_assert_eq(f.private_clean, 116ull * 1024);
 	cr_assert_eq(f.rss, 1049088ull * 1024);
 	cr_assert_eq(f.pss, 524429ull * 1024);
 	cr_assert_eq(f.pss_anon, 524366ull * 1024);
@@ -675,6 +677,30 @@ Test(meter, rollup_parser_reads_rss_pss_the_anon_and_shmem_shares_and_private_di
 	static const char old[] = "Rss: 8 kB\nPss: 4 kB\nShared_Clean: 4 kB\n";
 	linux_parse_rollup(old, sizeof(old) - 1, &f);
 	cr_assert_eq(f.have, RU_RSS | RU_PSS);
+}
+
+Test(meter, memcg_stat_parser_reads_v1_totals_and_v2_keys)
+{
+	/* v1: the hierarchy's total_ lines, not the cgroup's own nor their longer
+	 * namesakes (total_rss_huge) */
+	static const char v1[] = "cache 8192\nrss 4096\nshmem 12\nmapped_file 1\n"
+		"total_cache 300\ntotal_rss 1048576\ntotal_rss_huge 2097152\n"
+		"total_shmem 65536\ntotal_mapped_file 4096\n";
+	struct memcg_fields f;
+	linux_parse_memcg_stat(v1, sizeof(v1) - 1, false, &f);
+	cr_assert_eq(f.have, MC_ANON | MC_SHMEM | MC_FILE_MAPPED);
+	cr_assert_eq(f.anon, 1048576);
+	cr_assert_eq(f.shmem, 65536);
+	cr_assert_eq(f.file_mapped, 4096);
+	static const char v2[] = "anon 7340032\nfile 100\nkernel 5\nshmem 8192\n"
+		"file_mapped 40960\nanon_thp 2097152\nshmem_thp 0\n";
+	linux_parse_memcg_stat(v2, sizeof(v2) - 1, true, &f);
+	cr_assert_eq(f.have, MC_ANON | MC_SHMEM | MC_FILE_MAPPED);
+	cr_assert_eq(f.anon, 7340032);
+	cr_assert_eq(f.shmem, 8192);
+	cr_assert_eq(f.file_mapped, 40960);
+	linux_parse_memcg_stat("cache 1\n", 8, false, &f);
+	cr_assert_eq(f.have, 0u);
 }
 
 Test(meter, stat_faults_parser_adds_minflt_and_majflt_after_the_last_paren)
