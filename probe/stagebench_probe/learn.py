@@ -40,6 +40,7 @@ class Birth:
         self.result = False  # the factory returned it
         self.cls = class_id(type(module))
         self.nbytes = None
+        self.device = self.dtype = None  # where its weights were at its first use
         self.names = []  # names seen for it: attributes, variables
         self.methods = []  # entry methods, in order of first use
         self.sub_ids = set()
@@ -292,6 +293,7 @@ class Learner:
         if b.nbytes is None:
             from .release import module_nbytes
             b.nbytes = module_nbytes(root)
+            b.device, b.dtype = _placement(root)
         if method not in b.methods:
             b.methods.append(method)
         self._names(b, first)
@@ -341,6 +343,18 @@ class Learner:
         for line in summary:
             self.note(line)
             sys.stderr.write("stagebench_probe: learn: %s\n" % line)
+
+
+def _placement(module):
+    """(device, dtype) of a module's first parameter or buffer, as text ("cpu",
+    "bfloat16"), or (None, None)."""
+    for t in module.parameters():
+        break
+    else:
+        t = next(module.buffers(), None)
+    if t is None:
+        return None, None
+    return str(t.device), str(t.dtype).replace("torch.", "")
 
 
 def class_id(cls):

@@ -152,6 +152,9 @@ def write(learner):
              "at": "%s:%d in %s" % b.site, "call": seen.index(ident) + 1,
              "by": b.factory["by"], "class": b.cls, "mb": _mb(b.nbytes),
              "uses": list(b.methods)}
+        for k in ("device", "dtype"):
+            if getattr(b, k, None):
+                m[k] = getattr(b, k)
         if b.part:
             m["part"] = b.part
         models[b] = m
@@ -241,6 +244,7 @@ class Plan:
         self.made = set()
         self.printed = {}  # (model, method, stage) -> fingerprints taken
         self.state = {"spoofing": False}
+        self.known = {}  # name -> {"dtype": ...}: what this run's loading call says
 
     # -- stages -------------------------------------------------------------------------
     def setup(self):
@@ -440,6 +444,7 @@ class PlanFactory(Interceptor):
         for name, part in parts.items():
             real = cp.component_class(self.plan.models[name]["class"])
             load = cp.load_kwargs(part, kwargs)
+            plan.known[name] = {"dtype": load.get("dtype", load.get("torch_dtype"))}
             stage = plan.stage_of.get(name)
 
             def build(real=real, part=part, load=load, name=name):

@@ -287,3 +287,82 @@ def test_a_model_its_own_loader_wrote_into_is_kept_not_rebuilt(tmp_path):
     assert "net is used while the script sets itself up" in err and "kept resident" in err
     assert ("release", "net") not in _seq(events)
     assert ("load", "other") in _seq(events)
+
+
+
+QUERIED = """
+import sys
+import torch
+import zoo
+
+
+def main():
+    torch.manual_seed(0)
+    net = zoo.make_net(64)
+    net.to(torch.float64)
+    x = torch.ones(2, 64, dtype=torch.float64)
+    # a library's device walk before the first call (diffusers' get_module_execution_device)
+    device, dtype = zoo.execution_device(net)
+    print("asked", device, dtype)
+    with torch.no_grad():
+        print("sum %.6f" % float(zoo.run(net, x.to(device)).sum()))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+ZOO_QUERY = """
+import torch
+class Net(nn.Module):
+    # device and dtype properties, as transformers' and diffusers' models have
+    def __init__(self, width):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(width, width), nn.Linear(width, width))
+    def forward(self, x):
+        return self.body(x)
+    @property
+    def device(self):
+        return next(self.parameters()).device
+    @property
+    def dtype(self):
+        return next(self.parameters()).dtype
+def make_net(width):
+    return Net(width)
+def execution_device(module):
+    for sub in module.modules():
+        hook = getattr(sub, "_hf_hook", None)
+        if getattr(hook, "execution_device", None) is not None:
+            return hook.execution_device, None
+    return module.device, module.dtype
+def run(net, x):
+    return net(x)
+"""
+
+
+def test_queries_are_not_uses(tmp_path):
+    """Staged, a library asking a model not built yet for its device (modules(), its
+    offload hooks, .device) and its dtype is answered without building it, from what the
+    script recorded on it (.to(float64)) and what the learning run saw: the model is built
+    in its stage, not kept resident. A class without a device property is not given one."""
+    _zoo(tmp_path).write_text(ZOO + ZOO_QUERY)
+    (tmp_path / "app.py").write_text(QUERIED)
+    argv = [os.environ.get("SB_PYTHON", "/usr/bin/python3"), str(tmp_path / "app.py")]
+    plan, _, learned_out = _learn(tmp_path, argv)
+    models, stages = _tables(plan)
+    assert models["net"]["dtype"] == "float64" and models["net"]["device"] == "cpu"
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_ADAPTER": str(plan),
+                                                 "STAGEBENCH_STAGED": "1"})
+    assert rc == 0, err
+    assert out == learned_out
+    assert "asked cpu torch.float64" in out
+    assert "kept resident" not in err
+    seq = _seq(events)
+    assert seq.index(("load", "net")) > seq.index(("stage", stages[0]["name"])), seq
+    # the same walk on a class with no device property: built (and kept), as eager fails
+    # over to its parameters there
+    (tmp_path / "site-packages" / "zoo.py").write_text(
+        ZOO + ZOO_QUERY.replace("def device", "def where"))
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_ADAPTER": str(plan),
+                                                 "STAGEBENCH_STAGED": "1"})
+    assert rc == 1 and "has no attribute 'device'" in err
