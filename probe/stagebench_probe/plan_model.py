@@ -39,7 +39,7 @@ class PlanModel(LazyModel):
         e = self._sb_probe._entries.get(self._sb_name)
         if e is not None and e.module is None and not e.pinned:
             if plan.probe.stage in (None, "setup"):
-                plan.keep(self._sb_name)
+                plan.keep(self._sb_name, plan.state.pop("asked", None))
             else:
                 plan.use(self._sb_name)
         return LazyModel._sb_module(self)
@@ -52,7 +52,11 @@ class PlanModel(LazyModel):
                 return known
         if attr in self._sb_plan.models[self._sb_name].get("uses", ()):
             self._sb_plan.use(self._sb_name)
-        return LazyModel.__getattr__(self, attr)
+        self._sb_plan.state["asked"] = attr
+        try:
+            return LazyModel.__getattr__(self, attr)
+        finally:
+            self._sb_plan.state.pop("asked", None)
 
 
 def queries(stand_in, entry, attr):

@@ -284,7 +284,8 @@ def test_a_model_its_own_loader_wrote_into_is_kept_not_rebuilt(tmp_path):
                                                  "STAGEBENCH_STAGED": "1"})
     assert rc == 0, err
     assert out == learned_out
-    assert "net is used while the script sets itself up" in err and "kept resident" in err
+    assert "not staged: net (" in err and "used while the script sets itself up" in err
+    assert "kept resident; forced by app:read_into at app.py:" in err
     assert ("release", "net") not in _seq(events)
     assert ("load", "other") in _seq(events)
 
@@ -366,3 +367,54 @@ def test_queries_are_not_uses(tmp_path):
     rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_ADAPTER": str(plan),
                                                  "STAGEBENCH_STAGED": "1"})
     assert rc == 1 and "has no attribute 'device'" in err
+
+
+def test_kept_plan_on_the_script_renamed_and_moved(tmp_path):
+    """The same script under another name in another directory: the plan matches it by
+    what it does (its calls, from its functions, of its own classes), stages every model,
+    and says nothing changed."""
+    argv = _write(tmp_path)
+    plan, _, learned_out = _learn(tmp_path, argv)
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (moved / "renamed.py").write_text((tmp_path / "app.py").read_text())
+    argv = [argv[0], str(moved / "renamed.py"), argv[2]]
+    env = {"STAGEBENCH_ADAPTER": str(plan), "STAGEBENCH_RNG_REPLAY": "1"}
+    rc, eager, eout, err = _run(tmp_path, argv, dict(env))
+    assert rc == 0, err
+    rc, staged, sout, err = _run(tmp_path, argv, dict(env, STAGEBENCH_STAGED="1"))
+    assert rc == 0, err
+    assert eout == sout == learned_out
+    assert "changed since" not in err and "does not match" not in err
+    seq = _seq(staged)
+    for name, stage in (("encoder", "encode"), ("denoiser", "denoise"),
+                        ("decoder", "decoder.decode")):
+        assert seq.index(("load", name)) == seq.index(("stage", stage)) + 1 + (
+            name != "encoder"), seq
+    assert _latents(eager) == _latents(staged) and _latents(staged)
+
+
+def test_plan_of_another_script_runs_eagerly_and_says_why(tmp_path):
+    """A plan none of whose models the script makes: the run goes on as written (exit 0,
+    the script's own output), a "plan does not match" note says why; nothing deferred
+    reaches a library's own checkpoint reading (torch.load inside zoo)."""
+    argv = _write(tmp_path)
+    plan, _, _ = _learn(tmp_path, argv)
+    _zoo(tmp_path).write_text(ZOO + "\nimport torch\ndef read(path):\n    "
+                              "return torch.load(path)\n")
+    (tmp_path / "other.py").write_text(
+        "import sys\nimport torch\nimport zoo\nnet = torch.nn.Linear(256, 256)\n"
+        "net.load_state_dict({k[7:]: v for k, v in zoo.read(sys.argv[1]).items()\n"
+        "                     if k.startswith('body.0.')})\n"
+        "print('sum %.4f' % float(net(torch.ones(1, 256)).sum()))\n")
+    argv = [argv[0], str(tmp_path / "other.py"), argv[2]]
+    rc, plain, pout, err = _run(tmp_path, argv, {})
+    assert rc == 0, err
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_ADAPTER": str(plan),
+                                                 "STAGEBENCH_STAGED": "1"})
+    assert rc == 0, err
+    assert out == pout
+    notes = [e["note"] for e in events if e["kind"] == "mark"]
+    assert any(n.startswith("plan does not match: none of its 3 model(s) was made") and
+               "the run went on as written" in n for n in notes), notes
+    assert not [e for e in events if e["kind"] in ("load", "release")]
