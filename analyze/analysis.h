@@ -163,6 +163,10 @@ struct analysis {
 				 * stage (start.stop_at, or a mark "stopped at NAME");
 				 * NULL otherwise */
 	bool damaged;           /* the reader stopped early (analysis of what it read) */
+	char **staging_notes;   /* marks "not staged: ..." and "plan does not match: ..."
+				 * (the probe's: a model a staged run could not stage, a
+				 * plan that ran the script as written), in order, once each */
+	size_t nstaging_notes;
 	struct run_version *versions; /* in the trace's order; none when it names none */
 	size_t nversions;
 
