@@ -1,4 +1,5 @@
 /* compare.c -- `stagebench compare`: options, usage, then the compare engine (runner/compare.h) */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +78,10 @@ static const char compare_after[] =
 	"first from one eager run; the arguments may name {seed} (--seed), {out},\n"
 	"{cache}, {run}, {mode} and {python}, any other brace is literal; the output and\n"
 	"cache directories are named by the script (its file's stem); --prepare CMD (a\n"
-	"shell command, run once first) and --files PATH (repeatable: what it reads, for\n"
-	"--cache-state) say what a pipeline file's \"prepare\" and \"files\" would.\n"
+	"shell command, run once first), --files PATH (repeatable: what it reads, for\n"
+	"--cache-state) and --adapter FILE (a kept plan) say what a pipeline file's\n"
+	"\"prepare\", \"files\" and \"adapter\" would. A kept plan matches the script by\n"
+	"what it does, not by its path: renamed or moved, it is the same script.\n"
 	"A model a staged run could not stage (used before its stage began, or one the\n"
 	"plan leaves as the script makes it) and a plan that does not match the script\n"
 	"(the run then goes on as written) are said under the table; -v names the call\n"
@@ -136,6 +139,7 @@ enum {
 	OPT_FORCE,
 	OPT_PREPARE,
 	OPT_FILES,
+	OPT_ADAPTER,
 };
 
 /* The rows compare and learn share. */
@@ -185,6 +189,9 @@ static const struct opt_spec compare_rows[] = {
 	ROW_INTERVAL,
 	ROW_PREPARE,
 	ROW_FILES,
+	OPT("adapter", 0, OPT_ADAPTER, "FILE", OV_FILE,
+	    "with -- COMMAND: the adapter every run uses, a plan\n"
+	    "kept from 'stagebench learn' (default: learn one first)"),
 	OPT("warmup", 0, OPT_WARMUP, "N", OV_TEXT,
 	    "N runs of each variant first, recorded apart in\n"
 	    "DIR/warmup/ and left out of runs.json, the tables and the\n"
@@ -295,6 +302,7 @@ struct args {
 	char **command;         /* the command after --, as the pipeline; NULL: none */
 	int last_arg;           /* argv index of "--" (argc without one) */
 	const char *prepare;    /* --prepare */
+	const char *adapter;    /* --adapter */
 	const char **files;     /* --files, NULL-terminated (owned array) */
 	size_t nfiles;
 };
@@ -386,6 +394,9 @@ static int parse_one(struct args *a, int opt, const char *arg)
 	case OPT_PREPARE:
 		a->prepare = arg;
 		break;
+	case OPT_ADAPTER:
+		a->adapter = arg;
+		break;
 	case OPT_FILES:
 		a->files = xrealloc(a->files, (a->nfiles + 2) * sizeof(*a->files));
 		a->files[a->nfiles++] = arg;
@@ -422,9 +433,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	a->first_variant = optind;
 	a->last_arg = argc;
-	if ((a->prepare || a->files) && !a->command)
-		return opt_usage_error(a->cmd, "--prepare and --files go with -- COMMAND (a pipeline "
-				       "file says them as \"prepare\" and \"files\")");
+	if ((a->prepare || a->files || a->adapter) && !a->command)
+		return opt_usage_error(a->cmd, "--prepare, --files and --adapter go with -- COMMAND (a "
+				       "pipeline file says them as \"prepare\", \"files\" and "
+				       "\"adapter\")");
+	if (a->adapter && access(a->adapter, R_OK))
+		return opt_usage_error(a->cmd, "--adapter '%s': %s", a->adapter, strerror(errno));
 	if (a->command && a->pipeline)
 		return opt_usage_error(a->cmd, "--pipeline FILE and -- COMMAND exclude each other: "
 				       "the command is the pipeline");
@@ -481,8 +495,11 @@ static int find_pipeline(const struct args *a, struct found *f)
 		      exe, exe);
 		return SB_EXIT_FAILURE;
 	}
-	if (a->command)
+	if (a->command) {
 		pipeline_from_command(a->command, a->prepare, (char *const *)a->files, &f->p);
+		if (a->adapter) /* absolute: the runs' directory is not this one */
+			f->p.adapter = path_absolute(a->adapter);
+	}
 	else if (pipeline_read(f->pipeline_path, &f->p) < 0)
 		return SB_EXIT_FAILURE;
 	f->have_pipeline = true;

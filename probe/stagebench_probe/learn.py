@@ -328,13 +328,22 @@ class Learner:
     def finish(self):
         if sys.getprofile() == self._profile:
             sys.setprofile(None)
-        from . import plan
+        from . import plan, _failed
+        if _failed:
+            self.note("no plan written: the run failed")
+            sys.stderr.write("stagebench_probe: learn: no plan written: the run failed\n")
+            return
         try:
             text, summary = plan.write(self)
         except Exception as e:
             import traceback
             traceback.print_exc()
             sys.stderr.write("stagebench_probe: learn: cannot write the plan: %s\n" % e)
+            return
+        if summary[0].startswith("0 model(s)"):
+            for line in ["no plan written: the run used no model that can be staged"] + summary[1:]:
+                self.note(line)
+                sys.stderr.write("stagebench_probe: learn: %s\n" % line)
             return
         tmp = self.path + ".tmp"
         with open(tmp, "w") as f:

@@ -418,3 +418,22 @@ def test_plan_of_another_script_runs_eagerly_and_says_why(tmp_path):
     assert any(n.startswith("plan does not match: none of its 3 model(s) was made") and
                "the run went on as written" in n for n in notes), notes
     assert not [e for e in events if e["kind"] in ("load", "release")]
+
+
+def test_a_failed_learning_run_writes_no_plan(tmp_path):
+    """The run failed (or used no model that can be staged): no plan file, and stderr
+    says why; a plan with 0 models would run every later run as written."""
+    argv = _write(tmp_path)
+    plan = tmp_path / "plan.py"
+    app = (tmp_path / "app.py").read_text()
+    (tmp_path / "app.py").write_text(app.replace('    print("sum', '    raise SystemError("late")\n'
+                                                 '    print("sum'))
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_LEARN": str(plan)})
+    assert rc == 1 and "late" in err
+    assert not plan.exists()
+    assert "no plan written: the run failed" in err
+    (tmp_path / "app.py").write_text("import torch\nprint(torch.ones(2).sum())\n")
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_LEARN": str(plan)})
+    assert rc == 0, err
+    assert not plan.exists()
+    assert "no plan written: the run used no model that can be staged" in err
