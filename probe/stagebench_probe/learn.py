@@ -328,8 +328,8 @@ class Learner:
     def finish(self):
         if sys.getprofile() == self._profile:
             sys.setprofile(None)
-        from . import plan, _failed
-        if _failed:
+        from . import plan
+        if getattr(sys, "last_type", None) is not None:  # an uncaught exception ended it
             self.note("no plan written: the run failed")
             sys.stderr.write("stagebench_probe: learn: no plan written: the run failed\n")
             return
