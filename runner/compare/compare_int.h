@@ -6,12 +6,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../analyze/analysis.h"
-#include "../common/util.h"
-#include "../traces/runs.h"
-#include "../traces/trace.h"
+#include "../../analyze/analysis.h"
+#include "../../common/util.h"
+#include "../../traces/runs.h"
+#include "../../traces/trace.h"
 #include "compare.h"
-#include "record.h"
+#include "../record/record.h"
 
 /* A run that finished, for the report. */
 struct done_run {
@@ -81,8 +81,8 @@ int compare_report(const struct session *s, bool charts, size_t *findings);
  * (0 or the exit status); task K run alone (its exit status); every planned
  * run gathered into runs.json for the merge (0 or -1). */
 int print_plan(const struct compare_opts *o, size_t total);
-int campaign_of(struct session *s);
+int parts_campaign(struct session *s);
 int run_task(struct session *s);
-int gather(struct session *s);
+int parts_gather(struct session *s);
 
 #endif
