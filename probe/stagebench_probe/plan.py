@@ -610,7 +610,7 @@ def install_plan(probe, models, stages, left=(), script=None, not_staged=()):
     ({"name", "class", "mb", "why"}), said in the report."""
     models, stages, left = pm.renamed(dict(models), list(stages), list(left), script)
     plan = Plan(probe, models, stages, left, script)
-    for x in not_staged:
+    for x in not_staged if probe.staged else ():
         probe.mark("%s%s (%s MB): %s" % (pm.NOTE_NOT_STAGED, x["name"], x.get("mb"), x["why"]))
     done = set()
     for name, m in plan.models.items():

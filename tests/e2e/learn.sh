@@ -49,6 +49,9 @@ rc=$?
 check "compare: exit 0 (got $rc: $(tail -n 3 "$tmp/a.err"))" [ "$rc" -eq 0 ]
 check "compare: the plan learned into OUT/plan.py" [ -s "$A/plan.py" ]
 check "compare: latents identical" grep -q '^4 pairs in 4 latents: 4 identical' "$A/latents.md"
+check "compare: the table says which model was not staged, why, and its size" \
+	grep -q "^Not staged in staged: norm ([0-9.]* MB): 2 of its parts" "$tmp/a.out"
+check "compare: ... for the staged runs only" sh -c "! grep -q '^Not staged in eager' '$tmp/a.out'"
 "$SB" table --format csv "$A"/eager-1.trace.jsonl.zst "$A"/staged-1.trace.jsonl.zst >"$tmp/a.csv"
 for s in embed mix score; do
 	e=$(peak "$s" eager "$tmp/a.csv")
