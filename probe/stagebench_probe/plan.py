@@ -473,7 +473,7 @@ class PlanFactory(Interceptor):
                                  not real.__module__.startswith("transformers"))
         plan.state["spoofing"] = True
         try:
-            pipe = fn(*args, **kwargs)
+            pipe = fn(*resolve(args), **resolve(kwargs))
         finally:
             plan.state["spoofing"] = False
         _record_to(pipe, [kwargs[p] for p in parts.values()])
