@@ -554,6 +554,25 @@ static void stopped_as_asked(const struct trace *tr, struct analysis *a)
 	}
 }
 
+/* The probe's notes on what it could not stage (analysis.h: staging_notes). */
+static void staging_notes(const struct trace *tr, struct analysis *a)
+{
+	static const char *const prefixes[] = { "not staged: ", "plan does not match: " };
+	for (size_t i = 0; i < tr->nevents; i++) {
+		const struct trace_event *ev = &tr->events[i];
+		bool ours = false;
+		for (size_t p = 0; ev->kind == EV_MARK && ev->note && p < 2; p++)
+			ours |= !strncmp(ev->note, prefixes[p], strlen(prefixes[p]));
+		for (size_t k = 0; ours && k < a->nstaging_notes; k++)
+			ours = strcmp(a->staging_notes[k], ev->note) != 0;
+		if (!ours)
+			continue;
+		a->staging_notes = xrealloc(a->staging_notes,
+					    (a->nstaging_notes + 1) * sizeof(*a->staging_notes));
+		a->staging_notes[a->nstaging_notes++] = xstrdup(ev->note);
+	}
+}
+
 int analysis_run(const struct trace *tr, const struct run_entry *entry, struct analysis *a)
 {
 	if (!tr->has_start)
@@ -576,6 +595,7 @@ int analysis_run(const struct trace *tr, const struct run_entry *entry, struct a
 	a->nversions = tr->nversions;
 	outcome(tr, entry, a);
 	stopped_as_asked(tr, a);
+	staging_notes(tr, a);
 	build_windows(tr, a);
 	scan_samples(tr, a);
 	release_effects(tr, a);
@@ -621,6 +641,9 @@ void analysis_release(struct analysis *a)
 	free(a->utc);
 	free(a->reason);
 	free(a->stopped_as_asked);
+	for (size_t i = 0; i < a->nstaging_notes; i++)
+		free(a->staging_notes[i]);
+	free(a->staging_notes);
 	for (size_t i = 0; i < a->nversions; i++) {
 		free(a->versions[i].name);
 		free(a->versions[i].value);

@@ -175,6 +175,10 @@ struct analysis {
 				 * NULL otherwise */
 	bool damaged;           /* the reader stopped early (analysis of what it read) */
 	bool cut;               /* damaged so: the file ends inside its last frame or line */
+	char **staging_notes;   /* marks "not staged: ..." and "plan does not match: ..."
+				 * (the probe's: a model a staged run could not stage, a
+				 * plan that ran the script as written), in order, once each */
+	size_t nstaging_notes;
 	struct run_version *versions; /* in the trace's order; none when it names none */
 	size_t nversions;
 

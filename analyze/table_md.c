@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../common/units.h"
+#include "../common/util.h"
 #include "text.h"
 #include "table.h"
 
@@ -479,6 +480,39 @@ static void loads_lines(const struct table *t, struct strbuf *out)
 	}
 }
 
+/* What a mode's runs could not stage ("not staged: ...", a plan that did not match), once
+ * each: the model, why, its size; the call that forced it with -v. */
+static void staging_notes_md(const struct table *t, struct strbuf *out)
+{
+	for (size_t m = 0; m < t->nmodes; m++) {
+		const char *said[64];
+		size_t nsaid = 0;
+		for (size_t i = 0; i < t->nruns; i++) {
+			const struct analysis *a = &t->runs[i].a;
+			if (t->runs[i].supplement || !a->mode || strcmp(a->mode, t->modes[m].name))
+				continue;
+			for (size_t k = 0; k < a->nstaging_notes && nsaid < 64; k++) {
+				const char *note = a->staging_notes[k], *cut = strstr(note, "; forced by ");
+				size_t len = cut && sb_verbosity < 1 ? (size_t)(cut - note) : strlen(note);
+				bool dup = false;
+				for (size_t j = 0; j < nsaid; j++)
+					dup |= !strncmp(said[j], note, len);
+				if (dup)
+					continue;
+				said[nsaid++] = note;
+				bool plan = !strncmp(note, "plan ", 5);
+				size_t skip = strchr(note, ':') ? (size_t)(strchr(note, ':') - note) + 2 : 0;
+				char *shown = xstrndup(note + skip, len > skip ? len - skip : 0);
+				strbuf_addf(out, "%s in %s: ", plan ? "The plan does not match" : "Not staged",
+					    t->modes[m].name);
+				text_md(out, shown);
+				free(shown);
+				strbuf_addstr(out, ".\n");
+			}
+		}
+	}
+}
+
 static void summary_table(const struct table *t, struct strbuf *out)
 {
 	strbuf_addstr(out, "\n| mode | runs | ran to | peak footprint | swap rise | time | of which loading |\n"
@@ -525,6 +559,7 @@ static void render_md(const struct table *t, struct strbuf *out)
 		strbuf_addch(out, '\n');
 	for (size_t i = 0; i < t->ncomparisons; i++)
 		verdict_md(t, &t->comparisons[i], out);
+	staging_notes_md(t, out);
 	loads_lines(t, out);
 	if (t->swap_rose) {
 		strbuf_addstr(out, "\nSystem swap rise per stage (the largest within one of its windows; "

@@ -1,4 +1,5 @@
 /* compare.c -- `stagebench compare`: options, usage, then the compare engine (runner/compare/compare.h) */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ static const char compare_usage[] =
 	"                          [--warmup N] [--cache-state warm|cold|as-is] [--no-prime]\n"
 	"                          [--no-peak-reset] [--by-commit] [--plan | --task K | --merge]\n"
 	"                          [GUARD OPTIONS] [-q|-v]\n"
+	"                          [--prepare CMD] [--files PATH]... [--adapter FILE]\n"
+	"                          [-- COMMAND [ARG...]]\n"
 	"\n"
 	"Run a pipeline's variants alternately (E S E S ...), each run its own guarded,\n"
 	"recorded process with the Python probe on PYTHONPATH (staged loading, stage\n"
@@ -70,6 +73,21 @@ static const char compare_after[] =
 	"than the others of its variant (1.5 times their median and 1 s more) is named\n"
 	"with what may be why.\n"
 	"\n"
+	"With no pipeline file, the command after -- is the pipeline: 'compare eager\n"
+	"staged -- python3 app.py ARGS...' runs it as variants eager and staged\n"
+	"(STAGEBENCH_STAGED=1 and STAGEBENCH_RNG_REPLAY=1), staged by a plan learned\n"
+	"first from one eager run; the arguments may name {seed} (--seed), {out},\n"
+	"{cache}, {run}, {mode} and {python}, any other brace is literal; the output and\n"
+	"cache directories are named by the script (its file's stem); --prepare CMD (a\n"
+	"shell command, run once first), --files PATH (repeatable: what it reads, for\n"
+	"--cache-state) and --adapter FILE (a kept plan) say what a pipeline file's\n"
+	"\"prepare\", \"files\" and \"adapter\" would. A kept plan matches the script by\n"
+	"what it does, not by its path: renamed or moved, it is the same script.\n"
+	"A model a staged run could not stage (used before its stage began, or one the\n"
+	"plan leaves as the script makes it) and a plan that does not match the script\n"
+	"(the run then goes on as written) are said under the table; -v names the call\n"
+	"that forced a model to stay resident.\n"
+	"\n"
 	"exit: 0 every run completed and the latents agree within noise (a run the\n"
 	"guard stopped is a result: the table says so), 1 a finding: a latent differs\n"
 	"beyond noise (or is missing from a run that got to its end, changed shape or\n"
@@ -83,6 +101,7 @@ static const char learn_usage[] =
 	"usage: stagebench learn [VARIANT] [--pipeline FILE] [-o FILE] [--force] [--seed N]\n"
 	"                        [--out DIR] [--set KEY=VALUE]... [--size S] [--cache DIR]\n"
 	"                        [--interval DUR] [GUARD OPTIONS] [-q|-v]\n"
+	"                        [--prepare CMD] [--files PATH]... [-- COMMAND [ARG...]]\n"
 	"\n"
 	"Learn a staging plan from one eager run and write it as an adapter file to\n"
 	"review, edit and keep: the models the script makes (where, with what call), the\n"
@@ -94,8 +113,10 @@ static const char learn_usage[] =
 
 static const char learn_after[] =
 	"\n"
-	"The pipeline's \"prepare\" runs first. What a plan holds and how a staged run\n"
-	"uses it: probe/README.md (\"Staging without an adapter\").\n"
+	"The pipeline's \"prepare\" runs first. With no pipeline file, the command after\n"
+	"-- is the pipeline, as for 'stagebench compare' (see its --help). What a plan\n"
+	"holds, every key, and how a staged run uses it: probe/README.md (\"Staging\n"
+	"without an adapter\").\n"
 	"\n"
 	"exit: 0 the plan was written, 2 usage (FILE exists without --force), 3 the\n"
 	"learning run failed or wrote no plan, 128+N when interrupted by signal N.\n";
@@ -121,6 +142,12 @@ struct args {
 	const char *output;     /* learn: the plan file */
 	bool force;             /* learn: replace it */
 	const char *cmd;        /* "compare" or "learn", for messages */
+	char **command;         /* the command after --, as the pipeline; NULL: none */
+	int last_arg;           /* argv index of "--" (argc without one) */
+	const char *prepare;    /* --prepare */
+	const char *adapter;    /* --adapter */
+	const char **files;     /* --files, NULL-terminated (owned array) */
+	size_t nfiles;
 };
 
 enum {
@@ -133,6 +160,9 @@ enum {
 	OPT_MERGE,
 	OPT_WARMUP,
 	OPT_CACHE_STATE,
+	OPT_PREPARE,
+	OPT_FILES,
+	OPT_ADAPTER,
 };
 
 /* Rows whose value goes straight into a field of struct args. */
@@ -156,6 +186,14 @@ enum {
 		    "$XDG_CACHE_HOME/stagebench/PIPELINE, else\n"        \
 		    "~/.cache/stagebench/PIPELINE)")
 #define ROW_INTERVAL OPT_INTERVAL("sample interval (default 100ms)")
+#define ROW_PREPARE                                                      \
+	OPT("prepare", 0, OPT_PREPARE, "CMD", OV_TEXT,                   \
+	    "with -- COMMAND: a shell command run once before the\n"     \
+	    "runs, unrecorded (a pipeline file's \"prepare\")")
+#define ROW_FILES                                                        \
+	OPT("files", 0, OPT_FILES, "PATH", OV_FILE,                      \
+	    "with -- COMMAND: a file or directory it reads, for\n"      \
+	    "--cache-state (a pipeline file's \"files\"; repeatable)")
 
 static const struct opt_spec compare_rows[] = {
 	OPT_OPERAND("VARIANT...", "variants of the pipeline file, in this order (default:\n"
@@ -177,6 +215,11 @@ static const struct opt_spec compare_rows[] = {
 	ROW_SIZE,
 	ROW_CACHE,
 	ROW_INTERVAL,
+	ROW_PREPARE,
+	ROW_FILES,
+	OPT("adapter", 0, OPT_ADAPTER, "FILE", OV_FILE,
+	    "with -- COMMAND: the adapter every run uses, a plan\n"
+	    "kept from 'stagebench learn' (default: learn one first)"),
 	OPT("warmup", 0, OPT_WARMUP, "N", OV_TEXT,
 	    "N runs of each variant first, recorded apart in\n"
 	    "DIR/warmup/ and left out of runs.json, the tables and the\n"
@@ -240,6 +283,8 @@ static const struct opt_spec learn_rows[] = {
 	ROW_SIZE,
 	ROW_CACHE,
 	ROW_INTERVAL,
+	ROW_PREPARE,
+	ROW_FILES,
 	OPT_QUIET("no progress lines"),
 	OPT_VERBOSE("more progress messages"),
 	OPT_HELP,
@@ -267,6 +312,7 @@ static void args_release(struct args *a)
 	for (size_t i = 0; i < a->nsets; i++)
 		free((char *)a->sets[i]);
 	free(a->sets);
+	free(a->files);
 	guard_opts_release(&a->g);
 }
 
@@ -321,17 +367,38 @@ static int parse_one(struct args *a, int opt, const char *arg)
 		}
 		break;
 	}
+	case OPT_PREPARE:
+		a->prepare = arg;
+		break;
+	case OPT_ADAPTER:
+		a->adapter = arg;
+		break;
+	case OPT_FILES:
+		a->files = xrealloc(a->files, (a->nfiles + 2) * sizeof(*a->files));
+		a->files[a->nfiles++] = arg;
+		a->files[a->nfiles] = NULL;
+		break;
 	default: /* OPT_EXIT */
 		return SB_EXIT_USAGE;
 	}
 	return -1;
 }
 
-/* Returns -1 to go on, else the exit status. */
+/* Returns -1 to go on, else the exit status. The command after "--" (argv[argc] on,
+ * when argv[argc - 1] was "--") is the pipeline. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	struct opt_parser p;
 	int opt;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--"))
+			continue;
+		if (i + 1 == argc)
+			return opt_usage_error(a->cmd, "no COMMAND after --");
+		a->command = argv + i + 1;
+		argc = i;
+		break;
+	}
 	opt_begin_to(&p, a->learning ? &opt_cmd_learn : &opt_cmd_compare, argc, argv, &a->g, a);
 	while ((opt = opt_next(&p)) != -1) {
 		if (opt == OPT_EXIT)
@@ -341,6 +408,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 			return rc;
 	}
 	a->first_variant = optind;
+	a->last_arg = argc;
+	if ((a->prepare || a->files || a->adapter) && !a->command)
+		return opt_usage_error(a->cmd, "--prepare, --files and --adapter go with -- COMMAND (a "
+				       "pipeline file says them as \"prepare\", \"files\" and "
+				       "\"adapter\")");
+	if (a->adapter && access(a->adapter, R_OK))
+		return opt_usage_error(a->cmd, "--adapter '%s': %s", a->adapter, strerror(errno));
+	if (a->command && a->pipeline)
+		return opt_usage_error(a->cmd, "--pipeline FILE and -- COMMAND exclude each other: "
+				       "the command is the pipeline");
 	if (a->learning && argc - optind > 1)
 		return opt_usage_error("learn", "one VARIANT at most (got %d)", argc - optind);
 	return -1;
@@ -377,7 +454,9 @@ static int find_pipeline(const struct args *a, struct found *f)
 	f->exe = pl_self_exe();
 	const char *home = getenv("STAGEBENCH_HOME");
 	const char *exe = f->exe ? f->exe : "(binary)";
-	if (a->pipeline) {
+	if (a->command) {
+		f->pipeline_path = xstrdup("the command after --");
+	} else if (a->pipeline) {
 		f->pipeline_path = xstrdup(a->pipeline);
 	} else if (!(f->pipeline_path = compare_find_share(home, f->exe, "demo/pipeline.json"))) {
 		error("cannot find the bundled demo pipeline (demo/pipeline.json) in "
@@ -392,7 +471,12 @@ static int find_pipeline(const struct args *a, struct found *f)
 		      exe, exe);
 		return SB_EXIT_FAILURE;
 	}
-	if (pipeline_read(f->pipeline_path, &f->p) < 0)
+	if (a->command) {
+		pipeline_from_command(a->command, a->prepare, (char *const *)a->files, &f->p);
+		if (a->adapter) /* absolute: the runs' directory is not this one */
+			f->p.adapter = path_absolute(a->adapter);
+	}
+	else if (pipeline_read(f->pipeline_path, &f->p) < 0)
 		return SB_EXIT_FAILURE;
 	f->have_pipeline = true;
 	return -1;
@@ -527,7 +611,7 @@ int cmd_compare(int argc, char **argv)
 	if (rc < 0)
 		rc = find_pipeline(&a, &f);
 	if (rc < 0)
-		rc = pick_variants("compare", argc, argv, a.first_variant, &f);
+		rc = pick_variants("compare", a.last_arg, argv, a.first_variant, &f);
 	if (rc < 0 && a.part == COMPARE_TASK && !f.p.adapter && any_staged(&f))
 		rc = opt_usage_error("compare", "%s names no adapter, so a staging plan would be "
 				     "learned by every task: learn it once ('stagebench learn') and "
@@ -562,8 +646,8 @@ int cmd_learn(int argc, char **argv)
 	if (rc < 0)
 		rc = find_pipeline(&a, &f);
 	if (rc < 0)
-		rc = pick_variants("learn", argc, argv, a.first_variant, &f);
-	if (rc < 0 && a.first_variant < argc && pipeline_variant_staged(&f.p, f.variants[0]))
+		rc = pick_variants("learn", a.last_arg, argv, a.first_variant, &f);
+	if (rc < 0 && a.first_variant < a.last_arg && pipeline_variant_staged(&f.p, f.variants[0]))
 		rc = opt_usage_error("learn", "variant '%s' is staged (STAGEBENCH_STAGED): a plan "
 				     "is learned from an eager run", f.variants[0]->name);
 	if (rc < 0 && !a.force && access(a.output, F_OK) == 0)

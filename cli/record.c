@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/parse.h"
 #include "../common/path.h"
@@ -84,7 +85,9 @@ static const struct opt_spec record_rows[] = {
 		      "without a pipeline file: the probe's adapter (a module name\n"
 		      "or a .py file, whose directory goes on PYTHONPATH)"),
 	OPT_BOOL_TO("staged", 0, struct record_args, pa.staged,
-		    "with --adapter: STAGEBENCH_STAGED=1 (staged loading)"),
+		    "STAGEBENCH_STAGED=1 (staged loading); without --adapter a\n"
+		    "plan is learned first from one eager run of COMMAND (TRACE's\n"
+		    ".learn.trace.jsonl.zst), written as TRACE's .plan.py"),
 	OPT_QUIET("no status line, no summary"),
 	OPT_VERBOSE("more progress messages"),
 	OPT_HELP,
@@ -211,13 +214,62 @@ static int plan_probe(const struct probe_args *pa, const char *trace_path,
 				"need '--pipeline FILE'");
 		return SB_EXIT_USAGE;
 	}
-	if (pa->staged && !pa->adapter) {
-		opt_usage_error("record", "option '--staged' needs '--adapter'");
-		return SB_EXIT_USAGE;
-	}
 	compare_plan_adapter(pl->probe_dir, pa->adapter, pa->staged, getenv("PYTHONPATH"),
 			     &pl->run);
 	return -1;
+}
+
+/* TRACE's name with ".trace.jsonl[.zst]" replaced by `ext`. */
+static char *beside_trace(const char *trace, const char *ext)
+{
+	static const char *const sfx[] = { ".trace.jsonl.zst", ".trace.jsonl", ".jsonl.zst" };
+	size_t n = strlen(trace);
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(*sfx); i++) {
+		size_t k = strlen(sfx[i]);
+		if (n > k && !strcmp(trace + n - k, sfx[i]))
+			return xasprintf("%.*s%s", (int)(n - k), trace, ext);
+	}
+	return xasprintf("%s%s", trace, ext);
+}
+
+/* record --staged -- COMMAND with no adapter: a plan learned first from one eager run of
+ * COMMAND, recorded as TRACE's .learn.trace.jsonl.zst, written as TRACE's .plan.py, then the
+ * staged run's adapter. Returns -1 to go on, else the exit status. */
+static int learn_first(const struct record_opts *ro, char **command, struct probe_plan *pl)
+{
+	struct record_opts lo = *ro;
+	struct record_result res = RECORD_RESULT_INIT;
+	char *plan = beside_trace(ro->trace_path, ".plan.py");
+	char *trace = beside_trace(ro->trace_path, ".learn.trace.jsonl.zst");
+	struct compare_run run;
+	int rc = -1;
+	compare_plan_adapter(pl->probe_dir, NULL, false, getenv("PYTHONPATH"), &run);
+	run.env = xrealloc(run.env, 3 * sizeof(*run.env));
+	run.env[1] = xasprintf("STAGEBENCH_LEARN=%s", plan);
+	run.env[2] = NULL;
+	unlink(plan);
+	lo.trace_path = trace;
+	lo.mode = "learn";
+	lo.env_set = (const char **)run.env;
+	if (sb_verbosity >= 1)
+		note("record: no adapter: learning a staging plan from one eager run (%s)", trace);
+	if (record_run(&lo, command, &res) || res.exit_code || !path_exists(plan)) {
+		rc = res.exit_code > 0 && res.exit_code < 128 && path_exists(plan) ? res.exit_code
+										  : SB_EXIT_FAILURE;
+		error("record: the eager run that learns the plan %s (its trace: %s)",
+		      path_exists(plan) ? "failed" : "wrote no plan", trace);
+		unlink(plan);
+	} else {
+		compare_run_release(&pl->run);
+		compare_plan_adapter(pl->probe_dir, plan, true, getenv("PYTHONPATH"), &pl->run);
+		if (sb_verbosity >= 1)
+			note("record: plan in %s, the staged run's adapter", plan);
+	}
+	record_result_release(&res);
+	compare_run_release(&run);
+	free(plan);
+	free(trace);
+	return rc;
 }
 
 struct labels {
@@ -280,13 +332,15 @@ int cmd_record(int argc, char **argv)
 	ro->commit_dir = getenv("STAGEBENCH_COMMIT_DIR");
 	if ((rc = plan_probe(pa, ro->trace_path, ro, &pl)) >= 0)
 		goto out;
-	ro->env_set = (const char **)pl.run.env;
 	char **command = optind < argc ? argv + optind : pl.run.argv;
-	ro->labels = labels.v;
-	ro->nlabels = labels.n;
 	ro->guard = &g;
 	ro->guarded = g.given;
 	ro->name = "record";
+	if (pa->staged && !pa->adapter && (rc = learn_first(ro, command, &pl)) >= 0)
+		goto out;
+	ro->env_set = (const char **)pl.run.env;
+	ro->labels = labels.v;
+	ro->nlabels = labels.n;
 	struct record_result res = RECORD_RESULT_INIT;
 	rc = record_run(ro, command, &res) ? SB_EXIT_FAILURE : res.exit_code;
 	record_result_release(&res);

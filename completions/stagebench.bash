@@ -68,6 +68,9 @@ opt compare - --set text
 opt compare - --size words tiny small default large
 opt compare - --cache dir
 opt compare - --interval text
+opt compare - --prepare text
+opt compare - --files file
+opt compare - --adapter file
 opt compare - --warmup text
 opt compare - --cache-state words warm cold as-is
 opt compare - --no-prime flag
@@ -100,6 +103,8 @@ opt learn - --set text
 opt learn - --size words tiny small default large
 opt learn - --cache dir
 opt learn - --interval text
+opt learn - --prepare text
+opt learn - --files file
 opt learn -q --quiet flag
 opt learn -v --verbose flag
 opt learn -h --help flag

@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/kv.h"
 #include "../common/util.h"
@@ -229,6 +230,88 @@ const struct pipeline_variant *pipeline_variant(const struct pipeline *p, const 
 		if (!strcmp(p->variants[i].name, name))
 			return &p->variants[i];
 	return NULL;
+}
+
+/* An argument with its braces made literal, but for the placeholders a command line may
+ * name (pipeline.h: pipeline_from_command). */
+static char *command_arg(const char *arg)
+{
+	static const char *const known[] = { "{seed}", "{out}", "{run}", "{mode}", "{cache}",
+					     "{python}" };
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *s = arg; *s;) {
+		size_t k = 0, n = 0;
+		for (; *s == '{' && k < sizeof(known) / sizeof(*known); k++)
+			if (!strncmp(s, known[k], n = strlen(known[k])))
+				break;
+		if (*s == '{' && k < sizeof(known) / sizeof(*known)) {
+			strbuf_add(&sb, s, n);
+			s += n;
+			continue;
+		}
+		if (*s == '{' || *s == '}')
+			strbuf_addch(&sb, *s);
+		strbuf_addch(&sb, *s++);
+	}
+	strbuf_addstr(&sb, "");
+	return strbuf_detach(&sb);
+}
+
+static char *command_name(char *const *argv)
+{
+	const char *pick = argv[0];
+	for (char *const *a = argv; *a; a++)
+		if (strlen(*a) > 3 && !strcmp(*a + strlen(*a) - 3, ".py")) {
+			pick = *a;
+			break;
+		}
+	const char *slash = strrchr(pick, '/');
+	char *name = xstrdup(slash ? slash + 1 : pick);
+	char *dot = strrchr(name, '.');
+	if (dot && dot != name && !strcmp(dot, ".py"))
+		*dot = '\0';
+	for (char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '.' || *c == '_' || *c == '-'))
+			*c = '_';
+	return name;
+}
+
+void pipeline_from_command(char *const *argv, const char *prepare, char *const *files,
+			   struct pipeline *p)
+{
+	size_t n = 0, nf = 0;
+	memset(p, 0, sizeof(*p));
+	while (argv[n])
+		n++;
+	while (files && files[nf])
+		nf++;
+	p->path = xstrdup("the command after --");
+	p->dir = getcwd(NULL, 0);
+	if (!p->dir)
+		p->dir = xstrdup(".");
+	p->name = command_name(argv);
+	p->command = xcalloc(n + 1, sizeof(*p->command));
+	for (size_t i = 0; i < n; i++)
+		p->command[i] = command_arg(argv[i]);
+	p->pythonpath = xcalloc(1, sizeof(char *));
+	p->prepare = xcalloc(prepare ? 4 : 1, sizeof(char *));
+	if (prepare) {
+		p->prepare[0] = xstrdup("/bin/sh");
+		p->prepare[1] = xstrdup("-c");
+		p->prepare[2] = command_arg(prepare);
+	}
+	p->files = xcalloc(nf + 1, sizeof(char *));
+	for (size_t i = 0; i < nf; i++)
+		p->files[i] = command_arg(files[i]);
+	p->nvariants = 2;
+	p->variants = xcalloc(2, sizeof(*p->variants));
+	p->variants[0].name = xstrdup("eager");
+	p->variants[0].args = xcalloc(1, sizeof(char *));
+	p->variants[1].name = xstrdup("staged");
+	p->variants[1].args = xcalloc(1, sizeof(char *));
+	kv_set(&p->variants[1].env, "STAGEBENCH_STAGED", "1");
+	kv_set(&p->variants[1].env, "STAGEBENCH_RNG_REPLAY", "1");
 }
 
 void pipeline_release(struct pipeline *p)

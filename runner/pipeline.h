@@ -60,6 +60,16 @@ struct pipeline {
  * array of strings"). */
 int pipeline_read(const char *path, struct pipeline *p);
 const struct pipeline_variant *pipeline_variant(const struct pipeline *p, const char *name);
+
+/* A command line as the pipeline (compare/learn -- COMMAND [ARG...]): named by its script's
+ * stem (the first argument ending in .py, else the program's name), {pipeline_dir} the
+ * current directory, the placeholders {seed}, {out}, {run}, {mode}, {cache} and {python}
+ * passed through where the arguments name them (other braces are literal), `prepare` a
+ * shell command run once first (NULL: none), `files` the paths it reads (NULL-terminated,
+ * may be NULL), no adapter (a plan is learned), the variants eager and staged
+ * (STAGEBENCH_STAGED=1, STAGEBENCH_RNG_REPLAY=1). */
+void pipeline_from_command(char *const *argv, const char *prepare, char *const *files,
+			   struct pipeline *p);
 void pipeline_release(struct pipeline *p);
 
 /* True when the variant's run is staged: STAGEBENCH_STAGED set, and not to "" or "0",

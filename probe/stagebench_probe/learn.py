@@ -40,6 +40,7 @@ class Birth:
         self.result = False  # the factory returned it
         self.cls = class_id(type(module))
         self.nbytes = None
+        self.device = self.dtype = None  # where its weights were at its first use
         self.names = []  # names seen for it: attributes, variables
         self.methods = []  # entry methods, in order of first use
         self.sub_ids = set()
@@ -292,6 +293,7 @@ class Learner:
         if b.nbytes is None:
             from .release import module_nbytes
             b.nbytes = module_nbytes(root)
+            b.device, b.dtype = _placement(root)
         if method not in b.methods:
             b.methods.append(method)
         self._names(b, first)
@@ -327,12 +329,21 @@ class Learner:
         if sys.getprofile() == self._profile:
             sys.setprofile(None)
         from . import plan
+        if getattr(sys, "last_type", None) is not None:  # an uncaught exception ended it
+            self.note("no plan written: the run failed")
+            sys.stderr.write("stagebench_probe: learn: no plan written: the run failed\n")
+            return
         try:
             text, summary = plan.write(self)
         except Exception as e:
             import traceback
             traceback.print_exc()
             sys.stderr.write("stagebench_probe: learn: cannot write the plan: %s\n" % e)
+            return
+        if summary[0].startswith("0 model(s)"):
+            for line in ["no plan written: the run used no model that can be staged"] + summary[1:]:
+                self.note(line)
+                sys.stderr.write("stagebench_probe: learn: %s\n" % line)
             return
         tmp = self.path + ".tmp"
         with open(tmp, "w") as f:
@@ -341,6 +352,18 @@ class Learner:
         for line in summary:
             self.note(line)
             sys.stderr.write("stagebench_probe: learn: %s\n" % line)
+
+
+def _placement(module):
+    """(device, dtype) of a module's first parameter or buffer, as text ("cpu",
+    "bfloat16"), or (None, None)."""
+    for t in module.parameters():
+        break
+    else:
+        t = next(module.buffers(), None)
+    if t is None:
+        return None, None
+    return str(t.device), str(t.dtype).replace("torch.", "")
 
 
 def class_id(cls):

@@ -29,6 +29,7 @@ import time
 
 from . import components as cp
 from . import frames as fr
+from . import plan_match as pm
 from .core import LazyModel
 from .release import built_nbytes
 from .defer import Interceptor, replay_builder, resolve
@@ -152,6 +153,9 @@ def write(learner):
              "at": "%s:%d in %s" % b.site, "call": seen.index(ident) + 1,
              "by": b.factory["by"], "class": b.cls, "mb": _mb(b.nbytes),
              "uses": list(b.methods)}
+        for k in ("device", "dtype"):
+            if getattr(b, k, None):
+                m[k] = getattr(b, k)
         if b.part:
             m["part"] = b.part
         models[b] = m
@@ -188,8 +192,7 @@ from stagebench_probe.plan import install_plan
 
 
 def _render(learner, models, stages, skipped):
-    main = sys.modules.get("__main__")
-    script = os.path.basename(getattr(main, "__file__", None) or "the script")
+    script = pm.running_script()
     notes = ""
     if skipped:
         notes = "\nNot staged (left as the script makes them):\n" + "".join(
@@ -197,8 +200,8 @@ def _render(learner, models, stages, skipped):
                                                 b.site[0], b.site[1], why)
             for b, why in skipped)
     when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    out = [HEADER % {"script": script, "when": when, "skipped": notes}]
-    out.append("MODELS = {\n")
+    out = [HEADER % {"script": script or "the script", "when": when, "skipped": notes}]
+    out.append("SCRIPT = %r\n\nMODELS = {\n" % script)
     for m in models:
         body = {k: v for k, v in m.items() if k != "name"}
         out.append("    %r: %s,\n" % (m["name"], pprint.pformat(body, width=88, sort_dicts=False)
@@ -211,20 +214,29 @@ def _render(learner, models, stages, skipped):
     out.append("LEFT = [\n")
     seen = {(m["by"], m["at"]) for m in models}
     for b in learner.births:  # every call that made a module, but the planned ones
-        if b.factory is None:
-            continue
+        if b.factory is None or b.factory["by"].startswith("importlib."):
+            continue  # (an import statement is not a call that makes a model)
         key = (b.factory["by"], "%s:%d in %s" % b.site)
         if key not in seen:
             seen.add(key)
             out.append("    {'by': %r, 'at': %r},\n" % key)
-    out.append("]\n\n\ndef install(probe):\n    install_plan(probe, MODELS, STAGES, LEFT)\n")
+    out.append("]\n\n# Models the script uses that the plan cannot stage, and why (said in the report)\n")
+    out.append("NOT_STAGED = [\n")
+    for b, why in skipped:
+        out.append("    %s,\n" % pprint.pformat(
+            {"name": b.names[0] if b.names else _model_name(b, set()), "class": b.cls,
+             "mb": _mb(b.nbytes), "why": why}, width=92, sort_dicts=False)
+            .replace("\n", "\n    "))
+    out.append("]\n\n\ndef install(probe):\n    install_plan(probe, MODELS, STAGES, LEFT, "
+               "script=SCRIPT, not_staged=NOT_STAGED)\n")
     return "".join(out)
 
 
 # -- installing ----------------------------------------------------------------------------
 class Plan:
-    def __init__(self, probe, models, stages, left=()):
+    def __init__(self, probe, models, stages, left=(), script=None):
         self.probe = probe
+        self.script = script
         self.models = models
         self.stages = stages
         self.order = {s["name"]: i for i, s in enumerate(stages)}
@@ -241,6 +253,7 @@ class Plan:
         self.made = set()
         self.printed = {}  # (model, method, stage) -> fingerprints taken
         self.state = {"spoofing": False}
+        self.known = {}  # name -> {"dtype": ...}: what this run's loading call says
 
     # -- stages -------------------------------------------------------------------------
     def setup(self):
@@ -255,10 +268,13 @@ class Plan:
             return  # an earlier stage's model used again: built where it is (get())
         self.probe.enter(stage)
 
-    def keep(self, name):
-        """A model the script uses while it sets itself up: built now and kept."""
-        text = ("plan: %s is used while the script sets itself up (not through a call "
-                "a stand-in records): built now and kept resident, not staged" % name)
+    def keep(self, name, asked=None):
+        """A model the script uses while it sets itself up: built now and kept (a
+        "not staged" note for the report, naming the call that forced it)."""
+        text = ("%s%s (%s MB): used while the script sets itself up (%s), so built then and "
+                "kept resident; forced by %s" % (
+                    pm.NOTE_NOT_STAGED, name, self.models.get(name, {}).get("mb"),
+                    ".%s" % asked if asked else "a call", pm.forced_by(sys._getframe(1))))
         self.probe.mark(text)
         sys.stderr.write("stagebench_probe: %s\n" % text)
         self.probe.pin(name)
@@ -278,14 +294,13 @@ class Plan:
         if key in self.left:
             return None
         calls = self.sites.get(key)
-        if calls is None:  # moved: the same function and file, another line
-            near = [k for k in self.sites if k[0] == by and k[1] == site[0]
-                    and self._fn(k) == site[2]]
-            if len(near) != 1:
+        if calls is None:  # moved: the same call from the same function, another place
+            near = pm.moved(self, by, site)
+            if near is None:
                 return None
             self.probe.mark("plan: %s is called at %s:%d now, not %s:%d"
-                            % (by, site[0], site[1], near[0][1], near[0][2]))
-            key = near[0]
+                            % (by, site[0], site[1], near[1], near[2]))
+            key = near
             self.sites[(by, site[0], site[1])] = calls = self.sites[key]
         n = self.site_calls[key] = self.site_calls.get(key, 0) + 1
         names = calls.get(n)
@@ -349,6 +364,13 @@ class Plan:
 
     # -- the end ------------------------------------------------------------------------
     def report(self):
+        why = pm.mismatch(self)
+        if why:
+            text = ("%s%s: the run went on as written, nothing staged; learn the plan again "
+                    "(stagebench learn)" % (pm.NOTE_MISMATCH, why))
+            self.probe.mark(text)
+            sys.stderr.write("stagebench_probe: %s\n" % text)
+            return
         missing = [n for n in self.models if n not in self.made]
         for n in missing:
             m = self.models[n]
@@ -440,6 +462,7 @@ class PlanFactory(Interceptor):
         for name, part in parts.items():
             real = cp.component_class(self.plan.models[name]["class"])
             load = cp.load_kwargs(part, kwargs)
+            plan.known[name] = {"dtype": load.get("dtype", load.get("torch_dtype"))}
             stage = plan.stage_of.get(name)
 
             def build(real=real, part=part, load=load, name=name):
@@ -450,7 +473,7 @@ class PlanFactory(Interceptor):
                                  not real.__module__.startswith("transformers"))
         plan.state["spoofing"] = True
         try:
-            pipe = fn(*args, **kwargs)
+            pipe = fn(*resolve(args), **resolve(kwargs))
         finally:
             plan.state["spoofing"] = False
         _record_to(pipe, [kwargs[p] for p in parts.values()])
@@ -479,6 +502,21 @@ def _record_to(pipe, stand_ins):
 def _is_dtype(x):
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.dtype)
+
+
+class PlanLoader(Interceptor):
+    """A checkpoint reader (torch.load ...) the script calls while it sets itself up: its
+    result is read when the model that receives it is built. A library's own call (diffusers
+    reading its weights) runs as written: nothing deferred reaches library code."""
+
+    def __init__(self, probe, target):
+        Interceptor.__init__(self, probe, target, "load", during=("setup",))
+        self.where = "the plan"
+
+    def call(self, fn, args, kwargs):
+        if fr.direct_site(sys._getframe(1)) is None:
+            return fn(*resolve(args), **resolve(kwargs))
+        return Interceptor.call(self, fn, args, kwargs)
 
 
 class ClassFactory:
@@ -565,10 +603,15 @@ def _plain_new(orig_new, klass, args, kwargs):
     return object.__new__(klass)
 
 
-def install_plan(probe, models, stages, left=()):
+def install_plan(probe, models, stages, left=(), script=None, not_staged=()):
     """Install a plan (see the module's docstring); `left`: call sites that make
-    models the plan leaves as they are ({"by", "at"})."""
-    plan = Plan(probe, dict(models), list(stages), left)
+    models the plan leaves as they are ({"by", "at"}); `script`: the file it was learned
+    from (plan_match.renamed); `not_staged`: the models the learning run could not stage
+    ({"name", "class", "mb", "why"}), said in the report."""
+    models, stages, left = pm.renamed(dict(models), list(stages), list(left), script)
+    plan = Plan(probe, models, stages, left, script)
+    for x in not_staged if probe.staged else ():
+        probe.mark("%s%s (%s MB): %s" % (pm.NOTE_NOT_STAGED, x["name"], x.get("mb"), x["why"]))
     done = set()
     for name, m in plan.models.items():
         by = m["by"]
@@ -590,7 +633,7 @@ def install_plan(probe, models, stages, left=()):
         from .core import _resolving_load_state_dict
         probe.when_imported("torch", _resolving_load_state_dict, main=False, optional=True)
         for target in LOADERS:
-            icp = Interceptor(probe, target, "load", during=("setup",))
+            icp = PlanLoader(probe, target)
             probe.when_imported(icp.module_name, functools.partial(_install_soft, plan, icp),
                                 main=False, optional=True)
     for s in plan.stages:

@@ -69,8 +69,11 @@ static int run_learn(struct session *s)
 			   path_exists(plan) ? "" : "wrote no plan: ", words.buf, cr.log_path,
 			   cr.err_path);
 		strbuf_release(&words);
+		unlink(plan); /* a failed run's plan is no plan */
 	} else {
-		if (sb_verbosity >= 1)
+		if (sb_verbosity >= 1 && o->part == COMPARE_LEARN)
+			note("learn: plan in %s", plan);
+		else if (sb_verbosity >= 1)
 			note("learn: plan in %s (used as the adapter of every run; keep it with "
 			     "'stagebench learn')", plan);
 		s->plan_path = plan;

@@ -4,7 +4,8 @@
 # load_state_dict, a head of its own, a norm made of layers it makes first), run by a pipeline
 # file with only command, prepare, files and the two variants. `stagebench learn` writes a plan
 # (and refuses to overwrite one); `compare` learns one itself, stages with identical latents
-# and lower peaks in every stage where a model is not needed; a kept plan is used as it is.
+# and lower peaks in every stage where a model is not needed; a kept plan is used as it is;
+# record --staged with no adapter learns one first.
 set -u
 . "$(dirname "$0")/common.inc"
 if ! "$PY" -c "import torchvision" 2>/dev/null; then
@@ -48,6 +49,9 @@ rc=$?
 check "compare: exit 0 (got $rc: $(tail -n 3 "$tmp/a.err"))" [ "$rc" -eq 0 ]
 check "compare: the plan learned into OUT/plan.py" [ -s "$A/plan.py" ]
 check "compare: latents identical" grep -q '^4 pairs in 4 latents: 4 identical' "$A/latents.md"
+check "compare: the table says which model was not staged, why, and its size" \
+	grep -q "^Not staged in staged: norm ([0-9.]* MB): 2 of its parts" "$tmp/a.out"
+check "compare: ... for the staged runs only" sh -c "! grep -q '^Not staged in eager' '$tmp/a.out'"
 "$SB" table --format csv "$A"/eager-1.trace.jsonl.zst "$A"/staged-1.trace.jsonl.zst >"$tmp/a.csv"
 for s in embed mix score; do
 	e=$(peak "$s" eager "$tmp/a.csv")
@@ -68,4 +72,16 @@ check "kept plan: exit 0 (got $rc: $(tail -n 3 "$tmp/k.err"))" [ "$rc" -eq 0 ]
 check "kept plan: nothing learned" [ ! -e "$tmp/k/learn" ]
 check "kept plan: the staged run loads its models" sh -c \
 	"zstd -dc '$tmp/k/staged-1.trace.jsonl.zst' | grep -q '\"kind\":\"load\".*\"name\":\"mixer\"'"
+# record --staged with no adapter: a plan learned from one eager run first, then the staged run
+mkdir -p "$tmp/r"
+"$SB" record --staged -o "$tmp/r/x.trace.jsonl.zst" --interval 20ms -- "$PY" \
+	"$root/tests/e2e/learn/caption.py" "$tmp/cache/mixer.pt" "$tmp/r/out" --seed 7 \
+	>"$tmp/r.out" 2>"$tmp/r.err"
+rc=$?
+check "record --staged, no adapter: exit 0 (got $rc: $(tail -n 3 "$tmp/r.err"))" [ "$rc" -eq 0 ]
+check "record: the plan beside the trace" grep -q "^SCRIPT = 'caption.py'" "$tmp/r/x.plan.py"
+check "record: the learning run recorded beside it" [ -s "$tmp/r/x.learn.trace.jsonl.zst" ]
+ev=$(events "$tmp/r/x.trace.jsonl.zst")
+check "record: the staged run builds each model in its stage ($ev)" [ "$ev" = \
+	"load embedder embed,release embedder mix,load mixer mix,release mixer score,load head score," ]
 exit $fail

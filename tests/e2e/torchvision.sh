@@ -1,8 +1,9 @@
 #!/bin/sh
 # torchvision.sh -- `stagebench compare` on pipelines/torchvision (an unmodified script run as
 # `python3 app.py`, models deferred by the adapter) at a small size: staged below eager in every
-# stage holding a model, identical latents with RNG replay, the diagnosis without it; a staged
-# run whose hooks never fire fails naming what never happened.
+# stage holding a model, identical latents with RNG replay, the diagnosis without it; with no
+# adapter, and with no pipeline file (compare -- COMMAND); a staged run whose hooks never fire
+# fails naming what never happened.
 set -u
 . "$(dirname "$0")/common.inc"
 if ! "$PY" -c "import torchvision" 2>/dev/null; then
@@ -57,6 +58,30 @@ done
 ev=$(events "$N/staged-1.trace.jsonl.zst")
 check "no adapter: each model built in its stage, released after ($ev)" [ "$ev" = \
 	"load detector detect,release detector classify,load classifier classify,release classifier segment,load segmenter segment," ]
+
+# No pipeline file: the command is the pipeline (compare -- COMMAND), its output directory
+# and cache named by the script (runs/DATE-app/, $XDG_CACHE_HOME/stagebench/app), its
+# weights made by --prepare: stages found, staged below eager in them, latents identical.
+mkdir -p "$tmp/cmd"
+(cd "$tmp/cmd" && XDG_CACHE_HOME=$tmp/xdg "$SB" compare eager staged --reps 1 --interval 10ms \
+	--prepare "{python} $root/pipelines/torchvision/make_weights.py {cache}" --files '{cache}' -- \
+	'{python}' "$root/pipelines/torchvision/app.py" --seed '{seed}' --images 1 --image-size 96 \
+	--detect-size 128 --weights '{cache}' --out '{out}' >"$tmp/c.out" 2>"$tmp/c.err")
+rc=$?
+check "-- COMMAND: exit 0 (got $rc: $(tail -n 3 "$tmp/c.err"))" [ "$rc" -eq 0 ]
+O=$(ls -d "$tmp"/cmd/runs/*-app 2>/dev/null | head -n 1)
+check "-- COMMAND: the output directory named by the script (runs/DATE-app)" [ -n "$O" ]
+check "-- COMMAND: the cache named by the script" [ -s "$tmp/xdg/stagebench/app/detector.pth" ]
+check "-- COMMAND: latents identical" grep -qE '^([0-9]+) pairs in [0-9]+ latents: \1 identical' "$O/latents.md"
+"$SB" table --format csv "$O"/eager-1.trace.jsonl.zst "$O"/staged-1.trace.jsonl.zst >"$tmp/c.csv"
+lower=0
+for s in detect classify segment; do
+	e=$(peak "$s" eager "$tmp/c.csv")
+	st=$(peak "$s" staged "$tmp/c.csv")
+	check "-- COMMAND: stage $s found" [ -n "$e" ]
+	lt "$st" "$e" && lower=$((lower + 1))
+done
+check "-- COMMAND: staged below eager in at least two stages (in $lower)" [ "$lower" -ge 2 ]
 
 # An adapter whose target never runs: the staged run fails (exit 3) naming what never happened.
 mkdir -p "$tmp/bad"

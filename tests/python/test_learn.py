@@ -284,6 +284,156 @@ def test_a_model_its_own_loader_wrote_into_is_kept_not_rebuilt(tmp_path):
                                                  "STAGEBENCH_STAGED": "1"})
     assert rc == 0, err
     assert out == learned_out
-    assert "net is used while the script sets itself up" in err and "kept resident" in err
+    assert "not staged: net (" in err and "used while the script sets itself up" in err
+    assert "kept resident; forced by app:read_into at app.py:" in err
     assert ("release", "net") not in _seq(events)
     assert ("load", "other") in _seq(events)
+
+
+
+QUERIED = """
+import sys
+import torch
+import zoo
+
+
+def main():
+    torch.manual_seed(0)
+    net = zoo.make_net(64)
+    net.to(torch.float64)
+    x = torch.ones(2, 64, dtype=torch.float64)
+    # a library's device walk before the first call (diffusers' get_module_execution_device)
+    device, dtype = zoo.execution_device(net)
+    print("asked", device, dtype)
+    with torch.no_grad():
+        print("sum %.6f" % float(zoo.run(net, x.to(device)).sum()))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+ZOO_QUERY = """
+import torch
+class Net(nn.Module):
+    # device and dtype properties, as transformers' and diffusers' models have
+    def __init__(self, width):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(width, width), nn.Linear(width, width))
+    def forward(self, x):
+        return self.body(x)
+    @property
+    def device(self):
+        return next(self.parameters()).device
+    @property
+    def dtype(self):
+        return next(self.parameters()).dtype
+def make_net(width):
+    return Net(width)
+def execution_device(module):
+    for sub in module.modules():
+        hook = getattr(sub, "_hf_hook", None)
+        if getattr(hook, "execution_device", None) is not None:
+            return hook.execution_device, None
+    return module.device, module.dtype
+def run(net, x):
+    return net(x)
+"""
+
+
+def test_queries_are_not_uses(tmp_path):
+    """Staged, a library asking a model not built yet for its device (modules(), its
+    offload hooks, .device) and its dtype is answered without building it, from what the
+    script recorded on it (.to(float64)) and what the learning run saw: the model is built
+    in its stage, not kept resident. A class without a device property is not given one."""
+    _zoo(tmp_path).write_text(ZOO + ZOO_QUERY)
+    (tmp_path / "app.py").write_text(QUERIED)
+    argv = [os.environ.get("SB_PYTHON", "/usr/bin/python3"), str(tmp_path / "app.py")]
+    plan, _, learned_out = _learn(tmp_path, argv)
+    models, stages = _tables(plan)
+    assert models["net"]["dtype"] == "float64" and models["net"]["device"] == "cpu"
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_ADAPTER": str(plan),
+                                                 "STAGEBENCH_STAGED": "1"})
+    assert rc == 0, err
+    assert out == learned_out
+    assert "asked cpu torch.float64" in out
+    assert "kept resident" not in err
+    seq = _seq(events)
+    assert seq.index(("load", "net")) > seq.index(("stage", stages[0]["name"])), seq
+    # the same walk on a class with no device property: built (and kept), as eager fails
+    # over to its parameters there
+    (tmp_path / "site-packages" / "zoo.py").write_text(
+        ZOO + ZOO_QUERY.replace("def device", "def where"))
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_ADAPTER": str(plan),
+                                                 "STAGEBENCH_STAGED": "1"})
+    assert rc == 1 and "has no attribute 'device'" in err
+
+
+def test_kept_plan_on_the_script_renamed_and_moved(tmp_path):
+    """The same script under another name in another directory: the plan matches it by
+    what it does (its calls, from its functions, of its own classes), stages every model,
+    and says nothing changed."""
+    argv = _write(tmp_path)
+    plan, _, learned_out = _learn(tmp_path, argv)
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (moved / "renamed.py").write_text((tmp_path / "app.py").read_text())
+    argv = [argv[0], str(moved / "renamed.py"), argv[2]]
+    env = {"STAGEBENCH_ADAPTER": str(plan), "STAGEBENCH_RNG_REPLAY": "1"}
+    rc, eager, eout, err = _run(tmp_path, argv, dict(env))
+    assert rc == 0, err
+    rc, staged, sout, err = _run(tmp_path, argv, dict(env, STAGEBENCH_STAGED="1"))
+    assert rc == 0, err
+    assert eout == sout == learned_out
+    assert "changed since" not in err and "does not match" not in err
+    seq = _seq(staged)
+    for name, stage in (("encoder", "encode"), ("denoiser", "denoise"),
+                        ("decoder", "decoder.decode")):
+        assert seq.index(("load", name)) == seq.index(("stage", stage)) + 1 + (
+            name != "encoder"), seq
+    assert _latents(eager) == _latents(staged) and _latents(staged)
+
+
+def test_plan_of_another_script_runs_eagerly_and_says_why(tmp_path):
+    """A plan none of whose models the script makes: the run goes on as written (exit 0,
+    the script's own output), a "plan does not match" note says why; nothing deferred
+    reaches a library's own checkpoint reading (torch.load inside zoo)."""
+    argv = _write(tmp_path)
+    plan, _, _ = _learn(tmp_path, argv)
+    _zoo(tmp_path).write_text(ZOO + "\nimport torch\ndef read(path):\n    "
+                              "return torch.load(path)\n")
+    (tmp_path / "other.py").write_text(
+        "import sys\nimport torch\nimport zoo\nnet = torch.nn.Linear(256, 256)\n"
+        "net.load_state_dict({k[7:]: v for k, v in zoo.read(sys.argv[1]).items()\n"
+        "                     if k.startswith('body.0.')})\n"
+        "print('sum %.4f' % float(net(torch.ones(1, 256)).sum()))\n")
+    argv = [argv[0], str(tmp_path / "other.py"), argv[2]]
+    rc, plain, pout, err = _run(tmp_path, argv, {})
+    assert rc == 0, err
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_ADAPTER": str(plan),
+                                                 "STAGEBENCH_STAGED": "1"})
+    assert rc == 0, err
+    assert out == pout
+    notes = [e["note"] for e in events if e["kind"] == "mark"]
+    assert any(n.startswith("plan does not match: none of its 3 model(s) was made") and
+               "the run went on as written" in n for n in notes), notes
+    assert not [e for e in events if e["kind"] in ("load", "release")]
+
+
+def test_a_failed_learning_run_writes_no_plan(tmp_path):
+    """The run failed (or used no model that can be staged): no plan file, and stderr
+    says why; a plan with 0 models would run every later run as written."""
+    argv = _write(tmp_path)
+    plan = tmp_path / "plan.py"
+    app = (tmp_path / "app.py").read_text()
+    (tmp_path / "app.py").write_text(app.replace('    print("sum', '    raise SystemError("late")\n'
+                                                 '    print("sum'))
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_LEARN": str(plan)})
+    assert rc == 1 and "late" in err
+    assert not plan.exists()
+    assert "no plan written: the run failed" in err
+    (tmp_path / "app.py").write_text("import torch\nprint(torch.ones(2).sum())\n")
+    rc, events, out, err = _run(tmp_path, argv, {"STAGEBENCH_LEARN": str(plan)})
+    assert rc == 0, err
+    assert not plan.exists()
+    assert "no plan written: the run used no model that can be staged" in err

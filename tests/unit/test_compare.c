@@ -171,6 +171,46 @@ Test(compare, plan_expands_the_command_and_variant_args, .init = make_tmp, .fini
 	pipeline_release(&p);
 }
 
+Test(compare, a_command_line_is_a_pipeline_named_by_its_script)
+{
+	char *argv[] = { "python3", "dir/my app.py", "--seed", "{seed}", "--json", "{\"a\": 1}",
+			 "--out", "{out}/x", "--cache={cache}", "--keep", "{size}", NULL };
+	char *files[] = { "{cache}/w.pt", NULL };
+	struct pipeline p;
+	pipeline_from_command(argv, "make {cache} {x}", files, &p);
+	cr_expect_str_eq(p.name, "my_app");
+	cr_expect_null(p.adapter);
+	cr_assert_eq(p.nvariants, 2);
+	cr_expect_str_eq(p.variants[0].name, "eager");
+	cr_expect_not(pipeline_variant_staged(&p, &p.variants[0]));
+	cr_expect(pipeline_variant_staged(&p, pipeline_variant(&p, "staged")));
+	cr_expect_str_eq(kv_get(&p.variants[1].env, "STAGEBENCH_RNG_REPLAY"), "1");
+	struct kv_list sets = { 0 };
+	struct compare_setup s = { &p, "/o", "/sb/probe", "/usr/bin/python3", "/c", "11", &sets, NULL, NULL };
+	struct compare_run r = COMPARE_RUN_INIT;
+	cr_assert_eq(compare_plan_run(&s, pipeline_variant(&p, "staged"), 1, &r), 0);
+	/* the placeholders a command names pass through; any other brace is literal */
+	const char *want[] = { "python3", "dir/my app.py", "--seed", "11", "--json", "{\"a\": 1}",
+			       "--out", "/o/staged-1/x", "--cache=/c", "--keep", "{size}", NULL };
+	for (size_t i = 0; want[i]; i++)
+		cr_expect_str_eq(r.argv[i], want[i], "argv[%zu]", i);
+	cr_expect_null(r.argv[11]);
+	cr_expect_str_eq(r.files[0], "/c/w.pt");
+	compare_run_release(&r);
+	cr_assert_eq(compare_plan_prepare(&s, &r), 0);
+	cr_expect_str_eq(r.argv[0], "/bin/sh");
+	cr_expect_str_eq(r.argv[2], "make /c {x}");
+	compare_run_release(&r);
+	pipeline_release(&p);
+
+	char *bare[] = { "/usr/bin/env", "python3", "-m", "pkg.tool", NULL };
+	pipeline_from_command(bare, NULL, NULL, &p);
+	cr_expect_str_eq(p.name, "env");
+	cr_expect_null(p.prepare[0]);
+	cr_expect_null(p.files[0]);
+	pipeline_release(&p);
+}
+
 Test(compare, plan_environment_has_probe_first_and_variant_env_last, .init = make_tmp,
      .fini = drop_tmp)
 {

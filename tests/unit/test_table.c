@@ -236,6 +236,45 @@ Test(table, second_mode_is_compared_with_the_first_honestly)
 	release_runs(r, 2);
 }
 
+Test(table, what_a_staged_run_could_not_stage_is_said_under_the_comparison)
+{
+	struct table_run r[3];
+	mkrun(&r[0], "eager", false, S3, (const double[]){ 20, 26, 44, 17.8 }, 'c');
+	mkrun(&r[1], "staged", false, S3, (const double[]){ 3, 11, 30, 18.0 }, 'c');
+	mkrun(&r[2], "staged", false, S3, (const double[]){ 3, 11, 30, 18.0 }, 'c');
+	const char *note = "not staged: text_encoder (21.7 MB): used while the script sets itself "
+			   "up (.modules()), so built then and kept resident; forced by lib:walk at "
+			   "lib.py:3";
+	for (size_t i = 1; i < 3; i++) { /* both staged runs say it: once in the table */
+		r[i].a.staging_notes = xcalloc(2, sizeof(char *));
+		r[i].a.staging_notes[0] = xstrdup(note);
+		r[i].a.nstaging_notes = 1;
+	}
+	r[2].a.staging_notes[1] = xstrdup("plan does not match: none of its 2 model(s) was made");
+	r[2].a.nstaging_notes = 2;
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 3, NULL, 0), 0);
+	int v = sb_verbosity;
+	sb_verbosity = 0;
+	char *md = render(&t, table_render_md);
+	cr_expect_not_null(strstr(md, "more than eager in decode.\n"
+				      "Not staged in staged: text_encoder (21.7 MB): used while the "
+				      "script sets itself up (.modules()), so built then and kept "
+				      "resident.\n"
+				      "The plan does not match in staged: none of its 2 model(s) was "
+				      "made.\n\n"), "%s", md);
+	cr_expect_null(strstr(md, "forced by"), "%s", md);
+	cr_expect_null(strstr(strstr(md, "Not staged") + 1, "Not staged"), "said once: %s", md);
+	free(md);
+	sb_verbosity = 1; /* -v: the call that forced it too */
+	md = render(&t, table_render_md);
+	cr_expect_not_null(strstr(md, "kept resident; forced by lib:walk at lib.py:3.\n"), "%s", md);
+	free(md);
+	sb_verbosity = v;
+	table_release(&t);
+	release_runs(r, 3);
+}
+
 Test(table, csv_and_json_carry_unrounded_bytes)
 {
 	struct table_run r[2];
