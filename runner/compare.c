@@ -26,6 +26,7 @@ static void session_release(struct session *s)
 	free(s->runs_path);
 	free(s->plan_path);
 	strbuf_release(&s->missing);
+	strbuf_release(&s->problems);
 	free(s->campaign);
 	free(s->largest_peak);
 	runs_release(&s->planned);
