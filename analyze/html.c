@@ -192,12 +192,33 @@ static bool holds_ci(const char *s, size_t n, const char *word)
 	return false;
 }
 
-/* s[0..n) with gnuplot's ids and the references to them prefixed. */
+/* The end of the element <tag ...>...</tag> starting at s (or s when none). */
+static const char *skip_element(const char *s, const char *end, const char *tag)
+{
+	char close[32];
+	snprintf(close, sizeof(close), "</%s>", tag);
+	size_t k = strlen(close);
+	for (const char *p = s; p + k <= end; p++)
+		if (!memcmp(p, close, k))
+			return p + k;
+	return s;
+}
+
+/* s[0..n) with gnuplot's ids and the references to them prefixed, and its
+ * plots' titles ("gnuplot_plot_1a": no name for a reader) left out. */
 static void prefixed_ids(struct strbuf *out, const char *s, size_t n, const char *prefix)
 {
 	static const char *const marks[] = { "id='", "id=\"", "href='#", "href=\"#", "url(#" };
+	static const char plot_title[] = "<title>gnuplot_plot_";
 	for (size_t i = 0; i < n;) {
 		size_t hit = 0;
+		if (n - i >= sizeof(plot_title) - 1 && !memcmp(s + i, plot_title, sizeof(plot_title) - 1)) {
+			const char *after = skip_element(s + i, s + n, "title");
+			if (after != s + i) {
+				i = (size_t)(after - s);
+				continue;
+			}
+		}
 		for (size_t m = 0; m < sizeof(marks) / sizeof(marks[0]) && !hit; m++) {
 			size_t k = strlen(marks[m]);
 			if (i + k <= n && !memcmp(s + i, marks[m], k))
@@ -211,18 +232,6 @@ static void prefixed_ids(struct strbuf *out, const char *s, size_t n, const char
 			strbuf_addch(out, s[i++]);
 		}
 	}
-}
-
-/* The end of the element <tag ...>...</tag> starting at s (or s when none). */
-static const char *skip_element(const char *s, const char *end, const char *tag)
-{
-	char close[32];
-	snprintf(close, sizeof(close), "</%s>", tag);
-	size_t k = strlen(close);
-	for (const char *p = s; p + k <= end; p++)
-		if (!memcmp(p, close, k))
-			return p + k;
-	return s;
 }
 
 int html_svg(struct strbuf *out, const char *svg, size_t len, const char *prefix,

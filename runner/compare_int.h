@@ -24,6 +24,7 @@ struct done_run {
 	int rep;
 	bool completed;          /* ran to its end by itself, exit 0 */
 	bool failed;             /* its command failed on its own (exit status, signal) */
+	bool entryless;          /* stagebench report: no runs.json entry, the trace says */
 	char *err_path;          /* OUT/V-N.err, its stderr */
 	double wall_s;
 };
@@ -78,7 +79,7 @@ int learn_only(struct session *s);
  * the report (0, or -1 when something could not be read or written;
  * *findings the latent findings). */
 void compare_warn_slow_runs(const struct session *s);
-int compare_report(const struct session *s, bool charts, size_t *findings);
+int compare_report(struct session *s, bool charts, size_t *findings);
 
 /* What report.html is made of (report.c gathers it, report_html.c writes it). */
 struct report_page {

@@ -42,7 +42,7 @@ static void warn_slow_runs(const struct session *s)
 			n == 1 ? "" : "s",
 			d->rep == 1 ? "a first run often pays for building or fetching files, a cold "
 				      "page cache or warming caches (a 'prepare' command in the "
-				      "pipeline file, --warmup N or --cache-state warm make the runs "
+				      "pipeline file, --warmup 1 or --cache-state warm make the runs "
 				      "alike)"
 				    : "the machine may have been busy (other processes, swapping) "
 				      "during it");
@@ -64,13 +64,18 @@ static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 	strbuf_addstr(o, "| run | outcome | peak footprint | wall | trace |\n|---|---|---|---|---|\n");
 	for (size_t i = 0; i < n; i++) {
 		char buf[96], fp[32];
+		/* the id and the file name are a file's name: '|', line breaks escaped */
+		strbuf_addstr(o, "| ");
+		text_md(o, d[i].id);
 		if (!d[i].read) {
-			strbuf_addf(o, "| %s | trace unreadable | | | %s |\n", d[i].id, d[i].trace_path);
+			strbuf_addstr(o, " | trace unreadable | | | ");
+			text_md(o, d[i].trace_path);
+			strbuf_addstr(o, " |\n");
 			continue;
 		}
 		const struct analysis *a = &d[i].a;
 		const char *slash = strrchr(d[i].trace_path, '/');
-		strbuf_addf(o, "| %s | %s", d[i].id, analysis_outcome_str(a, buf, sizeof(buf)));
+		strbuf_addf(o, " | %s", analysis_outcome_str(a, buf, sizeof(buf)));
 		if (a->outcome != RUN_COMPLETED) {
 			const struct stage_stats *st = a->nstages ? &a->stages[a->ran_to] : NULL;
 			if (st) {
@@ -90,7 +95,9 @@ static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 		}
 		strbuf_addstr(o, " | ");
 		units_add_seconds(o, a->wall_s, UNITS_COARSE, false);
-		strbuf_addf(o, " | %s |\n", slash ? slash + 1 : d[i].trace_path);
+		strbuf_addstr(o, " | ");
+		text_md(o, slash ? slash + 1 : d[i].trace_path);
+		strbuf_addstr(o, " |\n");
 	}
 }
 
@@ -147,7 +154,9 @@ static void report_failed(const struct session *s, const struct done_run *d, siz
 		if (!d[i].failed)
 			continue;
 		const struct analysis *a = &d[i].a;
-		strbuf_addf(&sb, "- %s run %d failed", d[i].mode, d[i].rep);
+		strbuf_addstr(&sb, "- ");
+		text_term(&sb, d[i].mode);
+		strbuf_addf(&sb, " run %d failed", d[i].rep);
 		/* names and the error line are file contents: one line, controls escaped */
 		if (d[i].read && a->nstages) {
 			strbuf_addstr(&sb, " in ");
@@ -170,7 +179,9 @@ static void report_failed(const struct session *s, const struct done_run *d, siz
 			strbuf_addf(&sb, " (exit code %d", a->exit_code);
 		else
 			strbuf_addstr(&sb, " (");
-		strbuf_addf(&sb, "%sits stderr: %s)\n", d[i].read ? "; " : "", d[i].err_path);
+		strbuf_addf(&sb, "%sits stderr: ", d[i].read ? "; " : "");
+		text_term(&sb, d[i].err_path);
+		strbuf_addstr(&sb, ")\n");
 	}
 	if (sb.len && !s->page_only)
 		printf("## Failed runs\n\n%s\n", sb.buf);
@@ -300,7 +311,7 @@ static int report_charts(const char *out, const struct done_run *d, size_t n, si
 		if (!d[i].read || !d[i].a.has_footprint)
 			continue; /* nothing to draw (a run stopped before its first sample) */
 		traces[k] = d[i].tr; /* shallow */
-		ents[k++] = &runs->items[i];
+		ents[k++] = d[i].entryless ? NULL : &runs->items[i];
 	}
 	struct plot_opts po = PLOT_OPTS_INIT;
 	po.out_dir = out;
@@ -327,12 +338,12 @@ static int report_charts(const char *out, const struct done_run *d, size_t n, si
 
 /* Each run's trace read and analysed; what could not be is a problem for the
  * page. Returns how many were read; *rc -1 when one could not be. */
-static size_t read_runs(const struct session *s, struct report_page *rp, int *rc)
+static size_t read_runs(struct session *s, struct report_page *rp, int *rc)
 {
 	struct done_run *d = s->done;
 	size_t nread = 0;
 	for (size_t i = 0; i < s->ndone; i++) {
-		const struct run_entry *e = i < s->runs.n ? &s->runs.items[i] : NULL;
+		const struct run_entry *e = !d[i].entryless ? &s->runs.items[i] : NULL;
 		if ((trace_read(d[i].trace_path, &d[i].tr) < 0 && !d[i].tr.has_start) ||
 		    analysis_run(&d[i].tr, e, &d[i].a) < 0) {
 			*rc = -1;
@@ -343,6 +354,14 @@ static size_t read_runs(const struct session *s, struct report_page *rp, int *rc
 		if (d[i].a.damaged)
 			strbuf_addf(&rp->problems, "- %s: its trace %s is cut short or damaged: the "
 				    "figures are of what could be read.\n", d[i].id, d[i].trace_path);
+		if (d[i].entryless && d[i].a.mode) {
+			free(d[i].mode); /* the trace's own mode, not one guessed from its name */
+			d[i].mode = xstrdup(d[i].a.mode);
+		}
+		if (d[i].entryless) {
+			d[i].failed = d[i].a.outcome == RUN_EXIT || d[i].a.outcome == RUN_SIGNAL;
+			s->failed += d[i].failed;
+		}
 		d[i].read = true;
 		nread++;
 	}
@@ -352,7 +371,7 @@ static size_t read_runs(const struct session *s, struct report_page *rp, int *rc
 /* Read the traces, print and write the table, the latents, the summary, the
  * charts and report.html. Returns 0, or -1 when something could not be read or
  * written; *findings as report_latents(). */
-static int report(const struct session *s, bool charts, size_t *findings)
+static int report(struct session *s, bool charts, size_t *findings)
 {
 	const char *out = s->o->setup.out;
 	struct done_run *d = s->done;
@@ -400,7 +419,7 @@ void compare_warn_slow_runs(const struct session *s)
 	warn_slow_runs(s);
 }
 
-int compare_report(const struct session *s, bool charts, size_t *findings)
+int compare_report(struct session *s, bool charts, size_t *findings)
 {
 	return report(s, charts, findings);
 }
