@@ -118,16 +118,32 @@ static bool is_rule(const char *line, size_t n)
 /* The state of html_md: what is open. */
 enum md_block { MD_NONE, MD_PARA, MD_LIST, MD_TABLE };
 
-static void md_close(struct strbuf *out, enum md_block *b)
+/* The rows of the open table: written, and left out past max_rows. */
+struct md_rows {
+	size_t max, written, left;
+};
+
+static void md_close(struct strbuf *out, enum md_block *b, struct md_rows *rows)
 {
 	static const char *const ends[] = { "", "</p>\n", "</ul>\n", "</tbody></table>\n" };
+	if (*b == MD_TABLE && rows->left)
+		strbuf_addf(out, "<tr><td colspan=\"99\">... and %zu more row%s, left out of this "
+			    "page</td></tr>\n", rows->left,
+			    rows->left == 1 ? "" : "s");
 	strbuf_addstr(out, ends[*b]);
 	*b = MD_NONE;
+	rows->written = rows->left = 0;
 }
 
 void html_md(struct strbuf *out, const char *md, int shift)
 {
+	html_md_rows(out, md, shift, 0);
+}
+
+void html_md_rows(struct strbuf *out, const char *md, int shift, size_t max_rows)
+{
 	enum md_block b = MD_NONE;
+	struct md_rows rows = { .max = max_rows };
 	for (const char *p = md ? md : ""; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
@@ -136,9 +152,9 @@ void html_md(struct strbuf *out, const char *md, int shift)
 		while (h < n && p[h] == '#')
 			h++;
 		if (!n) {
-			md_close(out, &b);
+			md_close(out, &b, &rows);
 		} else if (h && h < n && p[h] == ' ') {
-			md_close(out, &b);
+			md_close(out, &b, &rows);
 			int level = (int)h + shift > 6 ? 6 : (int)h + shift;
 			strbuf_addf(out, "<h%d>", level);
 			text_n(out, p + h + 1, n - h - 1);
@@ -146,7 +162,7 @@ void html_md(struct strbuf *out, const char *md, int shift)
 		} else if (p[0] == '|' && b != MD_TABLE) {
 			const char *nl2 = nl ? strchr(next, '\n') : NULL;
 			size_t n2 = nl2 ? (size_t)(nl2 - next) : strlen(next);
-			md_close(out, &b);
+			md_close(out, &b, &rows);
 			strbuf_addstr(out, "<table>\n");
 			if (nl && is_rule(next, n2)) {
 				strbuf_addstr(out, "<thead>");
@@ -157,10 +173,14 @@ void html_md(struct strbuf *out, const char *md, int shift)
 			strbuf_addstr(out, "<tbody>\n");
 			b = MD_TABLE;
 		} else if (p[0] == '|') {
-			md_row(out, p, n, "td");
+			if (rows.max && rows.written >= rows.max)
+				rows.left++;
+			else
+				md_row(out, p, n, "td");
+			rows.written++;
 		} else if (n > 2 && p[0] == '-' && p[1] == ' ') {
 			if (b != MD_LIST) {
-				md_close(out, &b);
+				md_close(out, &b, &rows);
 				strbuf_addstr(out, "<ul>\n");
 				b = MD_LIST;
 			}
@@ -171,7 +191,7 @@ void html_md(struct strbuf *out, const char *md, int shift)
 			if (b == MD_PARA) {
 				strbuf_addstr(out, "<br>\n");
 			} else {
-				md_close(out, &b);
+				md_close(out, &b, &rows);
 				strbuf_addstr(out, "<p>");
 				b = MD_PARA;
 			}
@@ -179,7 +199,7 @@ void html_md(struct strbuf *out, const char *md, int shift)
 		}
 		p = next;
 	}
-	md_close(out, &b);
+	md_close(out, &b, &rows);
 }
 
 /* Whether the n bytes at s hold `word`, in any case. */

@@ -38,6 +38,9 @@ void html_para(struct strbuf *out, const char *text, const char *cls);
 /* Markdown of the renderers' subset as HTML, its headings `shift` levels
  * deeper ("#" with shift 1 is <h2>; never past <h6>). */
 void html_md(struct strbuf *out, const char *md, int shift);
+/* The same with at most max_rows body rows a table (0: all), the rest
+ * counted in a last row ("... and 99,600 more rows, left out of this page"). */
+void html_md_rows(struct strbuf *out, const char *md, int shift, size_t max_rows);
 /*
  * Inline gnuplot's SVG (the file's bytes, len of them) as a figure: the XML
  * declaration and gnuplot's own <title> and <desc> dropped, its ids prefixed

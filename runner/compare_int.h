@@ -96,10 +96,22 @@ struct report_page {
 	struct strbuf chart_desc;    /* the charts' text alternative: runs and stages */
 	bool svg_drawn;              /* OUT/memory.svg and OUT/stages.svg were drawn */
 	const char *charts_why;      /* why not, when not */
+	char **bar_stages;           /* the stages chart's rows when there are more than
+				      * REPORT_MAX_BARS stages (the highest peaks); NULL: all */
+	size_t nbar_stages;
+	struct strbuf chart_note;    /* said under the charts (text): rows left out */
 };
 #define REPORT_PAGE_INIT { .verdict = STRBUF_INIT, .latents_result = STRBUF_INIT, \
 	.problems = STRBUF_INIT, .failed = STRBUF_INIT, .table = STRBUF_INIT, \
-	.latents = STRBUF_INIT, .runs = STRBUF_INIT, .chart_desc = STRBUF_INIT }
+	.latents = STRBUF_INIT, .runs = STRBUF_INIT, .chart_desc = STRBUF_INIT, \
+	.chart_note = STRBUF_INIT }
+
+/* Past this many stages the stages chart draws the REPORT_MAX_BARS with the
+ * highest peaks (bars for every one of 100,000 stages take gnuplot minutes
+ * and are no chart), and the page's tables their first REPORT_MAX_ROWS rows
+ * (table.md has every row). */
+#define REPORT_MAX_BARS 60
+#define REPORT_MAX_ROWS 400
 
 /* report_html.c: OUT/report.html written and its path printed; 0, or -1
  * after error(). */

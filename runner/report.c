@@ -207,6 +207,54 @@ static void chart_desc(const struct table *t, const struct done_run *d, size_t n
 	strbuf_addstr(o, ".");
 }
 
+static const struct table *sort_table; /* pick_bars' qsort */
+
+static uint64_t stage_high(const struct table *t, size_t s)
+{
+	uint64_t hi = 0;
+	for (size_t m = 0; m < t->nmodes; m++) {
+		const struct table_cell *c = table_cell(t, s, m);
+		if (c->ncompleted && c->max_bytes > hi)
+			hi = c->max_bytes;
+	}
+	return hi;
+}
+
+/* Higher peak first; equal ones in table order. */
+static int by_peak(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	uint64_t px = stage_high(sort_table, x), py = stage_high(sort_table, y);
+	return px != py ? (px < py ? 1 : -1) : (x > y) - (x < y);
+}
+
+static int by_row(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* More than REPORT_MAX_BARS stages: the ones with the highest peaks, in table
+ * order, for the stages chart, and a note saying so. */
+static void pick_bars(const struct table *t, struct report_page *rp)
+{
+	if (t->nstages <= REPORT_MAX_BARS)
+		return;
+	size_t *rows = xcalloc(t->nstages, sizeof(*rows));
+	for (size_t s = 0; s < t->nstages; s++)
+		rows[s] = s;
+	sort_table = t;
+	qsort(rows, t->nstages, sizeof(*rows), by_peak);
+	qsort(rows, REPORT_MAX_BARS, sizeof(*rows), by_row);
+	rp->bar_stages = xcalloc(REPORT_MAX_BARS, sizeof(*rp->bar_stages));
+	for (size_t i = 0; i < REPORT_MAX_BARS; i++)
+		rp->bar_stages[i] = xstrdup(t->stages[rows[i]]);
+	rp->nbar_stages = REPORT_MAX_BARS;
+	strbuf_addf(&rp->chart_note, "The stages chart draws the %d of the %zu stages with the "
+		    "highest peaks; table.md has every stage.", REPORT_MAX_BARS, t->nstages);
+	free(rows);
+}
+
 /* table.md, printed too; the verdict, the table and the charts' description
  * for the page. Returns 0 or -1. */
 static int report_table(const struct session *s, const struct done_run *d, size_t n,
@@ -226,6 +274,7 @@ static int report_table(const struct session *s, const struct done_run *d, size_
 	} else {
 		table_render_md(&t, &tmd);
 		table_render_verdict(&t, &rp->verdict);
+		pick_bars(&t, rp);
 		chart_desc(&t, d, n, &rp->chart_desc);
 		if (write_text(out, "table.md", &tmd))
 			rc = -1;
@@ -316,6 +365,8 @@ static int report_charts(const char *out, const struct done_run *d, size_t n, si
 	struct plot_opts po = PLOT_OPTS_INIT;
 	po.out_dir = out;
 	po.quiet_paths = true;
+	po.stages = (const char *const *)rp->bar_stages;
+	po.nstages = rp->nbar_stages;
 	if (!k) {
 		warning("no run has a footprint sample: no charts");
 		rp->charts_why = "No run has a footprint sample: there is nothing to draw.";
@@ -407,9 +458,12 @@ static int report(struct session *s, bool charts, size_t *findings)
 	if (report_html_write(&rp) < 0)
 		rc = -1;
 	struct strbuf *bufs[] = { &rp.verdict, &rp.latents_result, &rp.problems, &rp.failed,
-				  &rp.table, &rp.latents, &rp.runs, &rp.chart_desc };
+				  &rp.table, &rp.latents, &rp.runs, &rp.chart_desc, &rp.chart_note };
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		strbuf_release(bufs[i]);
+	for (size_t i = 0; i < rp.nbar_stages; i++)
+		free(rp.bar_stages[i]);
+	free(rp.bar_stages);
 	return rc;
 }
 

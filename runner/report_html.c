@@ -39,6 +39,8 @@ static void page_charts(struct strbuf *pg, const struct report_page *rp)
 		free(svg);
 		free(path);
 	}
+	if (rp->chart_note.len)
+		html_para(pg, rp->chart_note.buf, NULL);
 }
 
 /* One run's command line, each argument quoted the way a shell reads it back. */
@@ -176,12 +178,12 @@ int report_html_write(const struct report_page *rp)
 		strbuf_addstr(&pg, "</div>\n");
 	}
 	html_heading(&pg, 2, "Per-stage peak footprint", "table");
-	html_md(&pg, strbuf_str(&rp->table), 2);
+	html_md_rows(&pg, strbuf_str(&rp->table), 2, REPORT_MAX_ROWS);
 	page_charts(&pg, rp);
 	html_heading(&pg, 2, "Latents", "latents");
-	html_md(&pg, strbuf_str(&rp->latents), 2);
+	html_md_rows(&pg, strbuf_str(&rp->latents), 2, REPORT_MAX_ROWS);
 	html_heading(&pg, 2, "Runs", "runs");
-	html_md(&pg, strbuf_str(&rp->runs), 2);
+	html_md_rows(&pg, strbuf_str(&rp->runs), 2, REPORT_MAX_ROWS);
 	page_runs_detail(&pg, rp->d, rp->n);
 	page_hosts(&pg, rp->d, rp->n);
 	html_end(&pg);
