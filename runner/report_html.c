@@ -164,6 +164,15 @@ int report_html_write(const struct report_page *rp)
 	html_md(&pg, strbuf_str(&rp->verdict), 2);
 	if (rp->latents_result.len)
 		html_para(&pg, rp->latents_result.buf, NULL);
+	size_t nfailed = 0;
+	for (const char *p = strbuf_str(&rp->failed); (p = strstr(p, "- ")); p += 2)
+		nfailed += p == rp->failed.buf || p[-1] == '\n';
+	if (nfailed) {
+		char *line = xasprintf("%zu run%s failed on %s own: see Failed runs.", nfailed,
+				       nfailed == 1 ? "" : "s", nfailed == 1 ? "its" : "their");
+		html_para(&pg, line, NULL);
+		free(line);
+	}
 	strbuf_addstr(&pg, "</div>\n");
 	if (rp->problems.len) {
 		html_heading(&pg, 2, "Problems", "problems");
