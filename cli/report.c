@@ -12,8 +12,8 @@
 #include "opt.h"
 
 static const char usage_text[] =
-	"usage: stagebench report [-o DIR] [--no-charts] DIR\n"
-	"       stagebench report [-o DIR] [--no-charts] TRACE...\n"
+	"usage: stagebench report [-o DIR] [--no-charts] [-q] DIR\n"
+	"       stagebench report [-o DIR] [--no-charts] [-q] TRACE...\n"
 	"\n"
 	"Write the report of a comparison again: DIR/report.html, one self-contained\n"
 	"page (the verdict, the per-stage tables, the charts as inline SVG, the\n"
