@@ -53,7 +53,7 @@ SB_COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && \
 	{ git diff --quiet HEAD 2>/dev/null && echo "$$c" || echo "$$c-dirty"; } || echo unknown)
 endif
 
-MODULES := common traces platform meter meter/gpu runner analyze plots
+MODULES := common traces platform meter meter/gpu runner runner/record runner/compare analyze plots
 # One platform directory per OS (platform/platform.h); any other OS is refused.
 # platform/darwin/meter.c holds no macOS call (they go through a table) and is
 # built into the unit tests everywhere, so the macOS meter is tested on Linux.
@@ -169,13 +169,16 @@ test: deps
 # The shape of the code (docs/architecture.md): no function outside tests over
 # 100 lines, no source file outside tests over 700; the modules link in one order (nm over this build's objects), no
 # files need each other in a circle (symbols, #includes, the probe's imports),
-# only cli/ includes the command table; and the layer check's own test.
+# only cli/ includes the command table, runner/'s wings need only the ones below them,
+# no two functions share a name; and those checks' own tests.
 code-checks: $(LIB_OBJ) $(CLI_OBJ) $(TEST_OS_OBJ)
-	@echo "  CHECK   function length, file length, module order, circles of files"
+	@echo "  CHECK   function length, file length, module order, circles of files, wings, names"
 	$(Q)scripts/check-function-length.py
 	$(Q)scripts/check-file-length.py
 	$(Q)scripts/check-layers.py $(OUT)
+	$(Q)scripts/check-duplicate-names.py
 	$(Q)tests/code/check_layers.sh
+	$(Q)tests/code/check_duplicate_names.sh
 
 unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
 	$(Q)set -e; export FIXTURES=$(abspath tests/fixtures); for t in $(TEST_BIN); do echo "  RUN     $$t"; \

@@ -380,7 +380,7 @@ static bool stage_sampled_max(const struct trace *tr, const struct analysis *a, 
 	return any;
 }
 
-static void kernel_peaks(const struct trace *tr, struct analysis *a)
+static void analysis_kernel_peaks(const struct trace *tr, struct analysis *a)
 {
 	size_t *first = xcalloc(a->nstages + 1, sizeof(*first));
 	size_t *next = xcalloc(a->nwindows + 1, sizeof(*next));
@@ -551,7 +551,7 @@ int analysis_run(const struct trace *tr, const struct run_entry *entry, struct a
 	scan_samples(tr, a);
 	release_effects(tr, a);
 	stage_rows(tr, a);
-	kernel_peaks(tr, a);
+	analysis_kernel_peaks(tr, a);
 	device_peaks(tr, a);
 	a->interval = tr->start.interval;
 	loads(tr, a);

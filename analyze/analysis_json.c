@@ -33,7 +33,7 @@ static void json_windows(struct jsonw *w, const struct analysis *a, size_t i)
 	jw_array_end(w);
 }
 
-static void json_stages(struct jsonw *w, const struct analysis *a)
+static void analysis_json_stages(struct jsonw *w, const struct analysis *a)
 {
 	jw_key(w, "stages");
 	jw_array_begin(w);
@@ -156,7 +156,7 @@ void analysis_write_json(struct jsonw *w, const struct analysis *a)
 	jw_key(w, "count"); jw_u64(w, a->nreleases);
 	jw_key(w, "bytes"); jw_u64(w, a->release_bytes);
 	jw_object_end(w);
-	json_stages(w, a);
+	analysis_json_stages(w, a);
 	jw_object_end(w);
 }
 

@@ -53,7 +53,7 @@ static void testcase(const struct check *c, const struct check_case *k, struct s
 	strbuf_addstr(out, "    </testcase>\n");
 }
 
-static void count(const struct check *c, const char *mode, size_t *n, size_t *fail, size_t *skip)
+static void junit_count_cases(const struct check *c, const char *mode, size_t *n, size_t *fail, size_t *skip)
 {
 	*n = *fail = *skip = 0;
 	for (size_t i = 0; i < c->ncases; i++) {
@@ -69,13 +69,13 @@ static void count(const struct check *c, const char *mode, size_t *n, size_t *fa
 void check_render_junit(const struct check *c, struct strbuf *out)
 {
 	size_t n, fail, skip;
-	count(c, NULL, &n, &fail, &skip);
+	junit_count_cases(c, NULL, &n, &fail, &skip);
 	strbuf_addstr(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	strbuf_addf(out, "<testsuites name=\"stagebench check\" tests=\"%zu\" failures=\"%zu\" "
 			 "errors=\"0\" skipped=\"%zu\">\n", n, fail, skip);
 	for (size_t mi = 0; mi < c->nmodes; mi++) {
 		const char *mode = c->modes[mi];
-		count(c, mode, &n, &fail, &skip);
+		junit_count_cases(c, mode, &n, &fail, &skip);
 		if (!n)
 			continue;
 		strbuf_addstr(out, "  <testsuite name=\"");

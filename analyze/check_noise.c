@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
+static int noise_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
@@ -14,7 +14,7 @@ static int cmp_double(const void *a, const void *b)
 
 static double median(double *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), noise_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -140,7 +140,7 @@ static size_t series_of(struct history *h, struct series_ix *sx, const char *mod
 	return h->nseries++;
 }
 
-static int cmp_double(const void *a, const void *b)
+static int history_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
@@ -151,7 +151,7 @@ static void fill_point(struct history_point *p, double *v, size_t n)
 	p->n = n;
 	if (!n)
 		return;
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), history_cmp_double);
 	p->min = v[0];
 	p->max = v[n - 1];
 	p->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;

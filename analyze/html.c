@@ -76,7 +76,7 @@ static void text_n(struct strbuf *out, const char *s, size_t n)
 }
 
 /* One table row "| a | b \| c |" as cells of tag td or th. */
-static void md_row(struct strbuf *out, const char *line, size_t n, const char *tag)
+static void html_md_row(struct strbuf *out, const char *line, size_t n, const char *tag)
 {
 	struct strbuf cell = STRBUF_INIT;
 	size_t i = 0;
@@ -166,7 +166,7 @@ void html_md_rows(struct strbuf *out, const char *md, int shift, size_t max_rows
 			strbuf_addstr(out, "<table>\n");
 			if (nl && is_rule(next, n2)) {
 				strbuf_addstr(out, "<thead>");
-				md_row(out, p, n, "th");
+				html_md_row(out, p, n, "th");
 				strbuf_addstr(out, "</thead>");
 				next = nl2 ? nl2 + 1 : next + n2;
 			}
@@ -176,7 +176,7 @@ void html_md_rows(struct strbuf *out, const char *md, int shift, size_t max_rows
 			if (rows.max && rows.written >= rows.max)
 				rows.left++;
 			else
-				md_row(out, p, n, "td");
+				html_md_row(out, p, n, "td");
 			rows.written++;
 		} else if (n > 2 && p[0] == '-' && p[1] == ' ') {
 			if (b != MD_LIST) {

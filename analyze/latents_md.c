@@ -122,7 +122,7 @@ struct tally {
 	size_t pairs, identical, within, beyond, unknown, shape, dtype, missing, corrupt, unmeasured;
 };
 
-static void count(const struct latent_set *s, struct tally *t)
+static void latents_md_tally(const struct latent_set *s, struct tally *t)
 {
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < s->nlatents; i++) {
@@ -337,7 +337,7 @@ static void md_failed(const struct latent_set *s, bool but, struct strbuf *out)
 static void md_summary(const struct latent_set *s, struct strbuf *out)
 {
 	struct tally t;
-	count(s, &t);
+	latents_md_tally(s, &t);
 	size_t findings = latent_findings(s);
 	strbuf_addf(out, "\n%zu pair%s in %zu latent%s: %zu identical, %zu within noise",
 		    t.pairs, t.pairs == 1 ? "" : "s", s->nlatents, s->nlatents == 1 ? "" : "s",

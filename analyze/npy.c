@@ -24,7 +24,7 @@ static int hdr_error(struct hdr *h, const char *what)
 		     h->name, (size_t)(h->p - h->s), what);
 }
 
-static void skip_ws(struct hdr *h)
+static void npy_skip_ws(struct hdr *h)
 {
 	while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
 		h->p++;
@@ -32,7 +32,7 @@ static void skip_ws(struct hdr *h)
 
 static bool eat(struct hdr *h, char c)
 {
-	skip_ws(h);
+	npy_skip_ws(h);
 	if (h->p < h->end && *h->p == c) {
 		h->p++;
 		return true;
@@ -43,7 +43,7 @@ static bool eat(struct hdr *h, char c)
 /* A Python string literal in ' or " without escapes; into out[cap]. */
 static int parse_str(struct hdr *h, char *out, size_t cap)
 {
-	skip_ws(h);
+	npy_skip_ws(h);
 	if (h->p >= h->end || (*h->p != '\'' && *h->p != '"'))
 		return hdr_error(h, "expected a quoted string");
 	char q = *h->p++;
@@ -66,7 +66,7 @@ static int parse_str(struct hdr *h, char *out, size_t cap)
 
 static int parse_bool(struct hdr *h, bool *v)
 {
-	skip_ws(h);
+	npy_skip_ws(h);
 	size_t left = (size_t)(h->end - h->p);
 	if (left >= 4 && !memcmp(h->p, "True", 4)) {
 		*v = true;
@@ -89,7 +89,7 @@ static int parse_shape(struct hdr *h, struct npy_array *a)
 	for (;;) {
 		if (eat(h, ')'))
 			return 0;
-		skip_ws(h);
+		npy_skip_ws(h);
 		if (h->p >= h->end || *h->p < '0' || *h->p > '9')
 			return hdr_error(h, "expected a non-negative integer in the shape");
 		int64_t v = 0;
@@ -149,7 +149,7 @@ static int parse_header(const char *name, const char *text, size_t len, struct n
 		if (!eat(&h, ':'))
 			return hdr_error(&h, "expected ':' after a key");
 		if (!strcmp(key, "descr") && !have_descr) {
-			skip_ws(&h);
+			npy_skip_ws(&h);
 			if (h.p < h.end && *h.p == '[')
 				return error("%s: structured dtypes are not supported", name);
 			if (parse_str(&h, a->descr, sizeof(a->descr)))
@@ -172,7 +172,7 @@ static int parse_header(const char *name, const char *text, size_t len, struct n
 			break;
 		return hdr_error(&h, "expected ',' or '}'");
 	}
-	skip_ws(&h);
+	npy_skip_ws(&h);
 	if (h.p != h.end)
 		return hdr_error(&h, "junk after the header dict");
 	if (!have_descr || !have_order || !have_shape)

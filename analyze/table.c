@@ -98,7 +98,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(double *v, size_t n)
+static double table_median(double *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -122,8 +122,8 @@ static void first_outlier(struct table_mode *m, const struct table_run *runs)
 		const struct analysis *a = &runs[m->runs[0]].a;
 		m->first_wall = a->wall_s;
 		m->first_load = a->load_seconds;
-		m->others_wall = median(wall, n);
-		m->others_load = median(load, n);
+		m->others_wall = table_median(wall, n);
+		m->others_load = table_median(load, n);
 		m->first_slow_wall = m->first_wall > TABLE_FIRST_RATIO * m->others_wall &&
 				     m->first_wall - m->others_wall > TABLE_FIRST_WALL_S;
 		m->first_slow_load = a->nloads && m->first_load > TABLE_FIRST_RATIO * m->others_load &&

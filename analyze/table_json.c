@@ -11,7 +11,7 @@ static void json_range(struct jsonw *w, const char *lo_key, const char *hi_key, 
 	if (has) jw_u64(w, hi); else jw_null(w);
 }
 
-static void json_stages(struct jsonw *w, const struct table *t)
+static void table_json_stages(struct jsonw *w, const struct table *t)
 {
 	jw_key(w, "stages");
 	jw_array_begin(w);
@@ -97,7 +97,7 @@ void table_render_json(const struct table *t, struct strbuf *out)
 	}
 	jw_array_end(&w);
 
-	json_stages(&w, t);
+	table_json_stages(&w, t);
 
 	jw_key(&w, "comparisons");
 	jw_array_begin(&w);

@@ -17,7 +17,7 @@ static const char *run_version(const struct analysis *a, const char *name)
 }
 
 /* Every (group, value) of NAME, once each; returns the number of distinct values. */
-static size_t gather(struct version_diff *vd, const struct versions_group *groups,
+static size_t versions_gather(struct version_diff *vd, const struct versions_group *groups,
 		     size_t ngroups)
 {
 	size_t ndistinct = 0;
@@ -65,7 +65,7 @@ void versions_compare(struct versions_diff *d, const struct versions_group *grou
 	}
 	for (size_t i = 0; i < nnames; i++) {
 		struct version_diff vd = { names[i], NULL, 0 };
-		if (gather(&vd, groups, ngroups) < 2) {
+		if (versions_gather(&vd, groups, ngroups) < 2) {
 			free(vd.values);
 			continue;
 		}

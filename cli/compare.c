@@ -1,4 +1,4 @@
-/* compare.c -- `stagebench compare`: options, usage, then the compare engine (runner/compare.h) */
+/* compare.c -- `stagebench compare`: options, usage, then the compare engine (runner/compare/compare.h) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +11,10 @@
 #include "../common/util.h"
 #include "../platform/platform.h"
 #include "../plots/plot.h"
-#include "../runner/compare.h"
+#include "../runner/compare/compare.h"
 #include "../runner/git.h"
 #include "../runner/guard.h"
-#include "../runner/record.h"
+#include "../runner/record/record.h"
 #include "../runner/pipeline.h"
 #include "../traces/runs.h"
 #include "../traces/trace.h"

@@ -4,7 +4,7 @@
 
 #include "../common/util.h"
 #include "../runner/guard.h"
-#include "../runner/record.h"
+#include "../runner/record/record.h"
 #include "commands.h"
 #include "opt.h"
 

@@ -1,4 +1,4 @@
-/* record.c -- `stagebench record`: options, usage, then the record engine (runner/record.h) */
+/* record.c -- `stagebench record`: options, usage, then the record engine (runner/record/record.h) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,9 +7,9 @@
 #include "../common/path.h"
 #include "../common/util.h"
 #include "../platform/platform.h"
-#include "../runner/compare.h"
+#include "../runner/compare/compare.h"
 #include "../runner/guard.h"
-#include "../runner/record.h"
+#include "../runner/record/record.h"
 #include "../runner/pipeline.h"
 #include "commands.h"
 #include "opt.h"

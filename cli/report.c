@@ -1,5 +1,5 @@
 /* report.c -- `stagebench report`: report.html (and table.md, latents.md, the charts) of a
- * compare's output directory or of traces (runner/compare.h: report_execute) */
+ * compare's output directory or of traces (runner/compare/compare.h: report_execute) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "../common/path.h"
 #include "../common/util.h"
 #include "../plots/plot.h"
-#include "../runner/compare.h"
+#include "../runner/compare/compare.h"
 #include "commands.h"
 #include "opt.h"
 

@@ -89,7 +89,7 @@ static void collect(const struct plot_history *h, struct hlayout *L)
 	}
 }
 
-static void geometry(const struct plot_history *h, const struct plot_opts *o, struct hlayout *L)
+static void history_geometry(const struct plot_history *h, const struct plot_opts *o, struct hlayout *L)
 {
 	int rows = gp_legend_rows(L->legend, L->nlegend, L->lx, L->lrow);
 	L->top_px = (o->title ? FIG_TITLE_PX : 0) + rows * 20.0 + 8;
@@ -117,7 +117,7 @@ static void geometry(const struct plot_history *h, const struct plot_opts *o, st
 
 /* $hN: commit index, value, lo, hi (NaN where the stage has no value), and
  * $rN: the regression points. */
-static void data_blocks(struct strbuf *sb, const struct plot_history *h)
+static void history_data_blocks(struct strbuf *sb, const struct plot_history *h)
 {
 	for (size_t i = 0; i < h->nseries; i++) {
 		const struct plot_history_series *s = &h->series[i];
@@ -149,7 +149,7 @@ static void data_blocks(struct strbuf *sb, const struct plot_history *h)
 	}
 }
 
-static void legend(struct strbuf *sb, const struct hlayout *L, const struct plot_opts *o)
+static void history_legend(struct strbuf *sb, const struct hlayout *L, const struct plot_opts *o)
 {
 	double top = o->title ? FIG_TITLE_PX : 0;
 	for (size_t i = 0; i < L->nlegend; i++) {
@@ -180,7 +180,7 @@ static void legend(struct strbuf *sb, const struct hlayout *L, const struct plot
 	gp_fig_note(sb, o->note, L->height);
 }
 
-static void axes(struct strbuf *sb, const struct plot_history *h, const struct hlayout *L)
+static void history_axes(struct strbuf *sb, const struct plot_history *h, const struct hlayout *L)
 {
 	strbuf_addf(sb, "set multiplot\nset xrange [-0.5:%.1f]\nset yrange [0:%s]\n",
 		    (double)h->ncommits - 0.5, gp_bound(gp_axis_max(L->ymax > 0 ? L->ymax * 1.08 : 1)).s);
@@ -209,7 +209,7 @@ static void axes(struct strbuf *sb, const struct plot_history *h, const struct h
 
 /* One mode's panel: dirty bands, the title, a line per stage with its spread,
  * regressions ringed. */
-static void panel(struct strbuf *sb, const struct plot_history *h, const struct hlayout *L,
+static void history_panel(struct strbuf *sb, const struct plot_history *h, const struct hlayout *L,
 		  const struct plot_opts *o, size_t m)
 {
 	double top = L->top_px + (double)m * L->slot_px + H_PANEL_TITLE_PX;
@@ -217,7 +217,7 @@ static void panel(struct strbuf *sb, const struct plot_history *h, const struct 
 			"set tmargin at screen %.4f\nset bmargin at screen %.4f\n", m + 1,
 		    1 - top / L->height, 1 - (top + L->plot_px) / L->height);
 	if (m == 0)
-		legend(sb, L, o);
+		history_legend(sb, L, o);
 	strbuf_addstr(sb, m + 1 == L->nmodes ? "set xlabel 'commit, oldest first' offset 0,0.4\n" :
 					      "unset xlabel\n");
 	for (size_t c = 0; c < h->ncommits; c++)
@@ -267,12 +267,12 @@ void plot_history_script(struct strbuf *sb, const struct plot_history *h,
 {
 	struct hlayout L = { 0 };
 	collect(h, &L);
-	geometry(h, o, &L);
+	history_geometry(h, o, &L);
 	gp_header(sb, o->format, FIG_W, L.height, out_path);
-	data_blocks(sb, h);
-	axes(sb, h, &L);
+	history_data_blocks(sb, h);
+	history_axes(sb, h, &L);
 	for (size_t m = 0; m < L.nmodes; m++)
-		panel(sb, h, &L, o, m);
+		history_panel(sb, h, &L, o, m);
 	if (!L.nmodes)
 		strbuf_addstr(sb, "plot NaN notitle\n");
 	strbuf_addstr(sb, "unset multiplot\nset output\n");

@@ -8,7 +8,7 @@
 #include "gp.h"
 
 #define MAX_POINTS 1600   /* per series; more are reduced to per-bucket min and max */
-#define LABEL_ROWS 3      /* stage-name rows above a memory panel (staggered) */
+#define LABEL_ROWS 3      /* stage-name rows above a memory memory_panel (staggered) */
 #define PANELS_PER_RUN_MAX 4 /* more runs than this: one panel per mode */
 
 /* Vertical layout of a figure, in pixels from the top. */
@@ -252,7 +252,7 @@ static void size_up(const struct plot_run *runs, const struct plot_opts *o, stru
 	L->yrange_max = gp_axis_max(need > 0 ? need : 1);
 }
 
-static void data_blocks(struct strbuf *sb, const struct plot_run *runs, size_t n)
+static void memory_data_blocks(struct strbuf *sb, const struct plot_run *runs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
@@ -351,7 +351,7 @@ static void legend_items(const struct layout *L, struct legend_item *items, size
 }
 
 /* The legend, one row under the title at the top of the figure, laid out here. */
-static void legend(struct strbuf *sb, const struct layout *L)
+static void memory_legend(struct strbuf *sb, const struct layout *L)
 {
 	struct legend_item items[8];
 	size_t n;
@@ -381,7 +381,7 @@ static void legend(struct strbuf *sb, const struct layout *L)
 	strbuf_addstr(sb, "unset key\n");
 }
 
-static void axes(struct strbuf *sb, const struct layout *L)
+static void memory_axes(struct strbuf *sb, const struct layout *L)
 {
 	strbuf_addf(sb, "set multiplot\n"
 			"set style data lines\n"
@@ -484,7 +484,7 @@ static void panel_plot(struct strbuf *sb, const struct plot_run *runs, const str
 	strbuf_addch(sb, '\n');
 }
 
-static void panel(struct strbuf *sb, const struct plot_run *runs, const struct plot_opts *o,
+static void memory_panel(struct strbuf *sb, const struct plot_run *runs, const struct plot_opts *o,
 		  size_t p, struct layout *L)
 {
 	const struct panel *pn = &L->panels[p];
@@ -503,7 +503,7 @@ static void panel(struct strbuf *sb, const struct plot_run *runs, const struct p
 	panel_ram(sb, &runs[pn->first], L);
 	panel_stops(sb, runs, pn, L);
 	if (p == 0) {
-		legend(sb, L);
+		memory_legend(sb, L);
 		gp_fig_title(sb, o->title, L->height);
 		gp_fig_note(sb, o->note, L->height);
 	}
@@ -521,10 +521,10 @@ void plot_memory_script(struct strbuf *sb, const struct plot_model *m, const str
 	size_up(runs, o, &L);
 
 	gp_header(sb, o->format, FIG_W, L.height, out_path);
-	data_blocks(sb, runs, n);
-	axes(sb, &L);
+	memory_data_blocks(sb, runs, n);
+	memory_axes(sb, &L);
 	for (size_t p = 0; p < L.np; p++)
-		panel(sb, runs, o, p, &L);
+		memory_panel(sb, runs, o, p, &L);
 	strbuf_addstr(sb, "unset multiplot\nset output\n");
 
 	free(L.rows);

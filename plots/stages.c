@@ -304,7 +304,7 @@ static double xtics_layout(struct bars *B, double slot_px)
 }
 
 /* Bars, x tick labels, legend rows and the room they need. */
-static void geometry(struct bars *B, const struct plot_opts *o, double *lx, int *lrow)
+static void stages_geometry(struct bars *B, const struct plot_opts *o, double *lx, int *lrow)
 {
 	B->width = FIG_W;
 	int nrows = legend_rows(B, lx, lrow);
@@ -409,7 +409,7 @@ static void bar_blocks(struct strbuf *sb, const struct bars *B)
 }
 
 /* The legend, drawn here (not gnuplot's key) so that it wraps into rows. */
-static void legend(struct strbuf *sb, const struct bars *B, const double *x_px, const int *row,
+static void stages_legend(struct strbuf *sb, const struct bars *B, const double *x_px, const int *row,
 		   double top_px)
 {
 	const double sample_px = GP_LEGEND_SAMPLE_PX, gap_px = GP_LEGEND_GAP_PX;
@@ -443,7 +443,7 @@ static void ram_line(struct strbuf *sb, const struct bars *B)
 	gp_ram_line(sb, B->ram_gb);
 }
 
-static void axes(struct strbuf *sb, const struct bars *B, const struct plot_opts *o)
+static void stages_axes(struct strbuf *sb, const struct bars *B, const struct plot_opts *o)
 {
 	double explain_px = (o->title ? FIG_TITLE_PX : 0) + EXPLAIN_PX / 2.0;
 	strbuf_addf(sb, "set label 'Peak footprint per stage (GB = 2^30 bytes): bar = the highest "
@@ -543,13 +543,13 @@ void plot_stages_script(struct strbuf *sb, const struct plot_model *m, const str
 	build_cells(m, &B);
 	build_legend(m, &B);
 	B.ram_gb = ram_of(m, B.ymax);
-	geometry(&B, o, lx, lrow);
+	stages_geometry(&B, o, lx, lrow);
 	note_labels(&labels, &B);
 
 	gp_header(sb, o->format, B.width, B.height, out_path);
 	bar_blocks(sb, &B);
-	axes(sb, &B, o);
-	legend(sb, &B, lx, lrow, (o->title ? FIG_TITLE_PX : 0) + EXPLAIN_PX);
+	stages_axes(sb, &B, o);
+	stages_legend(sb, &B, lx, lrow, (o->title ? FIG_TITLE_PX : 0) + EXPLAIN_PX);
 	strbuf_addstr(sb, strbuf_str(&labels));
 	plot_command(sb, &B);
 

@@ -130,7 +130,7 @@ void cache_state_fields(enum cache_state c, const struct cache_report *rep,
 	trace_fields_u64(f, "cache_bytes", rep->bytes);
 }
 
-static int cmp_double(const void *a, const void *b)
+static int conditions_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
@@ -140,7 +140,7 @@ bool run_much_slower(double wall, double *others, size_t n, double *median)
 {
 	if (!n)
 		return false;
-	qsort(others, n, sizeof(*others), cmp_double);
+	qsort(others, n, sizeof(*others), conditions_cmp_double);
 	*median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
 	return wall > 1.5 * *median && wall - *median > 1.0;
 }

@@ -37,7 +37,7 @@ static bool env_key_in(const char *entry, const char **set)
 	return false;
 }
 
-static char **build_env(const char **set)
+static char **spawn_build_env(const char **set)
 {
 	size_t n = 0, k = 0;
 	for (char **e = environ; e && *e; e++)
@@ -113,7 +113,7 @@ int spawn_start(struct spawn *sp)
 		sp->start_errno = err;
 		return error("cannot run '%s': %s", sp->argv[0], strerror(err));
 	}
-	char **env = build_env(sp->env_set);
+	char **env = spawn_build_env(sp->env_set);
 	if (pipe(pfd)) {
 		err = errno;
 		goto fail_noproc;

@@ -2,7 +2,7 @@
 """check-layers.py -- the modules link in one order, no files need each other, only cli/ sees
 the command table.
 
-Usage: scripts/check-layers.py [-v] [--root DIR] [--allow A,B]... BUILD_DIR
+Usage: scripts/check-layers.py [-v] [--root DIR] [--allow A,B]... [--up A,B]... BUILD_DIR
        (NM=llvm-nm for the macOS cross build's objects)
 
 A module is a top-level folder (platform/linux/ and meter/gpu/ belong to
@@ -23,6 +23,15 @@ and a symbol, #include or import on each of its edges. ALLOWED_CIRCLES lists
 the known ones as file pairs; a listed pair whose files are no longer in one
 circle fails too (remove it from the list). With --root (another tree, for
 the script's own test) the list is empty unless --allow A,B gives pairs.
+
+Inside runner/, the wings stand in one order too (WINGS): runner/ itself (spawn,
+loop, guard, pipeline, conditions, git) < runner/record/ < runner/compare/. A
+file of a wing may use a symbol of, or include a header of, its own wing or one
+below it; an arrow up (a file of runner/ that needs one of runner/record/, say)
+fails, named with its symbols or #include lines, unless UP_ARROWS lists the pair
+(docs/architecture.md names each with its reason; a listed pair that is no
+longer an arrow fails too). With --root the list is empty unless --up A,B gives
+pairs.
 
 Also: no source outside cli/ includes a header of cli/ (commands.h, opt.h).
 docs/architecture.md explains the order. -v prints every module dependency
@@ -48,6 +57,14 @@ PY_PACKAGE = "probe/stagebench_probe"
 # three or more files needs pairs that join all of its files. Each pair is removed
 # when its circle is broken: a pair whose files are no longer in one circle fails.
 ALLOWED_CIRCLES = [
+]
+
+# The wings of runner/, bottom first: a file may need its own wing or one before it.
+WINGS = ["runner", "runner/record", "runner/compare"]
+
+# Arrows up between wings, as pairs (A, B): file A needs file B of a wing above A's.
+# Each one is named with its reason in docs/architecture.md; none today.
+UP_ARROWS = [
 ]
 
 
@@ -302,6 +319,45 @@ def check_circles(graphs, allowed, verbose):
     return bad
 
 
+# ---- the wings of runner/ ----------------------------------------------------------------------
+
+def wing(f):
+    """The index in WINGS of file f's wing; None outside runner/."""
+    best = None
+    for i, w in enumerate(WINGS):
+        if f.startswith(w + "/") and "/" not in f[len(w) + 1:]:
+            best = i
+    return best
+
+
+def wing_order(graphs, up_arrows, verbose):
+    """Arrows up between the wings of runner/ not in up_arrows, and listed pairs that are
+    no arrow, printed; their number."""
+    bad, used = 0, set()
+    for kind, g in graphs:
+        for a in sorted(g):
+            for b in sorted(g[a]):
+                wa, wb = wing(a), wing(b)
+                if wa is None or wb is None or wb <= wa:
+                    continue
+                what = sorted(set(g[a][b]))
+                if (a, b) in up_arrows:
+                    used.add((a, b))
+                    if verbose:
+                        print("allowed arrow up (%s): %s -> %s" % (kind, a, b))
+                    continue
+                bad += 1
+                print("ERROR: arrow up between the wings of runner/ (%s): %s (%s) -> %s (%s): %s%s"
+                      % (kind, a, WINGS[wa], b, WINGS[wb], ", ".join(what[:3]),
+                         " ..." if len(what) > 3 else ""), file=sys.stderr)
+    for a, b in up_arrows:
+        if (a, b) not in used:
+            bad += 1
+            print("ERROR: %s -> %s is listed in UP_ARROWS but is no arrow up: remove the pair"
+                  % (a, b), file=sys.stderr)
+    return bad
+
+
 # ---- the cli/ include rule --------------------------------------------------------------------
 
 def cli_includes(root, files):
@@ -322,20 +378,20 @@ def cli_includes(root, files):
 
 
 def parse_args(argv):
-    """(verbose, root, allowed, build), or None for usage."""
-    verbose, root, allowed, args = False, None, [], []
+    """(verbose, root, allowed, up, build), or None for usage."""
+    verbose, root, allowed, up, args = False, None, [], [], []
     it = iter(argv)
     for a in it:
         if a == "-v":
             verbose = True
-        elif a in ("--root", "--allow"):
+        elif a in ("--root", "--allow", "--up"):
             v = next(it, None)
             if v is None:
                 return None
             if a == "--root":
                 root = os.path.abspath(v)
             elif v.count(",") == 1:
-                allowed.append(tuple(v.split(",")))
+                (allowed if a == "--allow" else up).append(tuple(v.split(",")))
             else:
                 return None
         else:
@@ -344,7 +400,8 @@ def parse_args(argv):
         return None
     if root is None:
         allowed += ALLOWED_CIRCLES
-    return verbose, root or REPO, allowed, args[0]
+        up += UP_ARROWS
+    return verbose, root or REPO, allowed, up, args[0]
 
 
 def main(argv):
@@ -352,7 +409,7 @@ def main(argv):
     if opts is None:
         print(__doc__.strip())
         return 0 if argv and argv[0] in ("-h", "--help") else 2
-    verbose, root, allowed, build = opts
+    verbose, root, allowed, up, build = opts
     syms, partial = symbols(root, build)
     empty = [m for m in LAYERS if not syms[m]]
     if empty:
@@ -361,9 +418,10 @@ def main(argv):
         return 2
     bad = module_order(syms, verbose)
     c_files = [f for f in sources(root, (".c", ".h")) if f.split("/")[0] in LAYERS]
-    bad += check_circles([("link", link_graph(syms, partial)),
-                          ("include", include_graph(root, c_files)),
+    links, includes = link_graph(syms, partial), include_graph(root, c_files)
+    bad += check_circles([("link", links), ("include", includes),
                           ("import", import_graph(root))], allowed, verbose)
+    bad += wing_order([("link", links), ("include", includes)], up, verbose)
     for line in cli_includes(root, [f for f in sources(root, (".c", ".h"))]):
         print("ERROR: %s (only cli/ may see the command table and option helpers)" % line,
               file=sys.stderr)

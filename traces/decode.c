@@ -230,7 +230,7 @@ fail:
 }
 
 /* start.host: what is there, of the right type */
-static void start_host(json_t *v, struct trace_start *st)
+static void decode_start_host(json_t *v, struct trace_start *st)
 {
 	const char *hk;
 	json_t *hv;
@@ -338,7 +338,7 @@ static int start_from_json(json_t *o, struct trace_start *st, char *why, size_t 
 			}
 		} else if (!strcmp(k, "host")) {
 			ok = json_is_object(v);
-			start_host(v, st);
+			decode_start_host(v, st);
 		} else if (!strcmp(k, "meter")) {
 			const char *mk;
 			json_t *mv;

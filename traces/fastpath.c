@@ -220,22 +220,22 @@ static inline const char *fast_number(const char *p, const char *end, struct jv 
 static int fast_object(const char *p, const char *end, struct pair *pairs)
 {
 	int n = 0;
-	p = skip_ws(p, end);
+	p = reader_skip_ws(p, end);
 	if (p >= end || *p != '{')
 		return -1;
-	p = skip_ws(p + 1, end);
+	p = reader_skip_ws(p + 1, end);
 	if (p < end && *p == '}')
-		return skip_ws(p + 1, end) == end ? 0 : -1;
+		return reader_skip_ws(p + 1, end) == end ? 0 : -1;
 	for (;;) {
 		if (n == FAST_MAX_PAIRS || p >= end || *p != '"')
 			return -1;
 		struct pair *pr = &pairs[n++];
 		if (!(p = fast_string(p, end, &pr->k, &pr->klen)))
 			return -1;
-		p = skip_ws(p, end);
+		p = reader_skip_ws(p, end);
 		if (p >= end || *p != ':')
 			return -1;
-		p = skip_ws(p + 1, end);
+		p = reader_skip_ws(p + 1, end);
 		if (p >= end)
 			return -1;
 		memset(&pr->v, 0, sizeof(pr->v));
@@ -258,13 +258,13 @@ static int fast_object(const char *p, const char *end, struct pair *pairs)
 		} else {
 			return -1;
 		}
-		p = skip_ws(p, end);
+		p = reader_skip_ws(p, end);
 		if (p < end && *p == ',') {
-			p = skip_ws(p + 1, end);
+			p = reader_skip_ws(p + 1, end);
 			continue;
 		}
 		if (p < end && *p == '}')
-			return skip_ws(p + 1, end) == end ? n : -1;
+			return reader_skip_ws(p + 1, end) == end ? n : -1;
 		return -1;
 	}
 }
@@ -398,7 +398,7 @@ static int direct_sample(const char *p, const char *end, struct trace_sample *s,
 			p++;
 			continue;
 		}
-		if (p < end && *p == '}' && skip_ws(p + 1, end) == end)
+		if (p < end && *p == '}' && reader_skip_ws(p + 1, end) == end)
 			break;
 		return 0;
 	}

@@ -169,7 +169,7 @@ static void take_start(void *arg, struct trace_start *st)
 	k->tr->has_start = true;
 }
 
-static void take_sample(void *arg, const struct trace_sample *s)
+static void reader_take_sample(void *arg, const struct trace_sample *s)
 {
 	struct trace_keep *k = arg;
 	struct trace *tr = k->tr;
@@ -279,7 +279,7 @@ void trace_keep_init(struct trace_keep *k, struct trace *tr, const char *path)
 	tr->path = xstrdup(path);
 	k->tr = tr;
 	k->samples_sorted = k->events_sorted = true;
-	k->sink = (struct trace_sink){ .arg = k, .start = take_start, .sample = take_sample,
+	k->sink = (struct trace_sink){ .arg = k, .start = take_start, .sample = reader_take_sample,
 				       .event = take_event, .end = take_end, .version = take_version,
 				       .mark = take_mark, .rollback = take_rollback };
 }

@@ -83,7 +83,7 @@ static inline bool jv_int(const struct jv *v, int64_t lo, int64_t hi, int64_t *o
 	return true;
 }
 
-static inline const char *skip_ws(const char *p, const char *end)
+static inline const char *reader_skip_ws(const char *p, const char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
 		p++;

@@ -113,7 +113,7 @@ static int records_loop(struct records *R)
 		const char *p, *end;
 		switch (lines_next(&R->L, &p, &end)) {
 		case LINE_TEXT:
-			p = skip_ws(p, end);
+			p = reader_skip_ws(p, end);
 			if (p < end) {
 				int rc = record(R, p, end);
 				if (rc)

@@ -170,7 +170,7 @@ static bool writer_failed(const struct trace_writer *w)
 	return w->failed;
 }
 
-static void start_host(struct jsonw *j, const struct trace_start *st)
+static void writer_start_host(struct jsonw *j, const struct trace_start *st)
 {
 	if (!(st->host_name || st->host_os || st->host_kernel || st->host_machine ||
 	      st->host_cpus || st->host_memory))
@@ -245,7 +245,7 @@ int trace_writer_start(struct trace_writer *w, const struct trace_start *st)
 			jw_string(&j, *a);
 		jw_array_end(&j);
 	}
-	start_host(&j, st);
+	writer_start_host(&j, st);
 	start_meter_labels(&j, st);
 	opt_string(&j, "commit", st->commit);
 	if (st->has_dirty) {

@@ -1,8 +1,10 @@
 #!/bin/sh
 # check_layers.sh -- scripts/check-layers.py on a tiny tree of its own: one file per
 # module in order passes; a circle of two files (link, include, Python import), a
-# module that needs one above it and an allowed pair that is in no circle each fail,
-# naming what they found; an allowed circle passes.  Run by `make code-checks`.
+# module that needs one above it, an allowed pair that is in no circle, a file of runner/
+# that needs one of the wing above (runner/record/), by a symbol or an #include, and a
+# listed arrow up that is none each fail, naming what they found; an allowed circle and
+# a listed arrow up pass.  Run by `make code-checks`.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 CHECK=$here/../../scripts/check-layers.py
@@ -40,7 +42,7 @@ build() { # compile every .c of the tree into $T/build
 expect() {
 	want=$1 what=$2
 	shift 2
-	"$CHECK" --root "$T" $ALLOW "$T/build" >"$T/out" 2>"$T/err"
+	"$CHECK" --root "$T" $ALLOW $UP "$T/build" >"$T/out" 2>"$T/err"
 	rc=$?
 	for w in "$@"; do
 		grep -qF -- "$w" "$T/err" || { bad "$what: stderr lacks '$w' (rc $rc): $(cat "$T/err")"; return; }
@@ -48,6 +50,7 @@ expect() {
 	[ "$rc" = "$want" ] && ok "$what" || bad "$what: exit $rc, want $want: $(cat "$T/err")"
 }
 ALLOW=
+UP=
 
 build && expect 0 "modules in order, no circle"
 
@@ -85,6 +88,26 @@ printf 'def g():\n    return 1\n' >"$T/probe/stagebench_probe/q.py"
 printf 'int cli_f(void);\nint up_f(void);\nint up_f(void) { return cli_f(); }\n' >"$T/platform/up.c"
 build && expect 1 "a module needing one above it fails" "platform -> cli: 1 symbol(s): cli_f"
 rm "$T/platform/up.c"
+
+# the wings of runner/: runner/ < runner/record/ < runner/compare/
+mkdir -p "$T/runner/record" "$T/runner/compare"
+printf 'int rec_f(void);\nint rec_f(void) { return 1; }\n' >"$T/runner/record/rec.c"
+printf 'int rec_f(void);\nint cmp_f(void);\nint cmp_f(void) { return rec_f(); }\n' >"$T/runner/compare/cmp.c"
+build && expect 0 "a wing that needs the one below it passes"
+printf 'int rec_f(void);\nint low_f(void);\nint low_f(void) { return rec_f(); }\n' >"$T/runner/low.c"
+build && expect 1 "a file of runner/ that needs runner/record/ fails" \
+	"arrow up between the wings of runner/ (link): runner/low.c (runner) -> runner/record/rec.c (runner/record): rec_f"
+UP="--up runner/low.c,runner/record/rec.c"
+expect 0 "a listed arrow up passes"
+rm "$T/runner/low.c"
+build && expect 1 "a listed arrow up that is none fails" \
+	"runner/low.c -> runner/record/rec.c is listed in UP_ARROWS but is no arrow up"
+UP=
+printf 'int x;\n' >"$T/runner/compare/cmp.h"
+printf '#include "../compare/cmp.h"\nint rec2_f(void);\nint rec2_f(void) { return 2; }\n' >"$T/runner/record/rec2.c"
+build && expect 1 "runner/record/ including a header of runner/compare/ fails" \
+	'arrow up between the wings of runner/ (include): runner/record/rec2.c (runner/record) -> runner/compare/cmp.h (runner/compare): #include "../compare/cmp.h" (line 1)'
+rm -r "$T/runner/record" "$T/runner/compare"
 
 build && expect 0 "the tree passes again"
 [ "$fail" = 0 ] && echo "check-layers tests: all passed"

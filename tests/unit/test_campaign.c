@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runner/campaign.h"
+#include "runner/compare/campaign.h"
 #include "traces/runs.h"
 #include "testutil.h"
 

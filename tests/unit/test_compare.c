@@ -8,7 +8,7 @@
 
 #include "../../common/util.h"
 #include "../../platform/platform.h"
-#include "../../runner/compare.h"
+#include "../../runner/compare/compare.h"
 #include "../../runner/pipeline.h"
 #include "testutil.h"
 

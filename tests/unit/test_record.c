@@ -11,7 +11,7 @@
 #include "../../common/parse.h"
 #include "../../common/util.h"
 #include "../../runner/guard.h"
-#include "../../runner/record.h"
+#include "../../runner/record/record.h"
 #include "../../traces/trace.h"
 
 #define MiB (1ULL << 20)

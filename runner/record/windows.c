@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "../traces/window.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../../traces/window.h"
 #include "record_int.h"
 
 /* ---- per-stage peaks ------------------------------------------------------ */
@@ -16,10 +16,10 @@
  * "why" when nothing was measured. */
 #define SAMPLED_PEAK_METRIC "sampled_footprint"
 
-static void window_poll_peak(struct run *r)
+static void stage_window_poll_peak(struct run *r)
 {
 	uint64_t b;
-	if (!r->sw.open || !kernel_peaks(r))
+	if (!r->sw.open || !run_kernel_peaks(r))
 		return;
 	/* 0 means only zombies answered (they lose their Vm fields): no reading */
 	if (!meter_peak_read(r->m, &b) && b) {
@@ -29,18 +29,18 @@ static void window_poll_peak(struct run *r)
 	}
 }
 
-static const char *window_why(const struct run *r)
+static const char *stage_window_why(const struct run *r)
 {
 	if (r->sw.late)
 		return "the command had exited before its stage event was read: no process "
 		       "was left to measure";
-	if (kernel_peaks(r))
+	if (run_kernel_peaks(r))
 		return "no process of the command could be read in this window (each had "
 		       "exited, or was exiting, when it was looked at)";
 	return "no sample fell in this window";
 }
 
-void window_close(struct run *r, double t)
+void stage_window_close(struct run *r, double t)
 {
 	if (!r->sw.open)
 		return;
@@ -51,11 +51,11 @@ void window_close(struct run *r, double t)
 	if (r->sp.pid > 0)
 		spawn_reap(&r->sp);
 	unsigned raised = r->sw.exit_peaks;
-	window_poll_peak(r);
+	stage_window_poll_peak(r);
 	if (r->sp.pid > 0) {
 		spawn_reap(&r->sp);
 		if (r->sw.exit_peaks != raised)
-			window_poll_peak(r);
+			stage_window_poll_peak(r);
 	}
 	struct trace_event ev;
 	memset(&ev, 0, sizeof(ev));
@@ -64,14 +64,14 @@ void window_close(struct run *r, double t)
 	ev.kind_name = (char *)"peak";
 	ev.ndim = -1;
 	ev.stage = (char *)window_stage(&r->win);
-	ev.metric = (char *)(kernel_peaks(r) ? r->mi->peak_metric : SAMPLED_PEAK_METRIC);
+	ev.metric = (char *)(run_kernel_peaks(r) ? r->mi->peak_metric : SAMPLED_PEAK_METRIC);
 	ev.has_bytes = r->sw.has_peak;
 	ev.bytes = r->sw.peak;
 	ev.has_from = true;
 	ev.from = r->sw.from;
 	if (!r->sw.has_peak) {
 		trace_fields_null(&ev.fields, "bytes");
-		trace_fields_string(&ev.fields, "why", window_why(r));
+		trace_fields_string(&ev.fields, "why", stage_window_why(r));
 	}
 	write_event(r, &ev);
 	trace_fields_release(&ev.fields);
@@ -81,26 +81,26 @@ void window_close(struct run *r, double t)
 /* A window from t; reset: the tree's high-water marks start again there (not
  * for setup's window: a process's mark starts with its exec, and a reset
  * right after the spawn could come after a fast command's first peak). */
-void window_open_at(struct run *r, double t, bool reset)
+void stage_window_open_at(struct run *r, double t, bool reset)
 {
 	r->sw.open = true;
 	r->sw.from = t;
 	r->sw.has_peak = false;
 	r->sw.peak = 0;
 	r->sw.late = r->sp.reaped;
-	if (!kernel_peaks(r))
+	if (!run_kernel_peaks(r))
 		return;
 	if (reset && meter_peak_reset(r->m))
 		return; /* the tree may be between processes: the next read tells */
-	window_poll_peak(r);
+	stage_window_poll_peak(r);
 }
 
 /* A sample right after an event that starts a window (a stage event, or a
  * release that moves its start), so that a stage shorter than the interval
  * still has one: t is at least the event's, and the analyzer's windows
  * include a sample at their start (t >= start). While the command runs. */
-void window_sample(struct run *r, double ev_t)
+void stage_window_sample(struct run *r, double ev_t)
 {
 	if (r->sp.pid > 0 && !r->sp.reaped)
-		take_sample(r, mono_ns(), ev_t);
+		engine_take_sample(r, mono_ns(), ev_t);
 }

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "loop.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../loop.h"
 #include "record_int.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 /* spawn's on_reap: a tree process was reaped with this ru_maxrss. A zombie
  * has no VmHWM, so a peak it reached after its last reading (a sample, or
@@ -89,11 +89,11 @@ static void on_turn(struct loop *l, int64_t now, void *arg)
 		/* Last look at the tree before the leader is reaped (the
 		 * leader itself is a zombie: its memory is gone already). */
 		if (!r->have_sample || now - r->last_sample_ns >= FINAL_SAMPLE_AGE_NS)
-			take_sample(r, now, -INFINITY);
+			engine_take_sample(r, now, -INFINITY);
 		r->exit_ns = mono_ns();
 		/* reaped first: on_reaped() may raise the window's peak */
 		spawn_reap(&r->sp);
-		window_close(r, t_of(r, r->exit_ns));
+		stage_window_close(r, t_of(r, r->exit_ns));
 		loop_stop(l);
 		return;
 	}
@@ -112,7 +112,7 @@ static void flush_trace(struct run *r)
 static void on_sample_due(struct loop *l, int64_t now, void *arg)
 {
 	struct run *r = arg;
-	take_sample(r, now, -INFINITY);
+	engine_take_sample(r, now, -INFINITY);
 	while (r->next_sample <= now)
 		r->next_sample += r->o->interval_ns;
 	loop_timer_set(l, r->t_sample, r->next_sample);
@@ -127,7 +127,7 @@ static void on_sample_due(struct loop *l, int64_t now, void *arg)
 static void on_guard_due(struct loop *l, int64_t now, void *arg)
 {
 	struct run *r = arg;
-	guard_poll(r, now);
+	admission_poll(r, now);
 	if (r->stopping)
 		return; /* begin_stop() turned the guard off */
 	int64_t step = r->g->poll_ns;
@@ -251,6 +251,6 @@ void run_loop(struct run *r)
 		/* stopped: the tree is gone (or survived KILL) */
 		r->exit_ns = mono_ns();
 		spawn_reap(&r->sp);
-		window_close(r, t_of(r, r->exit_ns));
+		stage_window_close(r, t_of(r, r->exit_ns));
 	}
 }

@@ -7,15 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analyze/text.h"
-#include "../common/path.h"
-#include "../common/util.h"
-#include "../traces/runs.h"
-#include "../traces/trace.h"
+#include "../../analyze/text.h"
+#include "../../common/path.h"
+#include "../../common/util.h"
+#include "../../traces/runs.h"
+#include "../../traces/trace.h"
 #include "campaign.h"
 #include "compare.h"
 #include "compare_int.h"
-#include "record.h"
+#include "../record/record.h"
 
 /* The id "V-N" of run k of the schedule. Caller frees. */
 static char *run_id(const struct compare_opts *o, size_t k)
@@ -56,7 +56,7 @@ static char **plan_ids(const struct compare_opts *o, size_t total)
 
 /* Start (COMPARE_ALL, --plan with --out) or join (--task, --merge) the
  * campaign of OUT. Returns 0 or the exit status. */
-int campaign_of(struct session *s)
+int parts_campaign(struct session *s)
 {
 	const struct compare_opts *o = s->o;
 	if (o->part == COMPARE_PLAN && !o->setup.out)
@@ -129,7 +129,7 @@ int run_task(struct session *s)
 		      s->total - 1);
 		return SB_EXIT_USAGE;
 	}
-	int rc = campaign_of(s);
+	int rc = parts_campaign(s);
 	if (rc)
 		return rc;
 	char *dir = xasprintf("%s/runs.d", o->setup.out);
@@ -324,7 +324,7 @@ static void name_strays(struct session *s)
 }
 
 /* Gather every planned run's result into runs.json. Returns 0 or -1. */
-int gather(struct session *s)
+int parts_gather(struct session *s)
 {
 	for (size_t k = 0; k < s->total; k++)
 		gather_one(s, k);

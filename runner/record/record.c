@@ -8,17 +8,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../common/units.h"
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "../platform/platform.h"
-#include "../traces/trace.h"
-#include "conditions.h"
-#include "guard.h"
-#include "loop.h"
+#include "../../common/units.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../../platform/platform.h"
+#include "../../traces/trace.h"
+#include "../conditions.h"
+#include "../guard.h"
+#include "../loop.h"
 #include "record.h"
 #include "record_int.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 static double rusage_children_s(void)
 {
@@ -105,7 +105,7 @@ static int run_command(struct run *r)
 	fcntl(r->probe[1], F_SETFD, FD_CLOEXEC);
 	if (err_pipe_open(r))
 		return -1;
-	build_env(r);
+	start_build_env(r);
 	r->sp.argv = r->argv;
 	r->sp.env_set = r->env;
 	r->sp.probe_fd = r->probe[1];
@@ -136,7 +136,7 @@ static int run_command(struct run *r)
 	meter_track(r->m, r->sp.pid);
 	/* setup's window: from the command's start to its first stage event
 	 * (or its end), so that it gets a peak event like every stage */
-	window_open_at(r, t_of(r, r->spawn_ns), false);
+	stage_window_open_at(r, t_of(r, r->spawn_ns), false);
 
 	run_loop(r);
 
@@ -146,7 +146,7 @@ static int run_command(struct run *r)
 	}
 	if (r->err.fd >= 0)
 		err_relay(r, PROBE_READ_LAST); /* what is there: orphans may hold it */
-	window_close(r, t_of(r, r->exit_ns)); /* one a late stage event opened */
+	stage_window_close(r, t_of(r, r->exit_ns)); /* one a late stage event opened */
 	res->wall_s = (double)(r->exit_ns - r->spawn_ns) / 1e9;
 	res->cpu_s = rusage_children_s() - cpu0;
 	if (res->cpu_s < 0)

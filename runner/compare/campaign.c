@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/jsonw.h"
-#include "../common/util.h"
-#include "../traces/runs.h"
-#include "../traces/trace.h"
+#include "../../common/jsonw.h"
+#include "../../common/util.h"
+#include "../../traces/runs.h"
+#include "../../traces/trace.h"
 #include "campaign.h"
 
 /* A trace written to in the last this many seconds is still being recorded

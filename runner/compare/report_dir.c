@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analyze/text.h"
-#include "../common/path.h"
-#include "../common/util.h"
+#include "../../analyze/text.h"
+#include "../../common/path.h"
+#include "../../common/util.h"
 #include "compare.h"
 #include "compare_int.h"
 

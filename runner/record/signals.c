@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/util.h"
+#include "../../common/util.h"
 #include "record.h"
 #include "record_int.h"
 

@@ -5,8 +5,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../common/units.h"
-#include "../common/util.h"
+#include "../../common/units.h"
+#include "../../common/util.h"
 #include "record_int.h"
 
 /* The run whose status line is on the terminal (one at a time). */

@@ -9,15 +9,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "../platform/platform.h"
-#include "../traces/trace.h"
-#include "../traces/window.h"
-#include "guard.h"
-#include "loop.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../../platform/platform.h"
+#include "../../traces/trace.h"
+#include "../../traces/window.h"
+#include "../guard.h"
+#include "../loop.h"
 #include "record.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 #define NS_PER_S 1000000000LL
 #define NS_PER_MS 1000000LL
@@ -129,17 +129,17 @@ static inline double t_of(const struct run *r, int64_t ns)
 void trace_failed(struct run *r);
 void write_event(struct run *r, const struct trace_event *ev);
 void begin_stop(struct run *r, enum stopped_by by, const char *reason, int64_t now);
-void window_sampled(struct run *r, const struct trace_sample *s);
-void take_sample(struct run *r, int64_t now, double t_min);
+void engine_window_sampled(struct run *r, const struct trace_sample *s);
+void engine_take_sample(struct run *r, int64_t now, double t_min);
 /* signals.c */
 int drain_signals(int fd, bool *chld);
 /* status.c */
 void status_clear(struct run *r);
 void status_update(struct run *r, int64_t now);
 /* windows.c */
-void window_close(struct run *r, double t);
-void window_open_at(struct run *r, double t, bool reset);
-void window_sample(struct run *r, double ev_t);
+void stage_window_close(struct run *r, double t);
+void stage_window_open_at(struct run *r, double t, bool reset);
+void stage_window_sample(struct run *r, double ev_t);
 /* probe_pipe.c */
 void probe_read(struct run *r, size_t max);
 void err_relay(struct run *r, size_t max);
@@ -147,7 +147,7 @@ int err_pipe_open(struct run *r);
 /* admission.c */
 void guard_event(struct run *r, const char *action, const char *reason,
 		 const struct guard_readings *rd);
-void guard_poll(struct run *r, int64_t now);
+void admission_poll(struct run *r, int64_t now);
 int admission(struct run *r, int sigfd);
 /* handlers.c */
 void on_reaped(void *arg, pid_t pid, uint64_t maxrss);
@@ -156,10 +156,10 @@ void run_loop(struct run *r);
 void fill_start(struct run *r, struct trace_start *st, struct host_info *h);
 /* Stage peaks from the kernel's high-water marks (reset at each window's start)
  * when the meter has one and the reset is on, else sampled. */
-static inline bool kernel_peaks(const struct run *r)
+static inline bool run_kernel_peaks(const struct run *r)
 {
 	return r->mi->peak_metric && !r->o->no_peak_reset;
 }
-void build_env(struct run *r);
+void start_build_env(struct run *r);
 
 #endif

@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/units.h"
-#include "../common/util.h"
+#include "../../common/units.h"
+#include "../../common/util.h"
 #include "compare.h"
 #include "compare_int.h"
-#include "conditions.h"
-#include "pipeline.h"
-#include "record.h"
+#include "../conditions.h"
+#include "../pipeline.h"
+#include "../record/record.h"
 
 void compare_schedule(size_t nvariants, size_t k, size_t *variant, int *rep)
 {

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../common/util.h"
-#include "../traces/runs.h"
+#include "../../common/util.h"
+#include "../../traces/runs.h"
 
 /* Start a campaign of the runs RUNS[0..n) in OUT: *id gets a fresh id.
  * Returns 0, SB_EXIT_USAGE after error() when OUT already holds a campaign or

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/util.h"
+#include "../../common/util.h"
 #include "compare.h"
 #include "compare_int.h"
-#include "conditions.h"
-#include "pipeline.h"
-#include "record.h"
+#include "../conditions.h"
+#include "../pipeline.h"
+#include "../record/record.h"
 
 static void session_release(struct session *s)
 {
@@ -55,10 +55,10 @@ int compare_execute(const struct compare_opts *o)
 	s.cache = o->cache_state_given ? o->cache_state
 		  : o->setup.p->files && o->setup.p->files[0] ? CACHE_WARM : CACHE_AS_IS;
 	int r = o->part == COMPARE_TASK ? run_task(&s)
-		: o->part == COMPARE_LEARN ? 0 : campaign_of(&s);
+		: o->part == COMPARE_LEARN ? 0 : parts_campaign(&s);
 	if (o->part == COMPARE_PLAN && !r)
 		r = print_plan(o, s.total);
-	if (!r && o->part == COMPARE_MERGE && gather(&s) < 0)
+	if (!r && o->part == COMPARE_MERGE && parts_gather(&s) < 0)
 		r = SB_EXIT_FAILURE;
 	if (r || o->part == COMPARE_PLAN || o->part == COMPARE_TASK) {
 		session_release(&s);

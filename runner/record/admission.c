@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/units.h"
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "guard.h"
+#include "../../common/units.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../guard.h"
 #include "record_int.h"
 
 void guard_event(struct run *r, const char *action, const char *reason,
@@ -45,7 +45,7 @@ static int read_system(struct run *r, struct guard_readings *rd)
 	return 0;
 }
 
-void guard_poll(struct run *r, int64_t now)
+void admission_poll(struct run *r, int64_t now)
 {
 	struct guard_readings rd;
 	if (read_system(r, &rd))

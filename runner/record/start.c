@@ -6,12 +6,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/path.h"
-#include "../common/util.h"
-#include "../common/version.h"
-#include "git.h"
+#include "../../common/path.h"
+#include "../../common/util.h"
+#include "../../common/version.h"
+#include "../git.h"
 #include "record_int.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 char *record_default_trace_name(void)
 {
@@ -27,9 +27,9 @@ char *record_default_trace_name(void)
  * stagebench wrote the trace, then the caller's (compare's cache state). */
 static void start_fields(const struct run *r, struct trace_fields *f)
 {
-	if (kernel_peaks(r) || r->o->no_peak_reset)
-		trace_fields_bool(f, "peak_reset", kernel_peaks(r));
-	trace_fields_string(f, "peaks", kernel_peaks(r) ? "kernel" : "samples");
+	if (run_kernel_peaks(r) || r->o->no_peak_reset)
+		trace_fields_bool(f, "peak_reset", run_kernel_peaks(r));
+	trace_fields_string(f, "peaks", run_kernel_peaks(r) ? "kernel" : "samples");
 	trace_fields_object(f, "stagebench");
 	trace_fields_string(f, "version", sb_version);
 	trace_fields_string(f, "commit", sb_commit);
@@ -72,7 +72,7 @@ void fill_start(struct run *r, struct trace_start *st, struct host_info *h)
 
 /* The command's environment: the caller's env_set, then ours; r->env owns
  * the entries past the caller's. */
-void build_env(struct run *r)
+void start_build_env(struct run *r)
 {
 	const struct record_opts *o = r->o;
 	size_t nenv = 0, k = 0;

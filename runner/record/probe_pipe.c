@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/util.h"
-#include "../traces/trace.h"
-#include "../traces/window.h"
+#include "../../common/util.h"
+#include "../../traces/trace.h"
+#include "../../traces/window.h"
 #include "record_int.h"
 
 static void probe_line(struct run *r, const char *line, size_t len)
@@ -53,16 +53,16 @@ static void probe_line(struct run *r, const char *line, size_t len)
 		window_step(&r->win, &ev);
 		write_event(r, &ev);
 	} else if (ev.kind == EV_STAGE) {
-		window_close(r, ev.t); /* the peak of the stage that ends here */
+		stage_window_close(r, ev.t); /* the peak of the stage that ends here */
 		window_step(&r->win, &ev);
 		write_event(r, &ev);
-		window_open_at(r, ev.t, true);
-		window_sample(r, ev.t);
+		stage_window_open_at(r, ev.t, true);
+		stage_window_sample(r, ev.t);
 	} else {
 		write_event(r, &ev);
 		if (window_step(&r->win, &ev) == WINDOW_MOVE && r->sw.open) {
-			window_open_at(r, r->win.start_t, true);
-			window_sample(r, ev.t);
+			stage_window_open_at(r, r->win.start_t, true);
+			stage_window_sample(r, ev.t);
 		}
 	}
 	trace_event_release(&ev);

@@ -4,12 +4,12 @@
  * call none of them (record_int.h) */
 #include <string.h>
 
-#include "../common/util.h"
-#include "../meter/meter.h"
-#include "../traces/trace.h"
-#include "loop.h"
+#include "../../common/util.h"
+#include "../../meter/meter.h"
+#include "../../traces/trace.h"
+#include "../loop.h"
 #include "record_int.h"
-#include "spawn.h"
+#include "../spawn.h"
 
 /* A write of the trace failed (the writer said why: disk full, I/O error):
  * say at once what happens now, once. */
@@ -51,9 +51,9 @@ void begin_stop(struct run *r, enum stopped_by by, const char *reason, int64_t n
 }
 
 /* A sample's footprint counts for the window it falls in (t >= its start). */
-void window_sampled(struct run *r, const struct trace_sample *s)
+void engine_window_sampled(struct run *r, const struct trace_sample *s)
 {
-	if (!r->sw.open || kernel_peaks(r) || !(s->fields & SF_FOOTPRINT) ||
+	if (!r->sw.open || run_kernel_peaks(r) || !(s->fields & SF_FOOTPRINT) ||
 	    s->t < r->sw.from)
 		return;
 	if (!r->sw.has_peak || s->footprint > r->sw.peak)
@@ -62,7 +62,7 @@ void window_sampled(struct run *r, const struct trace_sample *s)
 }
 
 /* A sample at now, its t no earlier than t_min (-INFINITY: no floor). */
-void take_sample(struct run *r, int64_t now, double t_min)
+void engine_take_sample(struct run *r, int64_t now, double t_min)
 {
 	struct trace_sample s;
 	memset(&s, 0, sizeof(s));
@@ -83,7 +83,7 @@ void take_sample(struct run *r, int64_t now, double t_min)
 	if ((s.fields & SF_FOOTPRINT) && s.footprint > r->res->peak_footprint)
 		r->res->peak_footprint = s.footprint;
 	r->res->nsamples++;
-	window_sampled(r, &s);
+	engine_window_sampled(r, &s);
 	if (!r->have_swap0 && (s.fields & SF_SWAP_USED)) {
 		r->swap0 = s.swap_used;
 		r->have_swap0 = true;

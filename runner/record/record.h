@@ -36,8 +36,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../traces/trace.h"
-#include "guard.h"
+#include "../../traces/trace.h"
+#include "../guard.h"
 
 struct record_opts {
 	const char *trace_path;   /* NULL: no trace */

@@ -7,12 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/jsonw.h"
-#include "../common/path.h"
-#include "../common/util.h"
-#include "compare.h"
+#include "../../common/jsonw.h"
+#include "../../common/path.h"
+#include "../../common/util.h"
+#include "plan.h"
 #include "compare_int.h"
-#include "pipeline.h"
+#include "../pipeline.h"
 
 /* ---- the pure parts (compare.h) ------------------------------------------ */
 

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analyze/html.h"
-#include "../analyze/text.h"
-#include "../common/units.h"
-#include "../common/util.h"
-#include "../plots/plot.h"
+#include "../../analyze/html.h"
+#include "../../analyze/text.h"
+#include "../../common/units.h"
+#include "../../common/util.h"
+#include "../../plots/plot.h"
 #include "compare_int.h"
 
 /* The charts as SVG into OUT (memory.svg, stages.svg), then inlined; a chart

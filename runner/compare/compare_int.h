@@ -6,12 +6,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../analyze/analysis.h"
-#include "../common/util.h"
-#include "../traces/runs.h"
-#include "../traces/trace.h"
+#include "../../analyze/analysis.h"
+#include "../../common/util.h"
+#include "../../traces/runs.h"
+#include "../../traces/trace.h"
 #include "compare.h"
-#include "record.h"
+#include "../record/record.h"
 
 /* A run that finished, for the report. */
 struct done_run {
@@ -121,8 +121,8 @@ int report_html_write(const struct report_page *rp);
  * (0 or the exit status); task K run alone (its exit status); every planned
  * run gathered into runs.json for the merge (0 or -1). */
 int print_plan(const struct compare_opts *o, size_t total);
-int campaign_of(struct session *s);
+int parts_campaign(struct session *s);
 int run_task(struct session *s);
-int gather(struct session *s);
+int parts_gather(struct session *s);
 
 #endif

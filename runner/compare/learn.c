@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/path.h"
-#include "../common/util.h"
+#include "../../common/path.h"
+#include "../../common/util.h"
 #include "compare_int.h"
-#include "pipeline.h"
+#include "../pipeline.h"
 
 /* The variant the plan is learned from: the first given that does not set
  * STAGEBENCH_STAGED, else the pipeline's first such, else the first given. */

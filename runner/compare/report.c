@@ -6,15 +6,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../analyze/analysis.h"
-#include "../analyze/latents.h"
-#include "../analyze/text.h"
-#include "../analyze/table.h"
-#include "../common/units.h"
-#include "../common/util.h"
-#include "../plots/plot.h"
+#include "../../analyze/analysis.h"
+#include "../../analyze/latents.h"
+#include "../../analyze/text.h"
+#include "../../analyze/table.h"
+#include "../../common/units.h"
+#include "../../common/util.h"
+#include "../../plots/plot.h"
 #include "compare_int.h"
-#include "conditions.h"
+#include "../conditions.h"
 
 /* Stage names the charts' description lists at most. */
 #define REPORT_DESC_STAGES 60
