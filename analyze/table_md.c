@@ -385,7 +385,7 @@ static void first_run_lines(const struct table *t, struct strbuf *out)
 				    units_seconds(tm->others_wall, UNITS_COARSE, false, b));
 		strbuf_addf(out, " (the median of its other run%s). A first run often pays for a cold "
 			    "page cache, files built or fetched, caches warmed; --warmup 1 runs each "
-			    "variant once first, apart. The figures above include it.\n",
+			    "variant once first, apart. The figures include it.\n",
 			    tm->nruns > 2 ? "s" : "");
 	}
 }

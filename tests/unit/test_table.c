@@ -551,7 +551,7 @@ Test(table, a_first_run_that_is_an_outlier_is_named_with_warmup_advice)
 	const char *want = "First run an outlier: eager run 1 loaded in 1.5 s against 0.4 s (the "
 			   "median of its other runs). A first run often pays for a cold page cache, "
 			   "files built or fetched, caches warmed; --warmup 1 runs each variant once "
-			   "first, apart. The figures above include it.\n";
+			   "first, apart. The figures include it.\n";
 	cr_assert_not_null(strstr(md.buf, want), "%s", md.buf);
 	cr_assert_not_null(strstr(verdict.buf, want), "%s", verdict.buf);
 	strbuf_release(&md);
