@@ -366,7 +366,10 @@ static void device_peaks(const struct trace *tr, struct analysis *a)
 			break;
 		}
 	}
-	for (size_t si = 0; si < a->nstages; si++) {
+	bool any = false; /* else each stage's search below is for nothing: stages x events */
+	for (size_t i = 0; i < tr->nevents && !any; i++)
+		any = tr->events[i].kind == EV_GPU && tr->events[i].stage && tr->events[i].has_bytes;
+	for (size_t si = 0; any && si < a->nstages; si++) {
 		struct stage_stats *s = &a->stages[si];
 		uint64_t b;
 		if (!stage_device_events(tr, s->name, &b, &s->device_exact))

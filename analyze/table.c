@@ -96,6 +96,47 @@ static void fill_cell(struct table_cell *c, const struct table *t, const char *m
 	}
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double table_median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The TABLE_FIRST_* rule (table.h) on the mode's first run. */
+static void first_outlier(struct table_mode *m, const struct table_run *runs)
+{
+	if (m->nruns < 2 || runs[m->runs[0]].a.outcome != RUN_COMPLETED)
+		return;
+	double *wall = xcalloc(m->nruns, sizeof(*wall)), *load = xcalloc(m->nruns, sizeof(*load));
+	size_t n = 0;
+	for (size_t k = 1; k < m->nruns; k++) {
+		const struct analysis *a = &runs[m->runs[k]].a;
+		if (a->outcome != RUN_COMPLETED)
+			continue;
+		wall[n] = a->wall_s;
+		load[n++] = a->load_seconds;
+	}
+	if (n) {
+		const struct analysis *a = &runs[m->runs[0]].a;
+		m->first_wall = a->wall_s;
+		m->first_load = a->load_seconds;
+		m->others_wall = table_median(wall, n);
+		m->others_load = table_median(load, n);
+		m->first_slow_wall = m->first_wall > TABLE_FIRST_RATIO * m->others_wall &&
+				     m->first_wall - m->others_wall > TABLE_FIRST_WALL_S;
+		m->first_slow_load = a->nloads && m->first_load > TABLE_FIRST_RATIO * m->others_load &&
+				     m->first_load - m->others_load > TABLE_FIRST_LOAD_S;
+	}
+	free(wall);
+	free(load);
+}
+
 static void mode_summary(struct table_mode *m, const struct table_run *runs)
 {
 	for (size_t k = 0; k < m->nruns; k++) {
@@ -113,6 +154,7 @@ static void mode_summary(struct table_mode *m, const struct table_run *runs)
 		if (!k || a->load_bytes < m->load_bytes_min) m->load_bytes_min = a->load_bytes;
 		if (!k || a->load_bytes > m->load_bytes_max) m->load_bytes_max = a->load_bytes;
 	}
+	first_outlier(m, runs);
 }
 
 /* A completed stage's peak: its footprint (with samples), or its mapped peak. */

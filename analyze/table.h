@@ -126,7 +126,23 @@ struct table_mode {
 	double load_s_min, load_s_max;
 	size_t loads_min, loads_max;
 	uint64_t load_bytes_min, load_bytes_max;
+	/* The first main run (compare's run 1) is an outlier against the mode's
+	 * other completed runs (TABLE_FIRST_* below): its wall time, its loading
+	 * time or both; the figures are its own and the median of the others. */
+	bool first_slow_wall, first_slow_load;
+	double first_wall, others_wall, first_load, others_load;
 };
+
+/* A mode's first run is an outlier when it and at least one other run of the
+ * mode completed, and its wall time is more than TABLE_FIRST_RATIO times the
+ * median of the others' and TABLE_FIRST_WALL_S seconds above it, or its
+ * loading time (the load events' seconds) more than TABLE_FIRST_RATIO times
+ * theirs and TABLE_FIRST_LOAD_S above it. A first run often pays for a cold
+ * page cache, files built or fetched, caches warmed: --warmup 1 runs each
+ * variant once, apart, first. Nothing is left out of the figures for it. */
+#define TABLE_FIRST_RATIO 1.5
+#define TABLE_FIRST_WALL_S 1.0
+#define TABLE_FIRST_LOAD_S 0.5
 
 struct table_stage_diff {
 	size_t stage;         /* row index */
@@ -181,6 +197,9 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		const char *const *stages, size_t nstages);
 const struct table_cell *table_cell(const struct table *t, size_t stage, size_t mode);
 void table_render_md(const struct table *t, struct strbuf *out);
+/* The verdict alone, as table_render_md words it: the comparison sentences and
+ * the first-run outliers (markdown text, names escaped). */
+void table_render_verdict(const struct table *t, struct strbuf *out);
 void table_render_csv(const struct table *t, struct strbuf *out);
 void table_render_json(const struct table *t, struct strbuf *out);
 void table_release(struct table *t); /* NULL ok */

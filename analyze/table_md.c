@@ -513,6 +513,31 @@ static void staging_notes_md(const struct table *t, struct strbuf *out)
 	}
 }
 
+/* "eager run 1 was an outlier: ..." for each mode whose first run is one
+ * (table.h: TABLE_FIRST_*), with what to do about it. */
+static void first_run_lines(const struct table *t, struct strbuf *out)
+{
+	for (size_t m = 0; m < t->nmodes; m++) {
+		const struct table_mode *tm = &t->modes[m];
+		if (!tm->first_slow_wall && !tm->first_slow_load)
+			continue;
+		char a[UNITS_BUF], b[UNITS_BUF];
+		strbuf_addf(out, "\nFirst run an outlier: %s run 1 ", tm->name);
+		if (tm->first_slow_load)
+			strbuf_addf(out, "loaded in %s against %s", units_seconds(tm->first_load, UNITS_COARSE, false, a),
+				    units_seconds(tm->others_load, UNITS_COARSE, false, b));
+		if (tm->first_slow_load && tm->first_slow_wall)
+			strbuf_addstr(out, ", and ");
+		if (tm->first_slow_wall)
+			strbuf_addf(out, "took %s against %s", units_seconds(tm->first_wall, UNITS_COARSE, false, a),
+				    units_seconds(tm->others_wall, UNITS_COARSE, false, b));
+		strbuf_addf(out, " (the median of its other run%s). A first run often pays for a cold "
+			    "page cache, files built or fetched, caches warmed; --warmup 1 runs each "
+			    "variant once first, apart. The figures include it.\n",
+			    tm->nruns > 2 ? "s" : "");
+	}
+}
+
 static void summary_table(const struct table *t, struct strbuf *out)
 {
 	strbuf_addstr(out, "\n| mode | runs | ran to | peak footprint | swap rise | time | of which loading |\n"
@@ -561,6 +586,7 @@ static void render_md(const struct table *t, struct strbuf *out)
 		verdict_md(t, &t->comparisons[i], out);
 	staging_notes_md(t, out);
 	loads_lines(t, out);
+	first_run_lines(t, out);
 	if (t->swap_rose) {
 		strbuf_addstr(out, "\nSystem swap rise per stage (the largest within one of its windows; "
 				   "footprint does not count swapped pages):\n\n");
@@ -573,8 +599,16 @@ static void render_md(const struct table *t, struct strbuf *out)
 	summary_table(t, out);
 }
 
-/* Markdown from a view of the table whose names are escaped ('|', line breaks). */
-void table_render_md(const struct table *t, struct strbuf *out)
+static void render_verdict(const struct table *t, struct strbuf *out)
+{
+	for (size_t i = 0; i < t->ncomparisons; i++)
+		comparison_md(t, &t->comparisons[i], out);
+	first_run_lines(t, out);
+}
+
+/* fn on a view of the table whose names are escaped ('|', line breaks). */
+static void on_md_view(const struct table *t, struct strbuf *out,
+		       void (*fn)(const struct table *, struct strbuf *))
 {
 	struct table view = *t;
 	view.stages = xcalloc(t->nstages + 1, sizeof(*view.stages));
@@ -585,11 +619,21 @@ void table_render_md(const struct table *t, struct strbuf *out)
 		view.modes[m] = t->modes[m];
 		view.modes[m].name = md_name(t->modes[m].name);
 	}
-	render_md(&view, out);
+	fn(&view, out);
 	for (size_t s = 0; s < t->nstages; s++)
 		free((char *)view.stages[s]);
 	for (size_t m = 0; m < t->nmodes; m++)
 		free((char *)view.modes[m].name);
 	free(view.stages);
 	free(view.modes);
+}
+
+void table_render_md(const struct table *t, struct strbuf *out)
+{
+	on_md_view(t, out, render_md);
+}
+
+void table_render_verdict(const struct table *t, struct strbuf *out)
+{
+	on_md_view(t, out, render_verdict);
 }

@@ -130,6 +130,33 @@ void text_xml(struct strbuf *out, const char *s)
 	}
 }
 
+void text_html(struct strbuf *out, const char *s)
+{
+	while (s && *s) {
+		unsigned char ch = (unsigned char)*s;
+		size_t n = 1;
+		switch (ch) {
+		case '&': strbuf_addstr(out, "&amp;"); break;
+		case '<': strbuf_addstr(out, "&lt;"); break;
+		case '>': strbuf_addstr(out, "&gt;"); break;
+		case '"': strbuf_addstr(out, "&quot;"); break;
+		case '\'': strbuf_addstr(out, "&#39;"); break;
+		default:
+			if (ch < 0x20 || ch == 0x7f) {
+				escape_control(out, ch);
+				break;
+			}
+			bool ok;
+			n = xml_char_len((const unsigned char *)s, &ok);
+			if (ok)
+				strbuf_add(out, s, n);
+			else
+				strbuf_addstr(out, "\xef\xbf\xbd"); /* U+FFFD */
+		}
+		s += n;
+	}
+}
+
 void text_github(struct strbuf *out, const char *s)
 {
 	for (; s && *s; s++) {

@@ -27,6 +27,11 @@ void text_csv_double(struct strbuf *out, double v);
  * forbids (the other controls, U+FFFE, U+FFFF, surrogates, bytes that are not
  * UTF-8) as '?', so that the document stays well-formed. */
 void text_xml(struct strbuf *out, const char *s);
+/* HTML text and attribute values: the five characters of markup as entities,
+ * control characters (line breaks, escape sequences) as a visible "\n",
+ * "\xNN", a byte that is not UTF-8 (or a character XML 1.0 forbids) as
+ * U+FFFD: nothing in s can open an element or end an attribute. */
+void text_html(struct strbuf *out, const char *s);
 /* A GitHub Actions workflow command's message: '%', CR and LF escaped as GitHub
  * reads them (a line break would otherwise start a command of its own). */
 void text_github(struct strbuf *out, const char *s);

@@ -19,10 +19,11 @@ int cmd_latents(int argc, char **argv); /* cli/latents.c */
 int cmd_check(int argc, char **argv);   /* cli/check.c */
 int cmd_plot(int argc, char **argv);    /* cli/plot.c */
 int cmd_history(int argc, char **argv); /* cli/history.c */
+int cmd_report(int argc, char **argv);  /* cli/report.c */
 
 struct opt_cmd;
 extern const struct opt_cmd opt_cmd_record, opt_cmd_guard, opt_cmd_compare, opt_cmd_learn,
 	opt_cmd_analyze, opt_cmd_table, opt_cmd_latents, opt_cmd_check, opt_cmd_plot,
-	opt_cmd_history;
+	opt_cmd_history, opt_cmd_report;
 
 #endif

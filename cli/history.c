@@ -3,17 +3,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../analyze/history.h"
+#include "../analyze/html.h"
 #include "../analyze/render.h"
 #include "../common/util.h"
 #include "../plots/plot.h"
+#include "../common/path.h"
 #include "../runner/spawn.h"
 #include "commands.h"
 #include "opt.h"
 
 static const char usage_text[] =
-	"usage: stagebench history [--format md|csv|json] [--order recorded|given]\n"
+	"usage: stagebench history [--format md|csv|json|html] [--order recorded|given]\n"
 	"                          [--plot DIR] [--plot-format png|svg] RUN_DIR...\n"
 	"\n"
 	"One column per RUN_DIR (one commit each, as `compare --by-commit` leaves\n"
@@ -34,8 +37,10 @@ struct history_args {
 };
 
 static const struct opt_spec history_opts[] = {
-	OPT_WORDS("format", 0, 'f', "FMT", "md csv json",
-		  "md (default), csv or json (bytes and seconds, unrounded)"),
+	OPT_WORDS("format", 0, 'f', "FMT", "md csv json html",
+		  "md (default), csv or json (bytes and seconds,\n"
+		  "unrounded), or html: one self-contained page of the\n"
+		  "md tables with the charts inline as SVG (gnuplot)"),
 	OPT_WORDS("order", 0, 'O', "ORDER", "recorded given",
 		  "recorded (default): by the earliest run's start time\n"
 		  "(a trace holds no commit date; commits recorded in\n"
@@ -131,6 +136,50 @@ static int draw(const struct history *h, enum history_metric m, const struct plo
 	return rc;
 }
 
+/* The history as one page: the markdown tables, then the charts drawn as SVG
+ * into a scratch directory and inlined (none without gnuplot: said instead). */
+static void render_page(const struct history *h, struct strbuf *o)
+{
+	static const char *const names[] = { "history-peak", "history-time", "history-device" };
+	static const enum history_metric metrics[] = { HM_PEAK, HM_TIME, HM_DEVICE };
+	struct strbuf md = STRBUF_INIT;
+	char *title = xasprintf("stagebench history: %zu commit%s", h->ncommits,
+				h->ncommits == 1 ? "" : "s");
+	history_render_md(h, &md);
+	html_begin(o, title);
+	html_md(o, md.buf, 0); /* its "##" sections under the page's <h1> */
+	html_heading(o, 2, "Charts", "charts");
+	char dir[] = "/tmp/stagebench-history.XXXXXX";
+	struct plot_opts po = PLOT_OPTS_INIT;
+	po.format = PLOT_SVG;
+	po.quiet_paths = true;
+	po.out_dir = dir;
+	if (!plot_have_gnuplot(NULL) || !mkdtemp(dir)) {
+		html_para(o, "No charts: gnuplot was not found (Debian: gnuplot-nox).", "warn");
+		goto end;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		if (metrics[i] == HM_DEVICE && !history_metric_shown(h, HM_DEVICE))
+			continue;
+		char *path = xasprintf("%s/%s.svg", dir, names[i]), *svg = NULL;
+		size_t len = 0;
+		char *what = xasprintf("%s over commits, one panel per mode, a line per stage",
+				       history_metric_name(metrics[i]));
+		if (draw(h, metrics[i], &po, names[i]) < 0 || read_file(path, &svg, &len) < 0 ||
+		    html_svg(o, svg, len, names[i], what, "The tables above hold its values.") < 0)
+			html_para(o, "This chart could not be drawn (see the error printed).", "warn");
+		unlink(path);
+		free(path);
+		free(svg);
+		free(what);
+	}
+	rmdir(dir);
+end:
+	html_end(o);
+	free(title);
+	strbuf_release(&md);
+}
+
 int cmd_history(int argc, char **argv)
 {
 	const char *format = "md";
@@ -143,9 +192,9 @@ int cmd_history(int argc, char **argv)
 	while ((c = opt_next(&p)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!render_find(RM_HISTORY, p.arg))
-				return opt_usage_error("history", "option '--format': invalid value '%s' (%s)",
-						       p.arg, render_format_list(RM_HISTORY));
+			if (!render_find(RM_HISTORY, p.arg) && strcmp(p.arg, "html"))
+				return opt_usage_error("history", "option '--format': invalid value '%s' "
+						       "(md, csv, json or html)", p.arg);
 			format = p.arg;
 			break;
 		case 'O':
@@ -179,7 +228,10 @@ int cmd_history(int argc, char **argv)
 		goto out;
 	add_subjects(&h);
 	struct strbuf o = STRBUF_INIT;
-	render_find(RM_HISTORY, format)(&h, &o);
+	if (!strcmp(format, "html"))
+		render_page(&h, &o);
+	else
+		render_find(RM_HISTORY, format)(&h, &o);
 	fwrite(o.buf ? o.buf : "", 1, o.len, stdout);
 	strbuf_release(&o);
 	rc = SB_EXIT_OK;

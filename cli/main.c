@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "latents", cmd_latents, "compare latent copies across runs", &opt_cmd_latents },
 	{ "plot", cmd_plot, "draw memory charts with gnuplot", &opt_cmd_plot },
 	{ "check", cmd_check, "flag regressions against a baseline run directory", &opt_cmd_check },
+	{ "report", cmd_report, "report.html of a comparison, again or from traces", &opt_cmd_report },
 	{ "history", cmd_history, "stages over commits: a table and charts", &opt_cmd_history },
 };
 

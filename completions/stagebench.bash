@@ -153,8 +153,14 @@ opt check - --allow-latent-change flag
 opt check - --format words md json junit github
 opt check -h --help flag
 arg check dir
+cmd report report.html of a comparison, again or from traces
+opt report -o --out dir
+opt report - --no-charts flag
+opt report -q --quiet flag
+opt report -h --help flag
+arg report trace
 cmd history stages over commits: a table and charts
-opt history - --format words md csv json
+opt history - --format words md csv json html
 opt history - --order words recorded given
 opt history - --plot dir
 opt history - --plot-format words png svg

@@ -271,7 +271,8 @@ int plot_model_build(const struct plot_opts *opts, const struct trace *traces,
 		goto fail;
 	}
 	if (add_supplements(opts, out) ||
-	    table_build(&out->table, out->analyses, out->nanalyses, NULL, 0))
+	    table_build(&out->table, out->analyses, out->nanalyses, opts->stages,
+			opts->nstages))
 		goto fail;
 	return 0;
 fail:

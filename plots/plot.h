@@ -70,6 +70,11 @@ struct plot_opts {
 	 * traces then being summaries (trace_read_summary); NULL: taken from
 	 * the traces' samples (trace_read) */
 	const struct plot_samples *samples;
+	/* NULL, or the rows of the stages chart, as `table --stages` picks them
+	 * (compare's report, for very many stages, the ones with the highest
+	 * peaks); the memory chart's bands are every stage either way */
+	const char *const *stages;
+	size_t nstages;
 };
 #define PLOT_OPTS_INIT { .out_dir = ".", .format = PLOT_PNG }
 

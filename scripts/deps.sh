@@ -44,6 +44,7 @@ man-db                   test   tests/e2e/man.sh: man -l renders each page
 zsh                      test   tests/e2e/completion.sh: the zsh completion
 ruby                     test   tests/e2e/formula.sh: ruby -c on the Homebrew formula
 tmux                     test   tests/e2e/status.sh: the live status line in a real terminal
+chromium                 test   tests/e2e/browser.sh: report.html rendered headless, offline
 slurmctld                slurm  make test-slurm: the controller
 slurmd                   slurm  make test-slurm: the node
 slurm-client             slurm  make test-slurm: sbatch, squeue

@@ -26,6 +26,7 @@ static void session_release(struct session *s)
 	free(s->runs_path);
 	free(s->plan_path);
 	strbuf_release(&s->missing);
+	strbuf_release(&s->problems);
 	free(s->campaign);
 	free(s->largest_peak);
 	runs_release(&s->planned);
@@ -104,7 +105,7 @@ int compare_execute(const struct compare_opts *o)
 		if (compare_report(&s, o->charts, &findings) < 0)
 			rc = SB_EXIT_FAILURE;
 		if (sb_verbosity >= 1)
-			note("results in %s (table.md, latents.md, runs.json)", o->setup.out);
+			note("results in %s (report.html, table.md, latents.md, runs.json)", o->setup.out);
 	}
 	/* One that came while reporting (the report is complete) or until the
 	 * handlers are back: it still sets the exit status; one after that ends

@@ -90,7 +90,7 @@ struct compare_opts {
  * o->cache_state first (said in the trace's start record); runs.json after
  * every run; then a warning for each run much slower than the rest of its
  * variant (run_much_slower()), and print and write table.md, latents.md, the
- * run summary and the charts. Returns the
+ * run summary, the charts and report.html (its path printed). Returns the
  * exit status, the first that applies: 128+N when signal N interrupted it
  * (SIGINT/SIGTERM/SIGHUP at any moment while it runs: the current run is
  * stopped, no other starts, the results of the runs done are written);
@@ -101,5 +101,27 @@ struct compare_opts {
  * killed); else 0. A run the guard stopped is a result, not a finding.
  */
 int compare_execute(const struct compare_opts *o);
+
+/* stagebench report: a compare's report written again, report.html first. */
+struct report_opts {
+	const char *dir;            /* a compare's output directory (runs.json and its
+				     * traces), or NULL */
+	const char *const *traces;  /* traces given instead of (or beside) dir */
+	size_t ntraces;
+	const char *out;            /* where the files go: dir, or the traces' directory */
+	bool charts;                /* draw the charts (gnuplot) */
+};
+
+/*
+ * Read the runs (runs.json's entries and their traces; when runs.json is
+ * missing or malformed, the traces of dir in name order, each ending as its
+ * trace says; the traces given, likewise) and write what compare writes at its
+ * end (table.md, latents.md, the charts, report.html) into o->out, printing
+ * only report.html's path. What could not be read (runs.json, a trace missing,
+ * cut short or without a start record) is said on the page. Returns 0; 1 when
+ * a run failed or a latent differs (as compare); 3 when no run could be read
+ * or a file could not be written (the page is still written when it can be).
+ */
+int report_execute(const struct report_opts *o);
 
 #endif

@@ -24,6 +24,7 @@ struct done_run {
 	int rep;
 	bool completed;          /* ran to its end by itself, exit 0 */
 	bool failed;             /* its command failed on its own (exit status, signal) */
+	bool entryless;          /* stagebench report: no runs.json entry, the trace says */
 	char *err_path;          /* OUT/V-N.err, its stderr */
 	double wall_s;
 };
@@ -47,6 +48,9 @@ struct session {
 	char *campaign;          /* the campaign id (OUT/plan.json); NULL for --plan alone */
 	struct run_list planned; /* COMPARE_MERGE: runs.json, every planned run in plan order */
 	enum cache_state cache;  /* o->cache_state, or its default (compare.h) */
+	bool page_only;          /* the report writes its files and prints only report.html's
+				  * path (stagebench report) */
+	struct strbuf problems;  /* markdown list for the page: what could not be read */
 	uint64_t *largest_peak;  /* per variant, the largest peak footprint of its
 				  * runs so far: primed before its next run
 				  * (runner/conditions.h) */
@@ -75,7 +79,43 @@ int learn_only(struct session *s);
  * the report (0, or -1 when something could not be read or written;
  * *findings the latent findings). */
 void compare_warn_slow_runs(const struct session *s);
-int compare_report(const struct session *s, bool charts, size_t *findings);
+int compare_report(struct session *s, bool charts, size_t *findings);
+
+/* What report.html is made of (report.c gathers it, report_html.c writes it). */
+struct report_page {
+	const char *out;             /* the output directory: report.html, the SVG charts */
+	const struct done_run *d;
+	size_t n;
+	struct strbuf verdict;       /* markdown: the table's comparison sentences, first runs */
+	struct strbuf latents_result;/* the latents' "Result: ..." line (text) */
+	struct strbuf problems;      /* markdown list: what could not be read, and why */
+	struct strbuf failed;        /* markdown list: "Failed runs" as printed */
+	struct strbuf table;         /* table.md */
+	struct strbuf latents;       /* latents.md */
+	struct strbuf runs;          /* the run summary (markdown) */
+	struct strbuf chart_desc;    /* the charts' text alternative: runs and stages */
+	bool svg_drawn;              /* OUT/memory.svg and OUT/stages.svg were drawn */
+	const char *charts_why;      /* why not, when not */
+	char **bar_stages;           /* the stages chart's rows when there are more than
+				      * REPORT_MAX_BARS stages (the highest peaks); NULL: all */
+	size_t nbar_stages;
+	struct strbuf chart_note;    /* said under the charts (text): rows left out */
+};
+#define REPORT_PAGE_INIT { .verdict = STRBUF_INIT, .latents_result = STRBUF_INIT, \
+	.problems = STRBUF_INIT, .failed = STRBUF_INIT, .table = STRBUF_INIT, \
+	.latents = STRBUF_INIT, .runs = STRBUF_INIT, .chart_desc = STRBUF_INIT, \
+	.chart_note = STRBUF_INIT }
+
+/* Past this many stages the stages chart draws the REPORT_MAX_BARS with the
+ * highest peaks (bars for every one of 100,000 stages take gnuplot minutes
+ * and are no chart), and the page's tables their first REPORT_MAX_ROWS rows
+ * (table.md has every row). */
+#define REPORT_MAX_BARS 60
+#define REPORT_MAX_ROWS 400
+
+/* report_html.c: OUT/report.html written and its path printed; 0, or -1
+ * after error(). */
+int report_html_write(const struct report_page *rp);
 
 /* compare_parts.c: --plan's lines; the campaign of OUT started or joined
  * (0 or the exit status); task K run alone (its exit status); every planned

@@ -99,7 +99,19 @@ pk = {s["stage"]: s["peak footprint"] for s in h["series"]}
 assert pk["decode"][4]["failed"] == 2 and pk["decode"][4]["runs"] == 0, pk["decode"]
 assert not any(p and p["regression"] for st in ("preprocess", "camera", "structure") for p in pk[st])
 ' "$tmp/history.json" "$id_A" "$id_B" "$id_C" "$id_D" "$id_E"
+"$SB" history --format html "$dir_A" "$dir_B" "$dir_C" "$dir_D" "$dir_E" >"$tmp/history.html"
+check "history html: exit 0 ($?)" test $? = 0
+check "history html: one page" sh -c "head -n 1 '$tmp/history.html' | grep -qx '<!DOCTYPE html>' &&
+	tail -n 1 '$tmp/history.html' | grep -qx '</html>' && [ \$(grep -c '<html' '$tmp/history.html') -eq 1 ]"
+check "history html: E's decode failed, in a table row" \
+	grep -q '^<tr><td>staged</td><td>decode</td>.*<td>failed</td></tr>$' "$tmp/history.html"
+check "history html: the subject line, escaped" \
+	grep -qF "$id_C &quot;C: texture keeps a scratch buffer&quot;" "$tmp/history.html"
+check "history html: no script, nothing fetched" sh -c "! grep -qiE '<script|<img|<link|src=' '$tmp/history.html'"
 if command -v gnuplot >/dev/null 2>&1; then
+	check "history html: the peak and time charts inline" sh -c "
+		grep -q '<figure id=\"chart-history-peak\">' '$tmp/history.html' &&
+		grep -q '<figure id=\"chart-history-time\">' '$tmp/history.html'"
 	check "history chart drawn" test -s "$tmp/plots/history-peak.png"
 	[ -z "${HISTORY_PNG:-}" ] || cp "$tmp/plots/history-peak.png" "$HISTORY_PNG"
 fi

@@ -48,6 +48,14 @@ check "the trace names the diffusers and transformers versions the run imported"
 	sh -c "zstd -dc '$A/staged-1.trace.jsonl.zst' | grep '\"kind\":\"versions\"' | grep -q '\"diffusers\":\"[0-9]' &&
 	zstd -dc '$A/staged-1.trace.jsonl.zst' | grep '\"kind\":\"versions\"' | grep -q '\"transformers\":\"[0-9]'"
 check "no version difference reported between eager and staged" sh -c "! grep -qi 'versions differ' '$tmp/a.out'"
+# the page: compare printed its path; `stagebench report` writes the same page again
+check "report.html's path printed last" [ "$(tail -n 1 "$tmp/a.out")" = "$A/report.html" ]
+cp "$A/report.html" "$tmp/a-compare.html"
+"$SB" report "$A" >"$tmp/a-report.out" 2>"$tmp/a-report.err"
+check "report DIR: exit 0 ($?: $(tail -n 2 "$tmp/a-report.err"))" [ "$(cat "$tmp/a-report.out")" = "$A/report.html" ]
+check "report DIR: the page compare wrote, byte for byte" cmp -s "$tmp/a-compare.html" "$A/report.html"
+check "the page names the diffusers version each run imported" \
+	grep -q '<tr><td>staged-1</td><td>.*diffusers [0-9]' "$A/report.html"
 
 # offload: enable_model_cpu_offload(device="cpu") runs on a machine without an accelerator
 B=$tmp/b

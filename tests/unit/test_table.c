@@ -618,3 +618,95 @@ Test(table, runs_that_map_no_model_file_render_as_before)
 	table_release(&t);
 	release_runs(r, 2);
 }
+
+/* Three runs of one mode with these wall and loading times (run 1 first). */
+static void timed_runs(struct table *t, struct table_run *r, const double *wall, const double *load,
+		       size_t n)
+{
+	static const double p[] = { 1, 2, 2, 2 };
+	for (size_t i = 0; i < n; i++) {
+		mkrun(&r[i], "eager", false, S3, p, 'c');
+		r[i].a.wall_s = wall[i];
+		r[i].a.load_seconds = load[i];
+		r[i].a.nloads = 3;
+	}
+	cr_assert_eq(table_build(t, r, n, NULL, 0), 0);
+}
+
+/* timed_runs' runs released (their loads counted, none held). */
+static void release_timed(struct table *t, struct table_run *r, size_t n)
+{
+	table_release(t);
+	for (size_t i = 0; i < n; i++)
+		r[i].a.nloads = 0;
+	release_runs(r, n);
+}
+
+Test(table, a_first_run_that_is_an_outlier_is_named_with_warmup_advice)
+{
+	/* the demo's numbers: eager run 1 loads in 1.5 s against 0.4 s (3.75 times, 1.1 s
+	 * more: an outlier), wall 6.1 s against 4.55 s (1.34 times: not one) */
+	static const double wall[] = { 6.1, 4.5, 4.6 }, load[] = { 1.5, 0.4, 0.4 };
+	struct table_run r[3];
+	struct table t = TABLE_INIT;
+	timed_runs(&t, r, wall, load, 3);
+	const struct table_mode *m = &t.modes[0];
+	cr_assert(m->first_slow_load);
+	cr_assert_not(m->first_slow_wall);
+	cr_assert_float_eq(m->others_load, 0.4, 1e-9);
+	cr_assert_float_eq(m->others_wall, 4.55, 1e-9);
+	struct strbuf md = STRBUF_INIT, verdict = STRBUF_INIT;
+	table_render_md(&t, &md);
+	table_render_verdict(&t, &verdict);
+	const char *want = "First run an outlier: eager run 1 loaded in 1.5 s against 0.4 s (the "
+			   "median of its other runs). A first run often pays for a cold page cache, "
+			   "files built or fetched, caches warmed; --warmup 1 runs each variant once "
+			   "first, apart. The figures include it.\n";
+	cr_assert_not_null(strstr(md.buf, want), "%s", md.buf);
+	cr_assert_not_null(strstr(verdict.buf, want), "%s", verdict.buf);
+	strbuf_release(&md);
+	strbuf_release(&verdict);
+	release_timed(&t, r, 3);
+}
+
+Test(table, first_run_rule_needs_the_ratio_and_the_margin)
+{
+	struct {
+		double wall[2], load[2];
+		bool slow_wall, slow_load;
+	} cases[] = {
+		{ { 2.0, 1.0 }, { 0.1, 0.1 }, false, false }, /* twice as long, but 1.0 s more */
+		{ { 2.6, 1.5 }, { 0.1, 0.1 }, true, false },  /* 1.73 times and 1.1 s more */
+		{ { 14.0, 10.0 }, { 0.1, 0.1 }, false, false }, /* 4 s more, 1.4 times */
+		{ { 1.0, 1.0 }, { 0.6, 0.1 }, false, true },  /* loading 6 times, 0.5 s more: */
+		{ { 1.0, 1.0 }, { 0.59, 0.1 }, false, false }, /* ... the margin is "more than" */
+		{ { 1.0, 5.0 }, { 0.1, 2.0 }, false, false }, /* the first run the fastest */
+	};
+	cases[3].slow_load = 0.6 - 0.1 > 0.5; /* as doubles: 0.49999999999999994 */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct table_run r[2];
+		struct table t = TABLE_INIT;
+		timed_runs(&t, r, cases[i].wall, cases[i].load, 2);
+		cr_assert_eq(t.modes[0].first_slow_wall, cases[i].slow_wall, "case %zu", i);
+		cr_assert_eq(t.modes[0].first_slow_load, cases[i].slow_load, "case %zu", i);
+		release_timed(&t, r, 2);
+	}
+}
+
+Test(table, first_run_that_failed_or_alone_is_no_outlier)
+{
+	static const double p[] = { 1, 2, 2, 2 };
+	struct table_run r[2];
+	struct table t = TABLE_INIT;
+	mkrun(&r[0], "eager", false, S3, p, 'x');
+	mkrun(&r[1], "eager", false, S3, p, 'c');
+	r[0].a.wall_s = 60;
+	r[1].a.wall_s = 1;
+	cr_assert_eq(table_build(&t, r, 2, NULL, 0), 0);
+	cr_assert_not(t.modes[0].first_slow_wall);
+	table_release(&t);
+	cr_assert_eq(table_build(&t, r, 1, NULL, 0), 0);
+	cr_assert_not(t.modes[0].first_slow_wall);
+	table_release(&t);
+	release_runs(r, 2);
+}

@@ -49,6 +49,15 @@ Test(text, xml_keeps_the_document_well_formed)
 	expect(text_xml, "\x01|\xff|\xed\xa0\x80|\xef\xbf\xbe|\xc3\xa9", "?|?|?|?|\xc3\xa9");
 }
 
+Test(text, html_text_opens_no_element_and_ends_no_attribute)
+{
+	expect(text_html, "<script>alert(\"x\")</script>", "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;");
+	expect(text_html, "a'b&c>", "a&#39;b&amp;c&gt;");
+	expect(text_html, "two\nlines\x1b[1m", "two\\nlines\\x1b[1m");
+	expect(text_html, "caf\xc3\xa9 \xff!", "caf\xc3\xa9 \xef\xbf\xbd!"); /* a byte not UTF-8 */
+	expect(text_html, NULL, "");
+}
+
 Test(text, github_commands_cannot_be_started_by_a_message)
 {
 	expect(text_github, "50% done\r\n::error::x", "50%25 done%0D%0A::error::x");

@@ -1,0 +1,139 @@
+#!/bin/sh
+# browser.sh -- report.html in a real browser: Debian's chromium, headless, loads the demo's
+# report from a file:// URL with no network (a network namespace of its own), takes a
+# screenshot and dumps the DOM it rendered: the verdict, the nine demo stages' rows, both charts
+# as SVG with the stage names, the latents; no console message, no request of the page's. A
+# second page, of a comparison in which a run failed, shows the failure and its error as text
+# (no element made of it). The checks are shown to catch what they look for on pages that
+# break them. Needs SB_BIN, chromium and python3-torch (the demo); gnuplot for the charts.
+set -u
+. "$(dirname "$0")/common.inc"
+
+CR=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CR" ]; then
+	echo "  SKIP browser.sh: no chromium (scripts/deps.sh test installs it)"
+	exit 0
+fi
+# No network: a namespace of its own when we may make one; the page's policy forbids any
+# fetch either way, and the net log below says what was asked for.
+NONET=
+if unshare -n true 2>/dev/null; then
+	NONET="unshare -n"
+elif unshare -rn true 2>/dev/null; then
+	NONET="unshare -rn"
+else
+	echo "  note browser.sh: no network namespace here; the net log alone shows no request"
+fi
+
+# browse NAME URL: chromium's DOM in $tmp/NAME.dom, its log in NAME.log, its net log in
+# NAME.net, a screenshot in NAME.png. Chromium's own background services (updates, time)
+# are turned off as far as flags go; their hosts are left out of the requests below.
+browse() {
+	for what in dump-dom screenshot; do
+		arg=--dump-dom
+		[ "$what" = screenshot ] && arg="--screenshot=$tmp/$1.png"
+		# shellcheck disable=SC2086
+		timeout 120 $NONET "$CR" --headless --no-sandbox --disable-gpu --no-first-run \
+			--user-data-dir="$tmp/profile-$1-$what" --disable-background-networking \
+			--disable-component-update --disable-sync --disable-extensions \
+			--disable-default-apps --disable-features=Translate,SpellCheck,MediaRouter \
+			--window-size=1280,2400 --hide-scrollbars --enable-logging=stderr --v=0 \
+			--log-net-log="$tmp/$1-$what.net" "$arg" "$2" >"$tmp/$1.$what" 2>"$tmp/$1-$what.log"
+	done
+	mv "$tmp/$1.dump-dom" "$tmp/$1.dom"
+	cat "$tmp/$1-dump-dom.log" "$tmp/$1-screenshot.log" >"$tmp/$1.log"
+	cat "$tmp/$1-dump-dom.net" "$tmp/$1-screenshot.net" >"$tmp/$1.net" 2>/dev/null
+}
+# requests NAME: the URLs chromium asked for that are not its own services'
+requests() {
+	grep -o '"url":"[^"]*"' "$tmp/$1.net" | sort -u |
+		grep -vE '"url":"https?://([a-z0-9-]+\.)*(google\.com|googleapis\.com|gvt1\.com|gstatic\.com)/' |
+		grep -v '"url":"file://'
+}
+# consoled NAME: a console message (an error, a policy violation) was logged
+consoled() { grep -q ':CONSOLE' "$tmp/$1.log"; }
+
+# The checks catch what they are for: an image fetched, a console error.
+printf '<!DOCTYPE html><html><body><p>x</p><img src="http://example.invalid/x.png"></body></html>\n' \
+	>"$tmp/fetch.html"
+browse fetch "file://$tmp/fetch.html"
+check "a page that fetches an image: the request is seen ($(requests fetch))" \
+	sh -c "grep -o '\"url\":\"[^\"]*\"' '$tmp/fetch.net' | grep -q 'example.invalid/x.png'"
+printf '<!DOCTYPE html><html><body><p>x</p><script>console.error("boom")</script></body></html>\n' \
+	>"$tmp/console.html"
+browse console "file://$tmp/console.html"
+check "a page that logs a console error: it is seen" consoled console
+
+# The demo's report
+STAGEBENCH_PYTHON=$PY "$SB" compare eager staged --seed 7 --size tiny --out "$tmp/demo" \
+	>"$tmp/demo.out" 2>"$tmp/demo.err"
+rc=$?
+check "the demo compare: exit 0 (got $rc: $(tail -n 3 "$tmp/demo.err"))" [ "$rc" -eq 0 ]
+check "it prints report.html's path" [ "$(tail -n 1 "$tmp/demo.out")" = "$tmp/demo/report.html" ]
+size=$(wc -c <"$tmp/demo/report.html")
+check "the demo's report under 1 MB ($size bytes)" [ "$size" -lt 1048576 ]
+browse demo "file://$tmp/demo/report.html"
+D=$tmp/demo.dom
+check "chromium rendered the page" grep -q '<h1>stagebench: eager against staged (demo)</h1>' "$D"
+verdict=$(grep -m1 -E '^In (every|the) stage' "$tmp/demo/table.md" |
+	sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g') # as the DOM serializes text
+check "the verdict, as table.md says it ($verdict)" sh -c "[ -n \"\$1\" ] &&
+	sed -n '/<div class=\"verdict\">/,/<\\/div>/p' '$D' | grep -qF -- \"\$1\"" sh "$verdict"
+stages="setup preprocess camera structure shape_512 shape_1024 texture decode export"
+n=0
+for s in $stages; do
+	n=$((n + 1))
+	check "the stage row $s" grep -qE "<tr><td>$s</td><td>[0-9.]+ (to [0-9.]+ )?[MG]B</td>" "$D"
+done
+check "nine stages" [ "$n" -eq 9 ]
+# the charts: each the svg element of its figure, with the stage names as text
+awk '/<figure id="chart-memory">/ { f = 1 } f { print } f && /<\/figure>/ { exit }' "$D" >"$tmp/memory.svgdom"
+awk '/<figure id="chart-stages">/ { f = 1 } f { print } f && /<\/figure>/ { exit }' "$D" >"$tmp/stages.svgdom"
+for c in memory stages; do
+	check "the $c chart is an SVG element with its name" grep -q '<svg role="img" aria-label="' "$tmp/$c.svgdom"
+done
+for s in $stages; do
+	check "the stages chart labels $s" grep -q "<text>$s</text>" "$tmp/stages.svgdom"
+	check "the memory chart's description names $s" grep -q "<desc>Runs: .*Stages: .*$s" "$tmp/memory.svgdom"
+done
+check "the memory chart labels stage bands" grep -q '<text>export</text>' "$tmp/memory.svgdom"
+check "the latents section" grep -q '<h2 id="latents">Latents</h2>' "$D"
+check "no console message ($(grep ':CONSOLE' "$tmp/demo.log" | head -n 2))" sh -c "! grep -q ':CONSOLE' '$tmp/demo.log'"
+check "no request of the page's ($(requests demo | head -n 3))" [ -z "$(requests demo)" ]
+check "a screenshot" sh -c "[ \$(wc -c <'$tmp/demo.png') -gt 50000 ]"
+[ -n "${SCREENSHOTS:-}" ] && cp "$tmp/demo.png" "$SCREENSHOTS/demo-report.png"
+
+# A comparison in which a run failed
+cat >"$tmp/pipe.py" <<'PY'
+import json, os, sys, time
+def stage(name):
+    os.write(int(os.environ["STAGEBENCH_FD"]), (json.dumps(
+        {"kind": "stage", "stage": name, "mono": time.clock_gettime(time.CLOCK_MONOTONIC)})
+        + "\n").encode())
+keep = []
+for name in ("load", "denoise", "decode"):
+    stage(name)
+    keep.append(bytearray(8 << 20))
+    time.sleep(0.2)
+    if sys.argv[1] == "staged" and name == "denoise":
+        raise RuntimeError("<img src=x onerror=alert(1)> CUDA out of memory in denoise")
+PY
+printf '%s\n' '{"name": "dies", "command": ["{python}", "{pipeline_dir}/pipe.py", "{mode}"],' \
+	'"variants": {"eager": {}, "staged": {}}}' >"$tmp/dies.json"
+STAGEBENCH_PYTHON=$PY "$SB" compare eager staged --pipeline "$tmp/dies.json" --reps 1 \
+	--interval 20ms --out "$tmp/dies" >"$tmp/dies.out" 2>"$tmp/dies.err"
+rc=$?
+check "a failed run: exit 1 (got $rc: $(tail -n 3 "$tmp/dies.err"))" [ "$rc" -eq 1 ]
+browse dies "file://$tmp/dies/report.html"
+F=$tmp/dies.dom
+check "failed: the section, after the verdict" awk '/id="verdict"/ { v = NR } /id="failed"/ { f = NR }
+	END { exit !(v && f && v < f) }' "$F"
+check "failed: the run, its stage, its error as text, its stderr's path" grep -qF \
+	"staged run 1 failed in denoise: RuntimeError: &lt;img src=x onerror=alert(1)&gt; CUDA out of memory in denoise (exit code 1; its stderr: $tmp/dies/staged-1.err)" "$F"
+check "failed: no element made of the error" sh -c "! grep -q '<img' '$F'"
+check "failed: the run summary says how it ended" grep -q '<tr><td>staged-1</td><td>exit code 1' "$F"
+check "failed: no console message" sh -c "! grep -q ':CONSOLE' '$tmp/dies.log'"
+check "failed: no request of the page's ($(requests dies | head -n 3))" [ -z "$(requests dies)" ]
+[ -n "${SCREENSHOTS:-}" ] && cp "$tmp/dies.png" "$SCREENSHOTS/failed-report.png"
+
+exit $fail
