@@ -248,6 +248,10 @@ const char *analysis_outcome_str(const struct analysis *a, char *buf, size_t len
 /* True when the kernel peak of this stage warns of a missed spike. */
 bool stage_missed_spike(const struct stage_stats *s);
 
+/* analysis_run's part for device memory (analysis_device.c): each stage's peak from
+ * its gpu events, beside its devmem samples; which metric the figures count. */
+void analysis_device_peaks(const struct trace *tr, struct analysis *a);
+
 /* "MPS driver", "CUDA reserved", "device": what device_peak counts, in words. */
 const char *analysis_device_label(const struct analysis *a);
 
