@@ -268,12 +268,17 @@ static void round_of_smaps(struct linux_meter *lm, struct mapped_state *ms)
 }
 
 /* Between readings: the last one, moved by the one live process's RssFile since
- * (several, or no data file yet: the last one). */
+ * (several, or no data file mapped yet: the last one). A data file mapped but not
+ * yet resident at the last reading counts: its pages come in as the pipeline first
+ * uses the weights, which may be long before the next reading (the budget). */
 static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
 {
 	const struct linux_proc *one = NULL;
-	if (!ms->bytes)
-		return 0;
+	bool data = false;
+	for (size_t i = 0; i < ms->n && !data; i++)
+		data = !ms->f[i].exec && !ms->f[i].system;
+	if (!data)
+		return ms->bytes;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		const struct linux_proc *p = entry(lm, i);
 		if (p->super.zombie)
@@ -285,6 +290,26 @@ static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
 	if (!one || ms->nread != 1)
 		return ms->bytes;
 	return sat_sub(ms->bytes + one->last.rss_file, one->map_file);
+}
+
+/* No data file known yet while the tree's file pages grew by MAPPED_FIND_BYTES since
+ * the last reading: a model file may have been mapped and used. The estimate between
+ * readings follows RssFile only once a data file is known, so this reading is not
+ * made to wait for the budget (a stage that touches a whole model may last 0.1 s);
+ * what imports map (libraries) triggers it at most once per MAPPED_FIND_BYTES. */
+#define MAPPED_FIND_BYTES (64ull << 20)
+static bool undiscovered(struct linux_meter *lm, const struct mapped_state *ms)
+{
+	for (size_t i = 0; i < ms->n; i++)
+		if (!ms->f[i].exec && !ms->f[i].system)
+			return false;
+	uint64_t rise = 0;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		const struct linux_proc *p = entry(lm, i);
+		if (!p->super.zombie && p->map_read)
+			rise += sat_sub(p->last.rss_file, p->map_file);
+	}
+	return rise >= MAPPED_FIND_BYTES;
 }
 
 /* p's majflt + cmajflt, read again when its status was (statm moved). */
@@ -322,7 +347,7 @@ void mapped_sample(struct linux_meter *lm, struct trace_sample *s)
 	s->fields |= SF_MAJFLT;
 
 	ms->pending |= moved(lm, ms);
-	if (ms->pending && lm->now_ns >= ms->next_ns)
+	if (ms->pending && (lm->now_ns >= ms->next_ns || undiscovered(lm, ms)))
 		round_of_smaps(lm, ms);
 	if (ms->have) {
 		s->mapped = ms->pending ? estimate(lm, ms) : ms->bytes;
