@@ -49,7 +49,9 @@ def cost_run(tool, interval, nprocs, dur, tag, staged=False, argv_work=None):
         out = os.path.join(B.WORK, "cost-%s.dat" % tag)
         argv = [MPROF, "run", "--include-children", "-T", "%g" % interval, "-o", out]
     argv += argv_work(flag) if argv_work else workload(nprocs, flag, staged)
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # item 1's stagebench rows read the tree from its cgroup (opt-in: docs/platforms.md)
+    env = dict(os.environ, STAGEBENCH_CGROUP="1") if tool == "stagebench" else None
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     t0m, t0w = time.monotonic(), time.time()
     time.sleep(2.0)                     # past start-up: the steady-state window opens
     a_ns, _ = cpu_ns(p.pid)
@@ -159,7 +161,7 @@ def item1():
              "`bench/wake_floor.c` for the same number of processes, measured just before "
              "(best of 3): a C process that sleeps the interval, wakes and reads the kept "
              "/proc/PID/statm of N idle children, one pread each, nothing else. stagebench "
-             "records with the tree in a memory cgroup of its own (docs/platforms.md, Linux): "
+             "records with the tree in a memory cgroup of its own (`STAGEBENCH_CGROUP=1`, opt-in: docs/platforms.md, Linux): "
              "its footprint is one read of the cgroup's memory.stat, and each process costs one "
              "statm pread (status when it moved). Load average: the 1-minute figure before and "
              "after the row's runs (2 cores, shared with other work)." % dur, "",

@@ -103,7 +103,7 @@ void meter_track(struct meter *m, pid_t root);
  * its exec to enter a memory cgroup of its own (Linux: cgroup.procs of a
  * cgroup made under the recorder's, v1 or v2), so that samples read the
  * whole tree's memory there, each page once, in one read (docs/platforms.md);
- * -1 when the platform or the host offers none (or STAGEBENCH_CGROUP=0).
+ * -1 when the platform or the host offers none (or STAGEBENCH_CGROUP is not 1).
  * meter_track() checks that the root is in it; the cgroup goes at the next
  * meter_enclose() or meter_free(). */
 int meter_enclose(struct meter *m);
