@@ -74,12 +74,19 @@ def test_pipeline_and_variant_run_the_files_command_with_its_env(tmp_path):
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--staged", "--", "true"], "'--staged' needs '--adapter'"),
     (["--variant", "x", "--", "true"], "need '--pipeline FILE'"),
 ])
 def test_probe_options_without_what_they_need_are_usage_errors(tmp_path, args, msg):
     rc, out, err = record(tmp_path, args)
     assert rc == 2 and msg in err
+
+
+def test_staged_without_an_adapter_learns_first_and_fails_when_nothing_is_learned(tmp_path):
+    # record --staged with no adapter learns a plan from one eager run first; a command
+    # that builds no model leaves no plan: a failed run (3) that says so, no staged run
+    rc, out, err = record(tmp_path, ["--staged", "--", "true"])
+    assert rc == 3 and "the eager run that learns the plan wrote no plan" in err, err
+    assert not list(tmp_path.glob("*.plan.py"))
 
 
 # -- the line protocol: STAGEBENCH_FD stays set for the pipeline and its children -------------
