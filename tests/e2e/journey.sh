@@ -29,8 +29,8 @@ at() {
 commit "A: the demo pipeline" && at A
 edit cascade.py 's + "\n# a comment\n"' && commit "B: a comment" && at B
 edit cascade.py 's.replace("""            x = self._sample(flow, self._noise(), cond + shape.float())
-        return x.to(torch.bfloat16)""", """            x = self._sample(flow, self._noise(), cond + shape.float())
-        self.kept = torch.ones(300 << 20, dtype=torch.uint8)  # kept alive from here on
+        return x.to(torch.bfloat16)""", """            self.kept = torch.ones(300 << 20, dtype=torch.uint8)  # kept alive from here on
+            x = self._sample(flow, self._noise(), cond + shape.float())
         return x.to(torch.bfloat16)""", 1)' && commit "C: texture keeps a scratch buffer" && at C
 edit cascade.py 's + "# another comment\n"' && commit "D: another comment" && at D
 edit cascade.py 's.replace("""    def decode_slat(self, shape, tex):
