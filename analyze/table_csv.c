@@ -7,15 +7,21 @@
 
 /* A fourth block, only when runs read device memory (the probe's MPS driver
  * or CUDA reserved figure per stage). */
+/* A row's first two fields: "STAGE,MODE" (the cells of every per-stage block). */
+static void stage_mode_csv(const struct table *t, size_t s, size_t m, struct strbuf *out)
+{
+	text_csv(out, t->stages[s]);
+	strbuf_addch(out, ',');
+	text_csv(out, t->modes[m].name);
+}
+
 static void device_csv(const struct table *t, struct strbuf *out)
 {
 	strbuf_addstr(out, "\nstage,mode,device,device_min_bytes,device_max_bytes,sampled\n");
 	for (size_t s = 0; s < t->nstages; s++)
 		for (size_t m = 0; m < t->nmodes; m++) {
 			const struct table_cell *c = table_cell(t, s, m);
-			text_csv(out, t->stages[s]);
-			strbuf_addch(out, ',');
-			text_csv(out, t->modes[m].name);
+			stage_mode_csv(t, s, m, out);
 			strbuf_addch(out, ',');
 			text_csv(out, t->device_label);
 			if (c->has_device)
@@ -36,9 +42,7 @@ static void mapped_csv(const struct table *t, struct strbuf *out)
 	for (size_t s = 0; s < t->nstages; s++)
 		for (size_t m = 0; m < t->nmodes; m++) {
 			const struct table_cell *c = table_cell(t, s, m);
-			text_csv(out, t->stages[s]);
-			strbuf_addch(out, ',');
-			text_csv(out, t->modes[m].name);
+			stage_mode_csv(t, s, m, out);
 			if (c->has_mapped)
 				strbuf_addf(out, ",%llu,%llu", (unsigned long long)c->mapped_min,
 					    (unsigned long long)c->mapped_max);
@@ -60,9 +64,7 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 			const struct table_cell *c = table_cell(t, s, m);
 			const char *sup = c->from_supplement ? "true" : "false";
 			if (!c->nentered || c->ncompleted || !c->nendings) {
-				text_csv(out, t->stages[s]);
-				strbuf_addch(out, ',');
-				text_csv(out, t->modes[m].name);
+				stage_mode_csv(t, s, m, out);
 				if (!c->nentered)
 					strbuf_addf(out, ",not_reached,,0,0,%s,,\n", sup);
 				else if (!c->ncompleted)
@@ -74,9 +76,7 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 			}
 			for (size_t k = 0; k < c->nendings; k++) {
 				const struct table_ending *e = &c->endings[k];
-				text_csv(out, t->stages[s]);
-				strbuf_addch(out, ',');
-				text_csv(out, t->modes[m].name);
+				stage_mode_csv(t, s, m, out);
 				strbuf_addf(out, ",%s,", text_outcome_key(e->outcome));
 				if (e->outcome == RUN_SIGNAL || e->outcome == RUN_EXIT)
 					strbuf_addf(out, "%d", e->code);
@@ -138,9 +138,7 @@ void table_render_csv(const struct table *t, struct strbuf *out)
 	for (size_t s = 0; s < t->nstages; s++)
 		for (size_t m = 0; m < t->nmodes; m++) {
 			const struct table_cell *c = table_cell(t, s, m);
-			text_csv(out, t->stages[s]);
-			strbuf_addch(out, ',');
-			text_csv(out, t->modes[m].name);
+			stage_mode_csv(t, s, m, out);
 			if (c->has_swap)
 				strbuf_addf(out, ",%llu,%llu,%s\n", (unsigned long long)c->swap_min,
 					    (unsigned long long)c->swap_max, c->swap_rose ? "true" : "false");

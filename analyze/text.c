@@ -105,7 +105,14 @@ static size_t xml_char_len(const unsigned char *s, bool *ok)
 	return n;
 }
 
-void text_xml(struct strbuf *out, const char *s)
+/* What XML and HTML escape alike (& < > " and valid UTF-8 kept), and where they differ. */
+struct markup {
+	const char *apos;        /* the apostrophe's entity */
+	bool (*control)(struct strbuf *out, unsigned char ch); /* true: ch written */
+	const char *invalid;     /* for a byte sequence that is not a character allowed */
+};
+
+static void escape_markup(struct strbuf *out, const char *s, const struct markup *m)
 {
 	while (s && *s) {
 		unsigned char ch = (unsigned char)*s;
@@ -115,46 +122,51 @@ void text_xml(struct strbuf *out, const char *s)
 		case '<': strbuf_addstr(out, "&lt;"); break;
 		case '>': strbuf_addstr(out, "&gt;"); break;
 		case '"': strbuf_addstr(out, "&quot;"); break;
-		case '\'': strbuf_addstr(out, "&apos;"); break;
-		case '\t': case '\n': case '\r': strbuf_addf(out, "&#x%X;", ch); break;
+		case '\'': strbuf_addstr(out, m->apos); break;
 		default: {
+			if (m->control(out, ch))
+				break;
 			bool ok;
 			n = xml_char_len((const unsigned char *)s, &ok);
 			if (ok)
 				strbuf_add(out, s, n);
 			else
-				strbuf_addch(out, '?');
+				strbuf_addstr(out, m->invalid);
 		}
 		}
 		s += n;
 	}
 }
 
+/* XML: tab, newline and return as character references; other controls are not
+ * characters XML allows (xml_char_len: '?'). */
+static bool xml_control(struct strbuf *out, unsigned char ch)
+{
+	if (ch != '\t' && ch != '\n' && ch != '\r')
+		return false;
+	strbuf_addf(out, "&#x%X;", ch);
+	return true;
+}
+
+/* HTML: every control shown as its escape, so that it reads as in the terminal. */
+static bool html_control(struct strbuf *out, unsigned char ch)
+{
+	if (ch >= 0x20 && ch != 0x7f)
+		return false;
+	escape_control(out, ch);
+	return true;
+}
+
+void text_xml(struct strbuf *out, const char *s)
+{
+	static const struct markup xml = { "&apos;", xml_control, "?" };
+	escape_markup(out, s, &xml);
+}
+
 void text_html(struct strbuf *out, const char *s)
 {
-	while (s && *s) {
-		unsigned char ch = (unsigned char)*s;
-		size_t n = 1;
-		switch (ch) {
-		case '&': strbuf_addstr(out, "&amp;"); break;
-		case '<': strbuf_addstr(out, "&lt;"); break;
-		case '>': strbuf_addstr(out, "&gt;"); break;
-		case '"': strbuf_addstr(out, "&quot;"); break;
-		case '\'': strbuf_addstr(out, "&#39;"); break;
-		default:
-			if (ch < 0x20 || ch == 0x7f) {
-				escape_control(out, ch);
-				break;
-			}
-			bool ok;
-			n = xml_char_len((const unsigned char *)s, &ok);
-			if (ok)
-				strbuf_add(out, s, n);
-			else
-				strbuf_addstr(out, "\xef\xbf\xbd"); /* U+FFFD */
-		}
-		s += n;
-	}
+	static const struct markup html = { "&#39;", html_control, "\xef\xbf\xbd" /* U+FFFD */ };
+	escape_markup(out, s, &html);
 }
 
 void text_github(struct strbuf *out, const char *s)

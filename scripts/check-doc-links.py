@@ -13,26 +13,22 @@ repeats). Links inside code blocks and code spans are not links. Not read: tests
 parts of BENCHMARKS.md as bench/run.sh writes them, their links relative to the root). Exit 1
 naming FILE:LINE, the target and what is missing.
 """
+import importlib.util
 import os
 import re
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXCLUDE = ("tests/fixtures/", "bench/results/")
+_spec = importlib.util.spec_from_file_location(
+    "check_function_length", os.path.join(ROOT, "scripts", "check-function-length.py"))
+_fl = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fl)
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
 def markdown_files(root):
-    try:
-        r = subprocess.run(["git", "-C", root, "ls-files", "*.md"], capture_output=True, text=True)
-        files = r.stdout.split() if r.returncode == 0 else []
-    except OSError:
-        files = []
-    if not files:
-        for d, dirs, names in os.walk(root):
-            dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
-            files += [os.path.relpath(os.path.join(d, n), root) for n in names if n.endswith(".md")]
+    files = [f for f in _fl.tree_files(root) if f.endswith(".md")]
     return sorted(f for f in files if os.path.isfile(os.path.join(root, f)) and not f.startswith(EXCLUDE))
 
 

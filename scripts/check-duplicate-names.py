@@ -19,7 +19,6 @@ their own and are not read. --root reads another tree (the script's own test);
 import importlib.util
 import os
 import re
-import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,18 +34,7 @@ _spec.loader.exec_module(_fl)
 
 def sources(root):
     """The C tool's .c and .h files under root (git ls-files, else a walk)."""
-    files = []
-    try:
-        r = subprocess.run(["git", "-C", root, "ls-files", "*.c", "*.h"],
-                           capture_output=True, text=True)
-        files = r.stdout.split() if r.returncode == 0 else []
-    except OSError:
-        files = []
-    if not files:
-        for d, dirs, names in os.walk(root):
-            dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
-            files += [os.path.relpath(os.path.join(d, n), root) for n in names
-                      if n.endswith((".c", ".h"))]
+    files = [f for f in _fl.tree_files(root) if f.endswith((".c", ".h"))]
     return sorted(f for f in files if (f.split("/")[0] in MODULES or f in EXTRA)
                   and os.path.exists(os.path.join(root, f)))
 

@@ -61,8 +61,9 @@ def language(path):
     return "python" if m.group(1).startswith("python") else "shell"
 
 
-def sources(root=ROOT):
-    """The tree's sources (relative paths) outside tests/, each with its language."""
+def tree_files(root=ROOT):
+    """Every file of the tree (relative paths): `git ls-files`, or a walk when root is not a
+    git checkout (build directories and dot-directories but .ci/ left out)."""
     try:
         r = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True)
         out = r.stdout.split("\n") if r.returncode == 0 else []
@@ -73,6 +74,12 @@ def sources(root=ROOT):
         for d, dirs, files in os.walk(root):
             dirs[:] = [x for x in dirs if x == ".ci" or not (x.startswith(".") or x.startswith("build"))]
             out += [os.path.relpath(os.path.join(d, f), root) for f in files]
+    return [f for f in out if f]
+
+
+def sources(root=ROOT):
+    """The tree's sources (relative paths) outside tests/, each with its language."""
+    out = tree_files(root)
     found = []
     for f in sorted(out):
         path = os.path.join(root, f)

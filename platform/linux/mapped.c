@@ -59,6 +59,7 @@ struct mapped_state {
 	uint64_t bytes;   /* the last round's figure */
 	bool have;        /* a round was made */
 	bool pending;     /* something moved since */
+	bool data;        /* a data file is among f (not exec, not system) */
 	size_t nread;     /* live processes the last round read */
 	int64_t next_ns;  /* the next round waits until then */
 	bool tell;        /* a round was made since mapped_next_file last looked */
@@ -256,10 +257,14 @@ static void round_of_smaps(struct linux_meter *lm, struct mapped_state *ms)
 		read_smaps(ms, p);
 	}
 	uint64_t sum = 0;
+	bool data = false;
 	for (size_t i = 0; i < ms->n; i++)
-		if (!ms->f[i].exec && !ms->f[i].system)
+		if (!ms->f[i].exec && !ms->f[i].system) {
 			sum += ms->f[i].pss;
+			data = true;
+		}
 	ms->bytes = sum;
+	ms->data = data;
 	ms->have = true;
 	ms->pending = false;
 	ms->tell = true;
@@ -274,10 +279,7 @@ static void round_of_smaps(struct linux_meter *lm, struct mapped_state *ms)
 static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
 {
 	const struct linux_proc *one = NULL;
-	bool data = false;
-	for (size_t i = 0; i < ms->n && !data; i++)
-		data = !ms->f[i].exec && !ms->f[i].system;
-	if (!data)
+	if (!ms->data)
 		return ms->bytes;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		const struct linux_proc *p = entry(lm, i);
@@ -300,9 +302,8 @@ static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
 #define MAPPED_FIND_BYTES (64ull << 20)
 static bool undiscovered(struct linux_meter *lm, const struct mapped_state *ms)
 {
-	for (size_t i = 0; i < ms->n; i++)
-		if (!ms->f[i].exec && !ms->f[i].system)
-			return false;
+	if (ms->data)
+		return false;
 	uint64_t rise = 0;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		const struct linux_proc *p = entry(lm, i);

@@ -172,7 +172,9 @@ void linux_parse_memcg_stat(const char *buf, size_t len, bool v2, struct memcg_f
 
 #undef KEY
 
-int linux_parse_stat_faults(const char *buf, size_t len, uint64_t *faults)
+/* Words 1..n of /proc/PID/stat after the command's closing ')' (word 1 is the
+ * state, field 3) into v[1..n], a non-number 0; -1 when the text is shorter. */
+static int stat_words(const char *buf, size_t len, uint64_t *v, int n)
 {
 	const char *s = NULL, *end = buf + len;
 	for (const char *q = buf; q < end; q++)
@@ -180,9 +182,8 @@ int linux_parse_stat_faults(const char *buf, size_t len, uint64_t *faults)
 			s = q + 1;
 	if (!s)
 		return -1;
-	uint64_t v[11] = { 0 };
-	/* after ')': state (field 3) is word 1, minflt (10) word 8, majflt (12) word 10 */
-	for (int w = 1; w <= 10; w++) {
+	for (int w = 1; w <= n; w++) {
+		v[w] = 0;
 		while (s < end && *s == ' ')
 			s++;
 		if (s >= end)
@@ -193,31 +194,25 @@ int linux_parse_stat_faults(const char *buf, size_t len, uint64_t *faults)
 			while (s < end && *s != ' ')
 				s++;
 	}
+	return 0;
+}
+
+int linux_parse_stat_faults(const char *buf, size_t len, uint64_t *faults)
+{
+	uint64_t v[11];
+	/* minflt (field 10) is word 8, majflt (12) word 10 */
+	if (stat_words(buf, len, v, 10))
+		return -1;
 	*faults = v[8] + v[10];
 	return 0;
 }
 
 int linux_parse_stat_majflt(const char *buf, size_t len, uint64_t *majflt)
 {
-	const char *s = NULL, *end = buf + len;
-	for (const char *q = buf; q < end; q++)
-		if (*q == ')')
-			s = q + 1;
-	if (!s)
+	uint64_t v[12];
+	/* majflt (field 12) is word 10, cmajflt (13) word 11 */
+	if (stat_words(buf, len, v, 11))
 		return -1;
-	uint64_t v[12] = { 0 };
-	/* after ')': majflt (field 12) is word 10, cmajflt (13) word 11 */
-	for (int w = 1; w <= 11; w++) {
-		while (s < end && *s == ' ')
-			s++;
-		if (s >= end)
-			return -1;
-		if (*s >= '0' && *s <= '9')
-			v[w] = read_u64(&s, end);
-		else
-			while (s < end && *s != ' ')
-				s++;
-	}
 	*majflt = v[10] + v[11];
 	return 0;
 }

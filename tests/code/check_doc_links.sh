@@ -6,23 +6,10 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 CHECK=$here/../../scripts/check-doc-links.py
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "  ok   $1"; }
-bad() { echo "  FAIL $1"; fail=1; }
+. "$here/check.inc"
 
 # expect RC WHAT [WORD...]: the check exits RC and its stderr holds every WORD
-expect() {
-	want=$1 what=$2
-	shift 2
-	"$CHECK" --root "$T" >"$T/.out" 2>"$T/.err"
-	rc=$?
-	for w in "$@"; do
-		grep -qF -- "$w" "$T/.err" || { bad "$what: stderr lacks '$w' (rc $rc): $(cat "$T/.err")"; return; }
-	done
-	[ "$rc" = "$want" ] && ok "$what" || bad "$what: exit $rc, want $want: $(cat "$T/.err")"
-}
+expect() { expect_check "$CHECK" "$@"; }
 
 mkdir -p "$T/docs/demo" "$T/tests/fixtures"
 : >"$T/docs/demo/memory.png"

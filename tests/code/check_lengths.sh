@@ -8,23 +8,10 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 FUNC=$here/../../scripts/check-function-length.py
 FILE=$here/../../scripts/check-file-length.py
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "  ok   $1"; }
-bad() { echo "  FAIL $1"; fail=1; }
+. "$here/check.inc"
 
 # expect CHECK RC WHAT [WORD...]: CHECK exits RC on the tree and its stderr holds every WORD
-expect() {
-	check=$1 want=$2 what=$3
-	shift 3
-	"$check" --root "$T" >"$T/.out" 2>"$T/.err"
-	rc=$?
-	for w in "$@"; do
-		grep -qF -- "$w" "$T/.err" || { bad "$what: stderr lacks '$w' (rc $rc): $(cat "$T/.err")"; return; }
-	done
-	[ "$rc" = "$want" ] && ok "$what" || bad "$what: exit $rc, want $want: $(cat "$T/.err")"
-}
+expect() { expect_check "$@"; }
 
 # body N PREFIX: N lines "PREFIX<i>"
 body() { i=1; while [ "$i" -le "$1" ]; do echo "$2$i"; i=$((i + 1)); done; }

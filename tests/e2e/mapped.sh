@@ -10,6 +10,7 @@ set -u
 SB=${SB_BIN:?SB_BIN not set}
 E=${SB_HELPERS:?SB_HELPERS not set}/eatmem
 PY=/usr/bin/python3
+HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d "${TMPDIR:-/var/tmp}/sb-mapped.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail=0
@@ -27,19 +28,11 @@ head -c 64M /dev/urandom >"$T/weights.bin" && sync
 # q TRACE EXPR: a python expression over the flushed part of TRACE (samples; at(stage): the
 # samples from that stage event on).
 q() {
-	zstdcat "$1" 2>/dev/null | $PY -c '
-import json, sys
-recs = []
-for l in sys.stdin:
-    try:
-        recs.append(json.loads(l))
-    except ValueError:
-        pass
-samples = [r for r in recs if r["type"] == "sample" and "footprint" in r]
-events = [r for r in recs if r["type"] == "event"]
+	zstdcat "$1" 2>/dev/null | PYTHONPATH="$HERE" $PY -c '
+import flushed, sys
+samples, events = flushed.load(sys.stdin)
 def at(stage):
-    t = [e["t"] for e in events if e["kind"] == "stage" and e["stage"] == stage]
-    return [s for s in samples if t and s["t"] >= t[0]]
+    return flushed.from_stage(samples, events, stage)
 print(eval(sys.argv[1]))' "$2"
 }
 

@@ -38,16 +38,9 @@ done
 # after(note) (samples after the mark NOTE), stage_t(name), peak(stage), upto (the time of
 # the newest sample then, from $T/upto when it exists).
 q() {
-	zstdcat "$1" 2>/dev/null | UPTO="$(cat "$T/upto" 2>/dev/null)" $PY -c '
-import json, os, sys
-recs = []
-for l in sys.stdin:
-    try:
-        recs.append(json.loads(l))
-    except ValueError:
-        pass
-samples = [r for r in recs if r["type"] == "sample" and "footprint" in r]
-events = [r for r in recs if r["type"] == "event"]
+	zstdcat "$1" 2>/dev/null | UPTO="$(cat "$T/upto" 2>/dev/null)" PYTHONPATH="$HERE" $PY -c '
+import flushed, os, sys
+samples, events = flushed.load(sys.stdin)
 upto = float(os.environ["UPTO"] or "inf")
 def mark_t(note):
     return [e["t"] for e in events if e["kind"] == "mark" and e.get("note") == note][0]
