@@ -557,7 +557,15 @@ static int linux_enclose(struct meter *m)
 		memcg_remove(&lm->cg);
 		return -1;
 	}
-	return memcg_create(&lm->cg);
+	int fd = memcg_create(&lm->cg);
+	static bool said;
+	if (fd < 0 && !said) {
+		warning("STAGEBENCH_CGROUP=1: no memory cgroup of the run's own can be made here "
+			"(cgroup v1's memory controller, or a v2 subtree that passes it down, "
+			"writable): the tree is read process by process");
+		said = true;
+	}
+	return fd;
 }
 
 static const struct meter_backend linux_backend = {
