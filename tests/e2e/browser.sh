@@ -83,7 +83,8 @@ stages="setup preprocess camera structure shape_512 shape_1024 texture decode ex
 n=0
 for s in $stages; do
 	n=$((n + 1))
-	check "the stage row $s" grep -qE "<tr><td>$s</td><td>[0-9.]+ (to [0-9.]+ )?[MG]B</td>" "$D"
+	check "the stage row $s (rendered: $(grep -o "<tr><td>$s</td>.*" "$D" | head -n 2 | tr '\n' ' '))" \
+		grep -qE "<tr><td>$s</td><td>[0-9.]+ (to [0-9.]+ )?[MG]B</td>" "$D"
 done
 check "nine stages" [ "$n" -eq 9 ]
 # the charts: each the svg element of its figure, with the stage names as text

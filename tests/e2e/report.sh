@@ -114,7 +114,11 @@ mkdir "$B"
 cp "$O/eager-2.trace.jsonl.zst" "$B/"
 cp "$O/staged-1.trace.jsonl.zst" "$B/st\"a'g<script>alert(3)<img src=x onerror=alert(4)>
 x-1.trace.jsonl.zst"
-zstd -qdc "$O/eager-1.trace.jsonl.zst" | head -c 2000 >"$B/eager-1.trace.jsonl"
+# cut inside a line: ten whole lines and part of the eleventh (a cut at a line's end reads as a
+# recorder that died, not as a damaged trace)
+zstd -qdc "$O/eager-1.trace.jsonl.zst" | head -n 11 | "$PY" -c 'import sys
+d = sys.stdin.buffer.read()
+sys.stdout.buffer.write(d[:d.rindex(b"\n", 0, len(d) - 1) + 41])' >"$B/eager-1.trace.jsonl"
 "$SB" report "$B" >"$tmp/b.out" 2>"$tmp/b.err"
 rc=$?
 check "bad input: a page all the same (exit $rc: $(tail -n 2 "$tmp/b.err"))" [ -s "$B/report.html" ]
