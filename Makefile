@@ -214,8 +214,7 @@ cli-test: $(BIN) $(HELPER_BIN)
 	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) tests/cli/run.sh
 
 e2e-test: $(BIN) $(HELPER_BIN)
-	$(Q)set -e; for t in tests/e2e/*.sh; do [ -e "$$t" ] || continue; echo "  E2E     $$t"; \
-	  SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) $$t; done
+	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) tests/e2e/run.sh
 
 py-test: stagebench
 	$(Q)cd tests/python && SB_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -q -p no:cacheprovider .
