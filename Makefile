@@ -82,7 +82,7 @@ HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(OUT)/helpers/%)
 NVML_FAKE := $(OUT)/helpers/libnvidia-ml-fake.so $(OUT)/helpers/libnvidia-ml-fake-v2.so
 HELPER_BIN += $(NVML_FAKE)
 
-.PHONY: all check-deps deps test code-checks unit-test cli-test py-test e2e-test bench install clean helpers charts test-slurm \
+.PHONY: all check-deps deps test code-checks unit-test cli-test py-test e2e-test e2e-py-test bench install clean helpers charts test-slurm \
 	portability macos completions
 .PHONY: test-fresh
 
@@ -173,9 +173,8 @@ test: deps
 	$(call timed,code-checks,$(MAKE) --no-print-directory $(SAN) code-checks); \
 	$(call timed,unit-test,$(MAKE) --no-print-directory $(SAN) unit-test); \
 	$(call timed,cli-test,$(MAKE) --no-print-directory $(SAN) cli-test); \
-	$(call timed,e2e-test,$(MAKE) --no-print-directory $(SAN) e2e-test); \
 	$(call timed,build (plain),$(MAKE) --no-print-directory -j$(JOBS) stagebench); \
-	$(call timed,py-test,$(MAKE) --no-print-directory py-test); \
+	$(call timed,e2e-test and py-test,$(MAKE) --no-print-directory $(SAN) e2e-py-test); \
 	$(call timed,build (fuzzers),$(MAKE) --no-print-directory -j$(JOBS) fuzz-build); \
 	$(call timed,fuzz-test,$(MAKE) --no-print-directory fuzz-test); \
 	echo "  TIME    make test $$(($$(date +%s) - t0)) s"
@@ -213,11 +212,18 @@ unit-test: $(TEST_BIN) $(HELPER_BIN) $(BIN)
 cli-test: $(BIN) $(HELPER_BIN)
 	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) tests/cli/run.sh
 
+E2E_SCRIPTS = $(filter-out tests/e2e/run.sh,$(wildcard tests/e2e/*.sh))
 e2e-test: $(BIN) $(HELPER_BIN)
-	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) tests/e2e/run.sh
+	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) tests/e2e/run.sh $(E2E_SCRIPTS)
 
 py-test: stagebench
-	$(Q)cd tests/python && SB_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -q -p no:cacheprovider .
+	$(Q)PY_SB_BIN=$(abspath $(BIN)) PYTHON=$(PYTHON) tests/python/run.sh
+
+# make test's step: e2e-test on this (sanitizer) build and py-test on the plain one
+# ($(BUILD)/stagebench, built first), E2E_JOBS scripts at a time (tests/e2e/run.sh)
+e2e-py-test: $(BIN) $(HELPER_BIN)
+	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) \
+	  PY_SB_BIN=$(abspath $(BUILD)/stagebench) PYTHON=$(PYTHON) tests/e2e/run.sh $(E2E_SCRIPTS) tests/python/run.sh
 
 # The README's two commands in fresh minimal Debian 12 and 13 roots (needs root; scripts/deps.sh ci).
 test-fresh:

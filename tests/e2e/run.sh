@@ -1,34 +1,45 @@
 #!/bin/bash
-# run.sh -- the end-to-end scripts, E2E_JOBS of them at a time (default: the number of cores,
-# at most 4), each one's output printed in one piece when it ends, with its time; every script
-# runs, and the run fails if one did, naming each that failed.
+# run.sh -- test scripts, E2E_JOBS of them at a time (default: the number of cores, at most 4),
+# the longest first, each one's output printed in one piece when it ends, with its time; every
+# script runs, and the run fails if one did, naming each that failed.
 #   tests/e2e/run.sh [SCRIPT...]     (default: every tests/e2e/*.sh)
-# Needs SB_BIN and SB_HELPERS, as each script does. E2E_JOBS=1 runs them one after another.
-# The scripts measure their own process trees, never the whole machine, so two at once is no
-# harder on them than the two CPU-bound processes they are also run beside
+# Needs SB_BIN and SB_HELPERS, as each end-to-end script does. E2E_JOBS=1 runs them one after
+# another. make test gives it the end-to-end scripts and tests/python/run.sh (pytest) at once.
+# The scripts measure their own process trees, never the whole machine, so another script
+# beside them is no harder on them than the two CPU-bound processes they are also run beside
 # (scripts/repeat-test.sh --hogs 2).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
 cores=$(nproc 2>/dev/null || echo 2)
 [ "$cores" -gt 4 ] && cores=4
 jobs=${E2E_JOBS:-$cores}
 case $jobs in '' | *[!0-9]* | 0) echo "run.sh: E2E_JOBS must be a whole number from 1, not '$jobs'" >&2; exit 2 ;; esac
 
+# name SCRIPT: the script's path from the repository's root, when it is inside it
+name() {
+	local p
+	p=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+	echo "${p#"$root/"}"
+}
+given=()
 if [ $# -gt 0 ]; then
-	scripts=("$@")
+	for s in "$@"; do given+=("$(name "$s")"); done
 else
-	# The longest first (measured on a 2-core machine), so that the last to end is a short one;
-	# the order changes only the total time, never what a script sees.
-	scripts=()
-	for name in qwen_real unseen journey torchvision compare learn record shared browser; do
-		[ -e "$here/$name.sh" ] && scripts+=("$here/$name.sh")
-	done
-	for s in "$here"/*.sh; do
-		[ "$s" = "$here/run.sh" ] && continue
-		case " ${scripts[*]} " in *" $s "*) continue ;; esac
-		scripts+=("$s")
-	done
+	for s in "$here"/*.sh; do [ "$s" = "$here/run.sh" ] || given+=("$(name "$s")"); done
 fi
+# The longest first (measured on a 2-core machine), so that the last to end is a short one;
+# the order changes only the total time, never what a script sees.
+scripts=()
+for long in tests/e2e/qwen_real.sh tests/e2e/unseen.sh tests/python/run.sh tests/e2e/torchvision.sh \
+	tests/e2e/report.sh tests/e2e/check.sh tests/e2e/journey.sh tests/e2e/sharers.sh \
+	tests/e2e/learn.sh tests/e2e/browser.sh tests/e2e/compare.sh tests/e2e/bisect.sh; do
+	case " ${given[*]} " in *" $long "*) scripts+=("$long") ;; esac
+done
+for s in "${given[@]}"; do
+	case " ${scripts[*]} " in *" $s "*) ;; *) scripts+=("$s") ;; esac
+done
+cd "$root" || exit 2
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -40,9 +51,9 @@ t_all=$(date +%s)
 # finish PID RC: print the script's output and time, note a failure
 finish() {
 	local s=${script_of[$1]} took=$(($(date +%s) - start_of[$1]))
-	echo "  E2E     ${s#"$here/../../"} $took s$([ "$2" -ne 0 ] && echo " (exit $2)")"
+	echo "  RUN     $s $took s$([ "$2" -ne 0 ] && echo " (exit $2)")"
 	cat "${log_of[$1]}"
-	[ "$2" -eq 0 ] || failed+=("${s#"$here/../../"}")
+	[ "$2" -eq 0 ] || failed+=("$s")
 	running=$((running - 1))
 }
 
@@ -53,7 +64,8 @@ for s in "${scripts[@]}"; do
 		finish "$done_pid" "$rc"
 	done
 	n=$((${n:-0} + 1))
-	"$s" >"$out/$n.log" 2>&1 </dev/null &
+	case $s in /*) cmd=$s ;; *) cmd=./$s ;; esac
+	"$cmd" >"$out/$n.log" 2>&1 </dev/null &
 	pid=$!
 	log_of[$pid]=$out/$n.log
 	script_of[$pid]=$s
@@ -66,8 +78,8 @@ while [ "$running" -gt 0 ]; do
 	finish "$done_pid" "$rc"
 done
 
-echo "  E2E     ${#scripts[@]} scripts, $jobs at a time, $(($(date +%s) - t_all)) s"
+echo "  RUN     ${#scripts[@]} scripts, $jobs at a time, $(($(date +%s) - t_all)) s"
 if [ "${#failed[@]}" -gt 0 ]; then
-	echo "FAIL e2e: ${failed[*]}"
+	echo "FAIL run.sh: ${failed[*]}"
 	exit 1
 fi
