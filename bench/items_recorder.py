@@ -161,7 +161,7 @@ def item1():
              "`bench/wake_floor.c` for the same number of processes, measured just before "
              "(best of 3): a C process that sleeps the interval, wakes and reads the kept "
              "/proc/PID/statm of N idle children, one pread each, nothing else. stagebench "
-             "records with the tree in a memory cgroup of its own (`STAGEBENCH_CGROUP=1`, opt-in: docs/platforms.md, Linux): "
+             "records with the tree in a memory cgroup of its own (the default where one can be made, `STAGEBENCH_CGROUP=1` here to be sure: docs/platforms.md, Linux): "
              "its footprint is one read of the cgroup's memory.stat, and each process costs one "
              "statm pread (status when it moved). Load average: the 1-minute figure before and "
              "after the row's runs (2 cores, shared with other work)." % dur, "",

@@ -85,6 +85,9 @@ struct meter_info {
 	unsigned fields;        /* SF_* this backend fills */
 	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no exact peaks */
 	bool gpu;               /* a GPU meter (NVML) found and initialised */
+	const char *reader;     /* set by meter_track: how this run's tree is read when that is
+				 * not the footprint words' default (Linux: the run's memory
+				 * cgroup); NULL otherwise */
 };
 
 /* spec: NULL or "" for the platform default, "fake:PATH" for the fake backend.
@@ -103,7 +106,7 @@ void meter_track(struct meter *m, pid_t root);
  * its exec to enter a memory cgroup of its own (Linux: cgroup.procs of a
  * cgroup made under the recorder's, v1 or v2), so that samples read the
  * whole tree's memory there, each page once, in one read (docs/platforms.md);
- * -1 when the platform or the host offers none (or STAGEBENCH_CGROUP is not 1).
+ * -1 when the platform or the host offers none (or STAGEBENCH_CGROUP is 0).
  * meter_track() checks that the root is in it; the cgroup goes at the next
  * meter_enclose() or meter_free(). */
 int meter_enclose(struct meter *m);

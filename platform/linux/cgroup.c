@@ -2,8 +2,10 @@
  * under the recorder's own (v1 or v2), which the command joins before its exec; its
  * memory.stat counts the tree's anonymous and shared memory each page once in one read
  * (docs/platforms.md, Linux) */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +110,30 @@ void memcg_init(struct memcg *cg)
 	cg->stat_fd = cg->procs_fd = cg->peak_fd = -1;
 }
 
+/* The cgroups that recorders killed before they could remove theirs left
+ * under parent ("stagebench-PID-N" of a PID that no longer runs): removed
+ * where empty (rmdir refuses a cgroup that still holds a process). */
+static void remove_stale(const char *parent)
+{
+	DIR *d = opendir(parent);
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[PATH_MAX];
+	while ((e = readdir(d))) {
+		long pid;
+		unsigned n;
+		char end;
+		if (sscanf(e->d_name, "stagebench-%ld-%u%c", &pid, &n, &end) != 2 || pid <= 0 ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		int k = snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
+		if (k > 0 && (size_t)k < sizeof(path))
+			rmdir(path);
+	}
+	closedir(d);
+}
+
 int memcg_create(struct memcg *cg)
 {
 	static unsigned seq;
@@ -118,6 +144,8 @@ int memcg_create(struct memcg *cg)
 		return -1;
 	if (kind == 1 && !v2_memory_below(parent))
 		return -1;
+	if (!seq)
+		remove_stale(parent);
 	int n = snprintf(cg->dir, sizeof(cg->dir), "%s/stagebench-%d-%u", parent, (int)getpid(),
 			 seq++);
 	if (n < 0 || (size_t)n >= sizeof(cg->dir) || mkdir(cg->dir, 0755)) {

@@ -33,8 +33,17 @@
 
 static const char footprint_words[] =
 	"resident anonymous + shared memory of the process tree, each page once "
-	"(RssAnon + RssShmem; proportional shares, smaps_rollup Pss_Anon + Pss_Shmem, "
-	"for processes that share pages); swapped-out bytes in 'swapped'";
+	"(the anon + shmem of a memory cgroup of the run's own where one can be made: a "
+	"'meter:' mark says so; else RssAnon + RssShmem per process, proportional shares, "
+	"smaps_rollup Pss_Anon + Pss_Shmem, for processes that share pages); swapped-out "
+	"bytes in 'swapped'";
+
+static const char cgroup_words_v1[] =
+	"footprint read from the run's own memory cgroup (v1 memory.stat total_rss + total_shmem), "
+	"every process of the tree in it";
+static const char cgroup_words_v2[] =
+	"footprint read from the run's own memory cgroup (v2 memory.stat anon + shmem), "
+	"every process of the tree in it";
 
 static const char mapped_words[] =
 	"resident pages of the data files the tree maps (not programs, shared libraries, "
@@ -80,6 +89,7 @@ static void linux_track(struct meter *m, pid_t root)
 	lm->cg_on = lm->cg.dir[0] && memcg_holds(&lm->cg, root);
 	if (lm->cg.dir[0] && !lm->cg_on)
 		memcg_remove(&lm->cg);
+	m->info.reader = !lm->cg_on ? NULL : lm->cg.v2 ? cgroup_words_v2 : cgroup_words_v1;
 	mapped_reset(lm);
 	/* The root's image before its exec was our forked copy: its high-water
 	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */
@@ -181,6 +191,21 @@ static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t
 	return true;
 }
 
+/* With the cgroup, what a process gone held that no sample's cgroup reading
+ * saw, as peak_sum counts it while it lives: its ru_maxrss when the recorder
+ * reaped it and took it (a spike held between two samples, right before its
+ * exit), else its rise above its resident set at its last reading. The
+ * window's peak adds it once, at the sample that found it gone; peak_bound
+ * keeps the sum under the cgroup's own high-water mark. */
+static uint64_t cg_departed(const struct linux_proc *p)
+{
+	if (p->maxrss_taken)
+		return p->super.hwm;
+	if (p->super.zombie || !(p->last.have & ST_VM_HWM))
+		return 0;
+	return sat_sub(p->super.hwm, p->last.vm_rss);
+}
+
 /* Entry i's status fields into *st: re-read, or (fresh false, status_stands)
  * the last reading. Returns 0, or -1 when the process is gone (the entry is
  * then removed and its last VmHWM kept for peaks). Peak resets and reads ask
@@ -205,7 +230,7 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 		 * others take over what it shared. */
 		if (p->excess)
 			lm->roll_all = true; /* its partners' shares grew */
-		lm->dep_now += lm->cg_on ? 0 : held_alone(lm, p);
+		lm->dep_now += lm->cg_on ? cg_departed(p) : held_alone(lm, p);
 		mapped_departed(lm, p);
 		proctab_remove(&lm->tab, i, close_proc);
 		return -1;
@@ -546,20 +571,20 @@ static int linux_mapped_file(struct meter *m, const char **path, uint64_t *size)
 	return mapped_next_file(m->priv, path, size);
 }
 
-/* A cgroup for the next command (meter.h), with STAGEBENCH_CGROUP=1 only: its window
- * peaks still miss a spike held between two samples (tests/e2e/record.sh), which the
- * per-process reading's clear_refs peaks catch (docs/platforms.md). */
+/* A cgroup for the next command (meter.h) where one can be made, unless
+ * STAGEBENCH_CGROUP=0 (docs/platforms.md); STAGEBENCH_CGROUP=1 asks for one: the
+ * recorder warns once where none can be made. */
 static int linux_enclose(struct meter *m)
 {
 	struct linux_meter *lm = m->priv;
 	const char *e = getenv("STAGEBENCH_CGROUP");
-	if (!e || strcmp(e, "1")) {
+	if (e && !strcmp(e, "0")) {
 		memcg_remove(&lm->cg);
 		return -1;
 	}
 	int fd = memcg_create(&lm->cg);
 	static bool said;
-	if (fd < 0 && !said) {
+	if (fd < 0 && !said && e && !strcmp(e, "1")) {
 		warning("STAGEBENCH_CGROUP=1: no memory cgroup of the run's own can be made here "
 			"(cgroup v1's memory controller, or a v2 subtree that passes it down, "
 			"writable): the tree is read process by process");

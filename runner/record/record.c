@@ -41,7 +41,20 @@ static void prime(struct run *r)
 	r->primed_s = memory_prime(r->primed);
 }
 
-/* A mark event at t = 0 says what prime() did (and a note at -v). */
+/* A mark event saying text (and a note at -vv). */
+static void write_mark(struct run *r, const char *text)
+{
+	struct trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = EV_MARK;
+	ev.note = (char *)text; /* written, not kept */
+	ev.ndim = -1;
+	write_event(r, &ev);
+	if (sb_verbosity >= 2)
+		note("%s: %s", r->o->name, text);
+}
+
+/* A mark event at t = 0 says what prime() did. */
 static void prime_mark(struct run *r)
 {
 	char size[UNITS_BUF], took[UNITS_BUF];
@@ -49,14 +62,7 @@ static void prime_mark(struct run *r)
 	units_seconds(r->primed_s, UNITS_COARSE, false, took);
 	char *text = xasprintf("memory primed: %s written and freed in %s before the run started",
 			       size, took);
-	struct trace_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = EV_MARK;
-	ev.note = text;
-	ev.ndim = -1;
-	write_event(r, &ev);
-	if (sb_verbosity >= 2)
-		note("%s: %s", r->o->name, text);
+	write_mark(r, text);
 	free(text);
 }
 
@@ -135,6 +141,11 @@ static int run_command(struct run *r)
 	r->pin.fd = r->probe[0];
 	r->probe[0] = -1;
 	meter_track(r->m, r->sp.pid);
+	if (r->mi->reader) {
+		char *text = xasprintf("meter: %s", r->mi->reader);
+		write_mark(r, text);
+		free(text);
+	}
 	/* setup's window: from the command's start to its first stage event
 	 * (or its end), so that it gets a peak event like every stage */
 	stage_window_open_at(r, t_of(r, r->spawn_ns), false);

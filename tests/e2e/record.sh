@@ -39,16 +39,22 @@ else
 	bad "300 MiB held: rc=$rc ratio=$r"
 fi
 
+# The spikes of 2 and 2b on each reader: the run's memory cgroup (STAGEBENCH_CGROUP=1, the
+# default where one can be made; the trace's "meter:" mark says it ran) and the per-process
+# one (STAGEBENCH_CGROUP=0, the reader where none can be made).
+spikes() {
+R=$1 L=$2
+export STAGEBENCH_CGROUP=$R
 # 2. a 200 MiB spike held 50 ms inside a stage shows in that stage's peak at --interval 1s
 # (the spike waits until the recorder has opened the window: its event is in the trace)
-mkdir "$T/2"
-"$SB" record -q -o "$T/spike.zst" --interval 1s -- "$E" stage=calm stage=burst \
-	wait="$T/2/burst.go" spike=200M/50ms stage=done &
+mkdir "$T/2$R"
+"$SB" record -q -o "$T/${R}spike.zst" --interval 1s -- "$E" stage=calm stage=burst \
+	wait="$T/2$R/burst.go" spike=200M/50ms stage=done &
 rec=$!
-drive "$T/spike.zst" "$T/2" burst
+drive "$T/${R}spike.zst" "$T/2$R" burst
 wait "$rec"
-r=$(q "$T/spike.zst" '[e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "burst"][0] >= 200 * 2**20 and [e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "calm"][0] < 50 * 2**20')
-[ "$r" = True ] && ok "spike shows in the stage's exact peak" || bad "spike missing from peak: $r"
+r=$(q "$T/${R}spike.zst" '[e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "burst"][0] >= 200 * 2**20 and [e["bytes"] for e in events if e["kind"] == "peak" and e["stage"] == "calm"][0] < 50 * 2**20')
+[ "$r" = True ] && ok "$L: spike shows in the stage's exact peak" || bad "$L: spike missing from peak: $r"
 
 # 2b. a 200 MiB spike right before the command exits, in its last stage, shows in
 # that stage's peak at --interval 1s (the root's ru_maxrss from wait4: a
@@ -56,35 +62,46 @@ r=$(q "$T/spike.zst" '[e["bytes"] for e in events if e["kind"] == "peak" and e["
 # exits while the command still runs. Every stage window has a peak event; one
 # with nothing measured has "bytes": null (None here) and a "why".
 peaks='[(e["stage"], (e["bytes"] or 0) >= 200 * 2**20) for e in events if e["kind"] == "peak"]'
-mkdir "$T/2b"
-"$SB" record -q -o "$T/xspike.zst" --interval 1s -- "$E" stage=a stage=b wait="$T/2b/b.go" \
+mkdir "$T/2b$R"
+"$SB" record -q -o "$T/${R}xspike.zst" --interval 1s -- "$E" stage=a stage=b wait="$T/2b$R/b.go" \
 	spike=200M/50ms exit=0 &
 rec=$!
-drive "$T/xspike.zst" "$T/2b" b
+drive "$T/${R}xspike.zst" "$T/2b$R" b
 wait "$rec"
-r=$(q "$T/xspike.zst" "$peaks")
-[ "$r" = "[('setup', False), ('a', False), ('b', True)]" ] && ok "spike at exit shows in the last stage's peak" ||
-	bad "spike at exit missing from the last stage's peak: $r"
+r=$(q "$T/${R}xspike.zst" "$peaks")
+[ "$r" = "[('setup', False), ('a', False), ('b', True)]" ] && ok "$L: spike at exit shows in the last stage's peak" ||
+	bad "$L: spike at exit missing from the last stage's peak: $r"
 # The orphan is seen alive by the sample the recorder takes at its release event (in the
 # trace: the orphan may spike), which it sends once its parent is gone (re-parented to the
 # recorder, not in transit); the command enters stage b once the orphan is reaped.
-mkdir "$T/os"
-"$SB" record -q -o "$T/ospike.zst" --interval 1s -- sh -c '
+mkdir "$T/os$R"
+"$SB" record -q -o "$T/${R}ospike.zst" --interval 1s -- sh -c '
 	"$1" stage=a orphan wait="$2/parent.gone" alloc=1M release=w/1M ready="$2/o.pid" \
 		wait="$2/o.go" spike=200M/50ms exit=0
 	: >"$2/parent.gone"
 	i=0; until [ -s "$2/o.pid" ]; do i=$((i + 1)); [ $i -lt 6000 ] || exit 7; sleep 0.01; done
 	i=0; while kill -0 "$(cat "$2/o.pid")" 2>/dev/null; do
 		i=$((i + 1)); [ $i -lt 6000 ] || exit 7; sleep 0.01; done
-	"$1" stage=b' sh "$E" "$T/os" &
+	"$1" stage=b' sh "$E" "$T/os$R" &
 rec=$!
-wait_for trace_has "$T/ospike.zst" '"kind":"release"' && : >"$T/os/o.go"
+wait_for trace_has "$T/${R}ospike.zst" '"kind":"release"' && : >"$T/os$R/o.go"
 wait "$rec"
-r=$(q "$T/ospike.zst" "$peaks")
-n=$(q "$T/ospike.zst" 'all(("bytes" in e) and (e["bytes"] is not None or e.get("why")) for e in events if e["kind"] == "peak")')
+r=$(q "$T/${R}ospike.zst" "$peaks")
+n=$(q "$T/${R}ospike.zst" 'all(("bytes" in e) and (e["bytes"] is not None or e.get("why")) for e in events if e["kind"] == "peak")')
 [ "$r" = "[('setup', False), ('a', True), ('b', False)]" ] && [ "$n" = True ] &&
-	ok "an orphan's spike at its exit shows in the stage's peak; every window has a peak" ||
-	bad "an orphan's spike at its exit is missing: $r (bytes or why in every peak: $n)"
+	ok "$L: an orphan's spike at its exit shows in the stage's peak; every window has a peak" ||
+	bad "$L: an orphan's spike at its exit is missing: $r (bytes or why in every peak: $n)"
+}
+spikes 1 cgroup
+if [ -w /sys/fs/cgroup/memory ] || [ -w /sys/fs/cgroup/cgroup.subtree_control ]; then
+	m=$(q "$T/1spike.zst" '[e["note"] for e in events if e["kind"] == "mark" and e.get("note", "").startswith("meter: ")]')
+	case $m in *"run's own memory cgroup"*) ok "cgroup: the trace's mark says the cgroup reader ran" ;;
+	*) bad "cgroup: no mark of the cgroup reader: $m" ;; esac
+fi
+spikes 0 per-process
+m=$(q "$T/0spike.zst" '[e for e in events if e["kind"] == "mark" and e.get("note", "").startswith("meter: ")]')
+[ "$m" = "[]" ] && ok "per-process: no reader mark" || bad "per-process: a reader mark: $m"
+unset STAGEBENCH_CGROUP
 
 # 2b'. an orphan that lives and dies between two samples (no tree listing ever sees it) is
 # reaped all the same: the command, waiting for it to be gone, ends (exit 0, not 7); before,
