@@ -53,6 +53,8 @@ static void fill_cell(struct table_cell *c, const struct table *t, const char *m
 			continue;
 		c->nentered++;
 		c->from_supplement = supplement;
+		if (s->seconds > c->max_seconds)
+			c->max_seconds = s->seconds;
 		if (s->has_swap_rise) {
 			add_range_u64(&c->has_swap, &c->swap_min, &c->swap_max, s->swap_rise);
 			c->swap_rose = c->swap_max >= TABLE_SWAP_FLOOR;

@@ -98,6 +98,7 @@ struct table_cell {
 	size_t nentered;      /* runs (of the source below) that entered the stage */
 	bool from_supplement; /* figures come from --supplement runs */
 	size_t ncompleted;    /* completed it with samples */
+	double max_seconds;   /* the longest it lasted in those runs */
 	uint64_t min_bytes, max_bytes;
 	size_t nendings;
 	struct table_ending endings[5]; /* one per outcome at most */

@@ -513,6 +513,33 @@ static void staging_notes_md(const struct table *t, struct strbuf *out)
 	}
 }
 
+/* "No sample in camera, structure (eager): ..." for the stages that completed in every run
+ * with no sample in their windows: each ended before the recorder read its start (a sample
+ * follows every stage event, at the time the recorder reads it), which happens to stages of a
+ * few milliseconds, or longer on a busy machine. */
+static void unsampled_lines(const struct table *t, struct strbuf *out)
+{
+	for (size_t m = 0; m < t->nmodes; m++) {
+		size_t n = 0;
+		double longest = 0;
+		for (size_t s = 0; s < t->nstages; s++) {
+			const struct table_cell *c = table_cell(t, s, m);
+			if (!c->nentered || c->ncompleted || c->nendings)
+				continue;
+			strbuf_addf(out, "%s%s", n++ ? ", " : "\nNo sample in ", t->stages[s]);
+			if (c->max_seconds > longest)
+				longest = c->max_seconds;
+		}
+		if (!n)
+			continue;
+		char d[32];
+		format_duration((int64_t)(longest * 1e9), d);
+		strbuf_addf(out, " (%s): %s ended, after at most %s, before the recorder read that it had "
+			    "started; the sample taken then is in a later stage's row.\n",
+			    t->modes[m].name, n == 1 ? "it" : "each", d);
+	}
+}
+
 /* "eager run 1 was an outlier: ..." for each mode whose first run is one
  * (table.h: TABLE_FIRST_*), with what to do about it. */
 static void first_run_lines(const struct table *t, struct strbuf *out)
@@ -585,6 +612,7 @@ static void render_md(const struct table *t, struct strbuf *out)
 	for (size_t i = 0; i < t->ncomparisons; i++)
 		verdict_md(t, &t->comparisons[i], out);
 	staging_notes_md(t, out);
+	unsampled_lines(t, out);
 	loads_lines(t, out);
 	first_run_lines(t, out);
 	if (t->swap_rose) {

@@ -53,7 +53,11 @@ finish() {
 	local s=${script_of[$1]} took=$(($(date +%s) - start_of[$1]))
 	echo "  RUN     $s $took s$([ "$2" -ne 0 ] && echo " (exit $2)")"
 	cat "${log_of[$1]}"
-	[ "$2" -eq 0 ] || failed+=("$s")
+	if [ "$2" -ne 0 ]; then
+		failed+=("$s")
+		# its failed checks again at the end, where a log's tail shows them
+		grep -E '^(FAIL|not ok)' "${log_of[$1]}" | head -n 20 >>"$out/failures"
+	fi
 	running=$((running - 1))
 }
 
@@ -80,6 +84,7 @@ done
 
 echo "  RUN     ${#scripts[@]} scripts, $jobs at a time, $(($(date +%s) - t_all)) s"
 if [ "${#failed[@]}" -gt 0 ]; then
+	[ -s "$out/failures" ] && { echo "  the failed checks:"; sed 's/^/    /' "$out/failures"; }
 	echo "FAIL run.sh: ${failed[*]}"
 	exit 1
 fi

@@ -275,6 +275,37 @@ Test(table, what_a_staged_run_could_not_stage_is_said_under_the_comparison)
 	release_runs(r, 3);
 }
 
+Test(table, a_stage_with_no_sample_in_any_run_is_said_under_the_table)
+{
+	struct table_run r[4];
+	/* texture: no sample in either eager run; decode: in one of them */
+	mkrun(&r[0], "eager", false, S3, (const double[]){ 20, 26, -1, -1 }, 'c');
+	mkrun(&r[1], "eager", false, S3, (const double[]){ 20, 26, -1, 17 }, 'c');
+	mkrun(&r[2], "staged", false, S3, (const double[]){ 3, 11, 30, 18 }, 'c');
+	mkrun(&r[3], "staged", false, S3, (const double[]){ 3, 11, 30, 18 }, 'c');
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 4, NULL, 0), 0);
+	ASSERT_CELL(&t, 2, 0, "no sample");
+	ASSERT_CELL(&t, 3, 0, "17.0 GB");
+	char *md = render(&t, table_render_md);
+	cr_expect_not_null(strstr(md, "\nNo sample in texture (eager): it ended, after at most 10.0 s, "
+				      "before the recorder read that it had started; the sample taken "
+				      "then is in a later stage's row.\n"), "%s", md);
+	cr_expect_null(strstr(md, "No sample in decode"), "%s", md);
+	cr_expect_null(strstr(md, "(staged): "), "%s", md);
+	free(md);
+	table_release(&t);
+	release_runs(r, 4);
+	/* every stage sampled: no such line */
+	mkrun(&r[0], "eager", false, S3, (const double[]){ 20, 26, 44, 17 }, 'c');
+	cr_assert_eq(table_build(&t, r, 1, NULL, 0), 0);
+	md = render(&t, table_render_md);
+	cr_expect_null(strstr(md, "No sample"), "%s", md);
+	free(md);
+	table_release(&t);
+	release_runs(r, 1);
+}
+
 Test(table, csv_and_json_carry_unrounded_bytes)
 {
 	struct table_run r[2];

@@ -43,7 +43,7 @@ static inline void stderr_capture_begin(struct stderr_capture *c)
 	dup2(c->fd, 2);
 }
 
-static inline char *stderr_capture_end(struct stderr_capture *c)
+__attribute__((noinline, unused)) static char *stderr_capture_end(struct stderr_capture *c)
 {
 	char *msg;
 	size_t len;
