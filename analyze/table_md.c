@@ -534,8 +534,9 @@ static void unsampled_lines(const struct table *t, struct strbuf *out)
 			continue;
 		char d[32];
 		format_duration((int64_t)(longest * 1e9), d);
-		strbuf_addf(out, " (%s): %s ended, after at most %s, before the recorder read that it had "
-			    "started; the sample taken then is in a later stage's row.\n",
+		strbuf_addf(out, " (%s): %s ended, after at most %s, before a sample was taken in it (the "
+			    "recorder samples as soon as it reads that a stage started; that sample is in "
+			    "a later stage's row).\n",
 			    t->modes[m].name, n == 1 ? "it" : "each", d);
 	}
 }

@@ -1276,6 +1276,7 @@ static pid_t spinning_copy(volatile int **flag)
 	cr_assert_geq(pid, 0);
 	if (pid)
 		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test's worker takes both with it */
 	volatile int *f = *flag;
 	char *buf = mmap(NULL, 64 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
@@ -1283,6 +1284,7 @@ static pid_t spinning_copy(volatile int **flag)
 	memset(buf, 1, 64 * MiB);
 	if (fork() == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		f[2] = 1; /* spinning from now on: no fault until *f is 1 */
 		while (*f != 1)
 			;
 		memset(buf, 2, 16 * MiB);
@@ -1290,15 +1292,34 @@ static pid_t spinning_copy(volatile int **flag)
 		for (;;)
 			pause();
 	}
+	f[1] = 1; /* nothing but pause() from now on */
 	for (;;)
 		pause();
+}
+
+/* Sample until the meter has read no smaps_rollup for 8 samples in a row: the faults that
+ * came before the processes settled have been read (however late a busy machine ran them). */
+static struct trace_sample settle(struct meter *m)
+{
+	struct trace_sample s;
+	unsigned long last = meter_linux_rollups(m);
+	for (int same = 0; same < 8;) {
+		usleep(25000);
+		s = sample(m);
+		unsigned long now = meter_linux_rollups(m);
+		same = now == last ? same + 1 : 0;
+		last = now;
+	}
+	return s;
 }
 
 /* The copy runs all the time but never faults: after the first readings
  * (each process when first seen, then every sharing one) nothing is read
  * again, and the shared 64 MiB count once. Its writes to shared pages are
  * faults: they are read again and count. (The run time alone, the former
- * signal, read every sharing process as often as the cost budget let.) */
+ * signal, read every sharing process as often as the cost budget let.)
+ * Both processes say when they have settled (flag[1], flag[2]): only then
+ * do their faults stop, which on a busy machine can be long after the fork. */
 Test(meter, a_sharing_copy_that_runs_without_faults_is_not_read_again, .timeout = 60)
 {
 	volatile int *flag;
@@ -1310,11 +1331,8 @@ Test(meter, a_sharing_copy_that_runs_without_faults_is_not_read_again, .timeout 
 	do {
 		usleep(20000);
 		s = sample(m);
-	} while (s.procs < 2 || s.footprint < 64 * MiB);
-	for (int i = 0; i < 10; i++) { /* the copy's first writes after its fork */
-		usleep(25000);
-		s = sample(m);
-	}
+	} while (s.procs < 2 || s.footprint < 64 * MiB || !flag[1] || !flag[2]);
+	s = settle(m); /* the faults of both before they settled */
 	unsigned long before = meter_linux_rollups(m);
 	cr_assert_gt(before, 0);
 	for (int i = 0; i < 40; i++) {

@@ -289,8 +289,9 @@ Test(table, a_stage_with_no_sample_in_any_run_is_said_under_the_table)
 	ASSERT_CELL(&t, 3, 0, "17.0 GB");
 	char *md = render(&t, table_render_md);
 	cr_expect_not_null(strstr(md, "\nNo sample in texture (eager): it ended, after at most 10.0 s, "
-				      "before the recorder read that it had started; the sample taken "
-				      "then is in a later stage's row.\n"), "%s", md);
+				      "before a sample was taken in it (the recorder samples as soon as "
+				      "it reads that a stage started; that sample is in a later stage's "
+				      "row).\n"), "%s", md);
 	cr_expect_null(strstr(md, "No sample in decode"), "%s", md);
 	cr_expect_null(strstr(md, "(staged): "), "%s", md);
 	free(md);
