@@ -1,4 +1,5 @@
 /* table_md.c -- the per-stage peak table as markdown: sizes and times by units.h */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,7 +534,7 @@ static void unsampled_lines(const struct table *t, struct strbuf *out)
 		if (!n)
 			continue;
 		char d[32];
-		format_duration((int64_t)(longest * 1e9), d);
+		format_duration((int64_t)(fmin(longest, 1e9) * 1e9), d); /* a damaged trace's t: bounded */
 		strbuf_addf(out, " (%s): %s ended, after at most %s, before a sample was taken in it (the "
 			    "recorder samples as soon as it reads that a stage started; that sample is in "
 			    "a later stage's row).\n",
