@@ -66,7 +66,12 @@ close_enough() {
 		grep -qx 1
 }
 wait_for close_enough
-top=$(q "$T/fork.zst" "max(s.get('mapped', 0) for s in samples)")
+# The figure once the meter has read all five (the last sample), and the highest of the run:
+# between two readings a lone process's figure follows its RssFile, so the library pages it
+# faults in meanwhile count until the next reading (docs/platforms.md); one more copy of the
+# file never does.
+top=$(q "$T/fork.zst" "[s.get('mapped', 0) for s in at('mapped')][-1]")
+most=$(q "$T/fork.zst" "max(s.get('mapped', 0) for s in samples)")
 rss=$(q "$T/fork.zst" "max(s['rss'] for s in at('mapped'))")
 : >"$T/mapped.go"
 wait "$rec" || bad "record failed"
@@ -74,6 +79,11 @@ if [ "$top" -ge $((one * 97 / 100)) ] && [ "$top" -le $((one * 103 / 100 + 41943
 	ok "a file mapped by 5 processes counts once: mapped $top bytes, the mapping's Rss $one (sum over the 5: $sum; tree rss $rss)"
 else
 	bad "mapped $top bytes, want the mapping's Rss $one once (the 5 processes' sum: $sum)"
+fi
+if [ "$most" -lt $((one * 3 / 2)) ]; then
+	ok "no sample counts the file twice: at most $most bytes"
+else
+	bad "a sample counts the file more than once: $most bytes, the mapping's Rss $one"
 fi
 ev=$(q "$T/fork.zst" "[(e['name'], e.get('nbytes')) for e in events if e['kind'] == 'mapped']")
 [ "$ev" = "[('$T/weights.bin', 67108864)]" ] && ok "one mapped event names the file and its size" ||
