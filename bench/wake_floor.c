@@ -6,8 +6,13 @@
  * a floor under any recorder that reads each process of a tree; N = 0 is a
  * bare wakeup.
  *
+ * With FILEs, each wakeup also reads each of them once (a kept descriptor, one
+ * pread): the system figures any sample of this meter needs whatever the tree
+ * (/proc/meminfo for available memory and swap, the tree cgroup's memory.stat
+ * for its footprint), so that what they cost is measured beside the floor.
+ *
  * Build (bench/items_recorder.py does it): cc -O2 -o build/wake_floor bench/wake_floor.c
- * Run:  build/wake_floor INTERVAL_S COUNT N
+ * Run:  build/wake_floor INTERVAL_S COUNT N [FILE...]
  * Prints: CPU µs per wakeup (the process's own sum_exec_runtime, /proc/self/schedstat).
  */
 #define _GNU_SOURCE
@@ -36,8 +41,8 @@ static long long runtime_ns(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: wake_floor INTERVAL_S COUNT N\n");
+	if (argc < 4) {
+		fprintf(stderr, "usage: wake_floor INTERVAL_S COUNT N [FILE...]\n");
 		return 2;
 	}
 	double iv = atof(argv[1]);
@@ -47,7 +52,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	pid_t *kids = calloc((size_t)n + 1, sizeof(*kids));
-	int *fds = calloc((size_t)n + 1, sizeof(*fds));
+	int nfiles = argc - 4;
+	int *fds = calloc((size_t)n + (size_t)nfiles + 1, sizeof(*fds));
+	for (int j = 0; j < nfiles; j++)
+		if ((fds[n + j] = open(argv[4 + j], O_RDONLY)) < 0) {
+			perror(argv[4 + j]);
+			return 1;
+		}
 	for (int i = 0; i < n; i++) {
 		kids[i] = fork();
 		if (kids[i] < 0) {
@@ -66,12 +77,12 @@ int main(int argc, char **argv)
 		}
 	}
 	struct timespec ts = { (time_t)iv, (long)((iv - (double)(time_t)iv) * 1e9) };
-	char buf[256];
+	static char buf[16384];
 	nanosleep(&ts, NULL);
 	long long a = runtime_ns();
 	for (int k = 0; k < count; k++) {
 		nanosleep(&ts, NULL);
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n + nfiles; i++)
 			if (pread(fds[i], buf, sizeof(buf), 0) <= 0) {
 				perror("wake_floor: pread");
 				return 1;

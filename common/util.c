@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,6 +190,37 @@ void sleep_ns(int64_t ns)
 	struct timespec ts = { ns / 1000000000, ns % 1000000000 };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/* The open-files limit. The Linux meter keeps a few /proc files open for each
+ * process of the tree: hundreds of processes need more than the usual soft limit
+ * (1024), so it raises its own soft limit to the hard one (at most 2^20, the
+ * kernel's nr_open default). The commands it starts get the soft limit back
+ * (spawn.c), as programs that still use select() expect. */
+static struct rlimit fd_limit_orig;
+static bool fd_limit_raised;
+
+void fd_limit_raise(void)
+{
+	struct rlimit rl;
+	if (fd_limit_raised || getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (1u << 20)
+			      ? (rlim_t)(1u << 20) : rl.rlim_max;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		struct rlimit up = { want, rl.rlim_max };
+		if (!setrlimit(RLIMIT_NOFILE, &up)) {
+			fd_limit_orig = rl;
+			fd_limit_raised = true;
+		}
+	}
+}
+
+/* Async-signal-safe (a forked child calls it before its exec). */
+void fd_limit_restore(void)
+{
+	if (fd_limit_raised)
+		setrlimit(RLIMIT_NOFILE, &fd_limit_orig);
 }
 
 void utc_iso8601(int64_t rns, char out[32])

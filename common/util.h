@@ -83,6 +83,8 @@ const char *strbuf_str(const struct strbuf *sb); /* "" when empty */
 int64_t mono_ns(void);     /* CLOCK_MONOTONIC */
 int64_t real_ns(void);     /* CLOCK_REALTIME */
 void sleep_ns(int64_t ns); /* restarts on EINTR */
+void fd_limit_raise(void);   /* soft open-files limit up to the hard one */
+void fd_limit_restore(void); /* back, in a child before its exec */
 void utc_iso8601(int64_t real_ns, char out[32]); /* 2026-10-06T10:36:12+00:00 */
 
 /* Whole-file helpers. read_file returns 0 and a NUL-terminated buffer, or

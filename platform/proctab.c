@@ -24,7 +24,9 @@ void proctab_release(struct proctab *t, void (*close_fn)(struct mproc *))
 	free(t->p);
 	free(t->pids);
 	free(t->foreign);
+	unsigned gen = t->gen;
 	proctab_init(t, t->entry_size);
+	t->gen = gen + 1;
 }
 
 long proctab_find(const struct proctab *t, pid_t pid)
@@ -45,6 +47,7 @@ struct mproc *proctab_add(struct proctab *t, pid_t pid)
 	p = xcalloc(1, t->entry_size);
 	p->pid = pid;
 	t->p[t->n++] = p;
+	t->gen++;
 	return p;
 }
 
@@ -57,6 +60,7 @@ void proctab_remove(struct proctab *t, size_t i, void (*close_fn)(struct mproc *
 	free(t->p[i]);
 	memmove(&t->p[i], &t->p[i + 1], (t->n - i - 1) * sizeof(t->p[0]));
 	t->n--;
+	t->gen++;
 }
 
 const pid_t *proctab_pids(struct proctab *t, size_t *n)
@@ -74,6 +78,7 @@ void proctab_add_foreign(struct proctab *t, pid_t pid)
 		return;
 	ALLOC_GROW(t->foreign, t->nforeign + 1, t->foreign_alloc);
 	t->foreign[t->nforeign++] = pid;
+	t->gen++;
 }
 
 bool proctab_is_foreign(const struct proctab *t, pid_t pid)

@@ -34,6 +34,7 @@ struct proctab {
 	size_t pids_alloc;
 	pid_t *foreign; /* recorder children that are not part of the tree */
 	size_t nforeign, foreign_alloc;
+	unsigned gen; /* moves whenever a pid is added, removed or made foreign */
 };
 
 void proctab_init(struct proctab *t, size_t entry_size);

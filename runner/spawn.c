@@ -97,6 +97,7 @@ static void child_exec(const struct spawn *sp, const char *path, char **env, int
 	/* Not joining it only costs the meter its whole-tree reader (it checks). */
 	if (sp->cgroup_fd >= 0 && write(sp->cgroup_fd, "0", 1) < 0)
 		errno = 0;
+	fd_limit_restore();
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	execve(path, sp->argv, env);
 fail:

@@ -204,6 +204,43 @@ int memcg_read(struct memcg *cg, char *buf, size_t size, struct memcg_fields *f)
 	return (f->have & (MC_ANON | MC_SHMEM)) == (MC_ANON | MC_SHMEM) ? 0 : -1;
 }
 
+/* The pids in the cgroup now (its cgroup.procs) into buf, NUL-terminated: their
+ * text's length, or -1 when unreadable or longer than buf. The file is opened
+ * for every reading: v1 builds its list at a descriptor's first read and serves
+ * that list to the descriptor's later reads for as long as they come less than a
+ * second apart (measured on 6.18: three children forked after the first read were
+ * missing from every re-read of a kept descriptor), so a kept one would not show
+ * a process forked since. */
+ssize_t memcg_procs(const struct memcg *cg, char *buf, size_t size)
+{
+	if (!cg->dir[0] || size < 2)
+		return -1;
+	int fd = open_in(cg->dir, "cgroup.procs", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	size_t len = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0)
+				len = size; /* failed: no list */
+			break;
+		}
+		len += (size_t)n;
+		if (len == size - 1) {
+			len = size; /* full: the list may go on */
+			break;
+		}
+	}
+	close(fd);
+	if (len >= size)
+		return -1;
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
 int memcg_peak_reset(struct memcg *cg)
 {
 	/* v1: writing 0 sets max_usage_in_bytes to the usage now; v2 (6.12+):

@@ -17,6 +17,8 @@
 void meter_linux_force_scan(struct meter *m);
 /* Test hook: smaps_rollup readings made so far. */
 unsigned long meter_linux_rollups(const struct meter *m);
+/* Test hook: samples that walked the tree (children files) so far. */
+unsigned long meter_linux_walks(const struct meter *m);
 
 struct status_fields {
 	unsigned have;     /* ST_* bits of the lines found */

@@ -28,7 +28,9 @@
  * the cgroup's memory.stat when the tree has one (meter_enclose). While pids are
  * being handed out (linux_sample's walk) also an fstat of task/ and a pread of
  * children per process (and of each other thread's children file), and a
- * task/ directory listing when a thread count changed or every 100 ms.
+ * task/ directory listing when a thread count changed or every 100 ms; with
+ * the cgroup, only when its cgroup.procs (read instead) lists a process the
+ * table lacks (cgroup_lists_news).
  */
 
 static const char footprint_words[] =
@@ -164,7 +166,7 @@ static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t
 {
 	*have_v = false;
 	if (p->statm_fd < 0) {
-		if (lm->statm_fds >= STATM_FD_BUDGET || p->status_fd < 0)
+		if (lm->statm_fds >= lm->statm_budget || p->status_fd < 0)
 			return false;
 		p->statm_fd = open_proc_file(p->super.pid, "statm", O_RDONLY);
 		if (p->statm_fd < 0)
@@ -257,27 +259,6 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 	return 0;
 }
 
-/* The last pid handed out in our pid namespace (/proc/loadavg's last field:
- * "0.00 0.01 0.05 1/123 4567"), or -1. Every fork and thread creation moves
- * it, also for processes in a child pid namespace (they get a pid in ours). */
-static long last_pid_now(struct linux_meter *lm)
-{
-	ssize_t n = lm->loadavg_fd >= 0 ? reread(lm, lm->loadavg_fd) : -1;
-	if (n <= 0)
-		return -1;
-	while (n > 0 && (lm->buf[n - 1] == '\n' || lm->buf[n - 1] == ' '))
-		n--;
-	ssize_t k = n;
-	while (k > 0 && lm->buf[k - 1] >= '0' && lm->buf[k - 1] <= '9')
-		k--;
-	if (k == n || k == 0 || lm->buf[k - 1] != ' ')
-		return -1;
-	long v = 0;
-	for (ssize_t j = k; j < n && v < (1L << 40); j++)
-		v = v * 10 + (lm->buf[j] - '0');
-	return v;
-}
-
 /* A sample's part in the window's peak: peaks, the live processes' parts,
  * with what those gone since the sample before held alone. Not while a round
  * is owed (the partners' shares are too high): the departures wait, the
@@ -357,18 +338,9 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	if (!lm->tab.n)
 		return -1; /* never tracked */
 
-	/* No process or thread was created anywhere for a while (the last pid
-	 * handed out did not move): no child can have appeared, and the
-	 * children files are not read this time. "A while": walks go on for
-	 * the longest relist interval after the last move, so that a thread
-	 * list read before a new thread appeared is read again (discover_children
-	 * may rely on kept files until then). */
-	long last = last_pid_now(lm);
-	if (last < 0 || last != lm->last_pid)
-		lm->walk_until_ns = lm->now_ns + SELF_RELIST_NS;
-	lm->last_pid = last;
-	bool walk = lm->now_ns <= lm->walk_until_ns;
+	bool walk = walk_due(lm);
 	lm->walking = walk;
+	lm->walks += walk;
 	if (walk && lm->scan)
 		scan_parents(lm);
 	/* Orphans re-parented to the recorder (a subreaper) join the tree. */
@@ -403,6 +375,14 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	}
 	window_peak(lm, peak_sum(lm, cg ? &cf : NULL));
 	mapped_sample(lm, s);
+	if (linux_out_of_files && !lm->warned_files) {
+		struct rlimit rl;
+		lm->warned_files = true;
+		warning("the open files limit (%lld) stopped the meter from keeping files of "
+			"the tree's processes open (%zu metered): processes beyond are not "
+			"counted; raise it (ulimit -n, ulimit -Hn)",
+			getrlimit(RLIMIT_NOFILE, &rl) ? -1LL : (long long)rl.rlim_cur, lm->tab.n);
+	}
 	return s->procs ? 0 : -1;
 }
 
@@ -562,6 +542,7 @@ static void linux_free(struct meter *m)
 	if (lm->proc_fd >= 0)
 		close(lm->proc_fd);
 	free(lm->pairs);
+	free(lm->known);
 	free(lm);
 	m->priv = NULL;
 }
@@ -615,6 +596,11 @@ void meter_linux_force_scan(struct meter *m)
 		lm->scan = true;
 }
 
+unsigned long meter_linux_walks(const struct meter *m)
+{
+	return ((const struct linux_meter *)m->priv)->walks;
+}
+
 unsigned long meter_linux_rollups(const struct meter *m)
 {
 	return ((const struct linux_meter *)m->priv)->rollups;
@@ -649,6 +635,14 @@ int meter_platform_init(struct meter *m)
 	memcg_init(&lm->cg);
 	m->priv = lm;
 	m->be = &linux_backend;
+	fd_limit_raise(); /* files kept open per process of the tree */
+	struct rlimit rl;
+	lm->statm_budget = 256;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		lm->statm_budget = rl.rlim_cur > FILES_RESERVE + 16 * FILES_PER_PROC
+					   ? (size_t)(rl.rlim_cur - FILES_RESERVE) / FILES_PER_PROC : 16;
+	else if (!getrlimit(RLIMIT_NOFILE, &rl))
+		lm->statm_budget = 1u << 18;
 
 	lm->last_pid = -1;
 	lm->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC); /* -1: walk every sample */

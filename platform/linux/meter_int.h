@@ -34,11 +34,14 @@ struct linux_meter {
 	long last_pid;          /* at the last sample, -1 = unknown */
 	int64_t walk_until_ns;  /* samples walk the tree until then */
 	bool walking;           /* this sample walks (pids were handed out lately) */
+	unsigned long walks;    /* samples that walked (meter_linux_walks) */
 	int proc_fd;            /* /proc, for the scan fallback */
 	bool scan;              /* no CONFIG_PROC_CHILDREN: scan /proc/PID/stat */
 	bool peaks;             /* clear_refs works */
 	bool warned_clear;
-	size_t statm_fds;       /* statm descriptors open (STATM_FD_BUDGET) */
+	bool warned_files;      /* said that the open files limit stopped discovery */
+	size_t statm_fds;       /* statm descriptors open */
+	size_t statm_budget;    /* at most this many (statm_budget_now) */
 	/* Window peaks (docs/platforms.md, Linux): window_best is the highest sum
 	 * since the reset of the live processes' peak parts and of what those gone
 	 * since the sample before held alone (dep_now), at samples where the
@@ -47,6 +50,10 @@ struct linux_meter {
 	uint64_t window_best, dep_now, dep_pending;
 	struct memcg cg;
 	bool cg_on;             /* the tree is in cg: samples read its footprint there */
+	pid_t *known;           /* the table's pids and the foreign ones, sorted */
+	size_t nknown, known_alloc;
+	unsigned known_gen;     /* the table's gen they were taken at */
+	bool known_built;
 	int64_t prev_ns;        /* when the sample before began, 0: none */
 	int64_t gap_ns;         /* between the last two samples: the sampling interval */
 	uint64_t hwm_seen;      /* highest VmHWM read in the tree this run, and the
@@ -91,8 +98,10 @@ struct linux_meter {
  * statm ones. */
 #define STATUS_REUSE_MAX 30
 /* Processes sampled through statm (its descriptor kept open); beyond, status
- * is read every sample (no more descriptors). */
-#define STATM_FD_BUDGET 256
+ * is read every sample (no more descriptors). A tree process holds up to
+ * FILES_PER_PROC descriptors; FILES_RESERVE are left for everything else. */
+#define FILES_PER_PROC 5
+#define FILES_RESERVE 64
 #define SELF_RELIST_NS (1000 * 1000000LL)
 
 /* Sharing (share_update): smaps_rollup costs about 19 ms per resident GiB
@@ -129,11 +138,18 @@ static inline ssize_t reread(struct linux_meter *lm, int fd)
 	return n;
 }
 
+/* Set when an open failed for want of descriptors (the open files limit):
+ * linux_sample warns once, since processes go unmetered. */
+extern bool linux_out_of_files;
+
 static inline int open_proc_file(pid_t pid, const char *name, int flags)
 {
 	char path[128];
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	return open(path, flags | O_CLOEXEC);
+	int fd = open(path, flags | O_CLOEXEC);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+		linux_out_of_files = true;
+	return fd;
 }
 
 /* tree.c */
@@ -142,6 +158,8 @@ void scan_parents(struct linux_meter *lm);
 void collect_recorder_children(pid_t pid, void *arg);
 void recorder_thread_children(pid_t tid, void *arg);
 void discover_children(struct linux_meter *lm, long idx, bool from_self);
+bool cgroup_lists_news(struct linux_meter *lm);
+bool walk_due(struct linux_meter *lm);
 /* shared.c */
 void share_update(struct linux_meter *lm, size_t live);
 void share_settle(struct linux_meter *lm);
@@ -162,6 +180,7 @@ void memcg_init(struct memcg *cg);
 int memcg_create(struct memcg *cg);
 bool memcg_holds(const struct memcg *cg, pid_t pid);
 int memcg_read(struct memcg *cg, char *buf, size_t size, struct memcg_fields *f);
+ssize_t memcg_procs(const struct memcg *cg, char *buf, size_t size);
 int memcg_peak_reset(struct memcg *cg);
 int memcg_peak(struct memcg *cg, uint64_t *bytes);
 void memcg_remove(struct memcg *cg);

@@ -114,6 +114,9 @@ int procfs_parse_stat(const char *buf, size_t len, struct pl_proc *p)
 	return 0;
 }
 
+/* Set by the meter's opens that failed for want of descriptors (meter_int.h). */
+bool linux_out_of_files;
+
 int procfs_read_stat(int procfd, pid_t pid, char *buf, size_t cap, struct pl_proc *p)
 {
 	char name[40];

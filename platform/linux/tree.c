@@ -50,7 +50,7 @@ static void add_child(pid_t pid, void *arg)
 		return;
 	int fd = open_proc_file(pid, "status", O_RDONLY);
 	if (fd < 0)
-		return; /* already gone */
+		return; /* already gone (or out of files: linux_sample says so) */
 	struct linux_proc *p = (struct linux_proc *)proctab_add(&lm->tab, pid);
 	p->status_fd = fd;
 	p->task_fd = p->children_fd = p->statm_fd = p->faults_fd = p->runtime_fd = -1;
@@ -234,4 +234,106 @@ void recorder_thread_children(pid_t tid, void *arg)
 	close(fd);
 	if (len > 0)
 		linux_parse_pidlist(lm->buf, (size_t)len, collect_recorder_children, lm);
+}
+
+/* ---- when to walk -------------------------------------------------------- */
+
+/* The last pid handed out in our pid namespace (/proc/loadavg's last field:
+ * "0.00 0.01 0.05 1/123 4567"), or -1. Every fork and thread creation moves
+ * it, also for processes in a child pid namespace (they get a pid in ours). */
+static long last_pid_now(struct linux_meter *lm)
+{
+	ssize_t n = lm->loadavg_fd >= 0 ? reread(lm, lm->loadavg_fd) : -1;
+	if (n <= 0)
+		return -1;
+	while (n > 0 && (lm->buf[n - 1] == '\n' || lm->buf[n - 1] == ' '))
+		n--;
+	ssize_t k = n;
+	while (k > 0 && lm->buf[k - 1] >= '0' && lm->buf[k - 1] <= '9')
+		k--;
+	if (k == n || k == 0 || lm->buf[k - 1] != ' ')
+		return -1;
+	long v = 0;
+	for (ssize_t j = k; j < n && v < (1L << 40); j++)
+		v = v * 10 + (lm->buf[j] - '0');
+	return v;
+}
+
+/* Whether this sample walks the tree (reads the children files). */
+bool walk_due(struct linux_meter *lm)
+{
+	/* No process or thread was created anywhere for a while (the last pid
+	 * handed out did not move): no child can have appeared, and the
+	 * children files are not read this time. "A while": walks go on for
+	 * the longest relist interval after the last move, so that a thread
+	 * list read before a new thread appeared is read again (discover_children
+	 * may rely on kept files until then). */
+	long last = last_pid_now(lm);
+	if (last < 0 || last != lm->last_pid)
+		lm->walk_until_ns = lm->now_ns + SELF_RELIST_NS;
+	lm->last_pid = last;
+	bool walk = lm->now_ns <= lm->walk_until_ns;
+	/* With the tree in its cgroup, a walk is made only when the cgroup lists
+	 * a process the table lacks: on a machine where pids are handed out all
+	 * the time (other work forking) that is one read a sample instead of a
+	 * children file and a task/ fstat per process. */
+	if (walk && lm->cg_on && !lm->scan && !cgroup_lists_news(lm))
+		walk = false;
+	return walk;
+}
+
+/* ---- the cgroup's list: anything new? ----------------------------------- */
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+struct listed_ctx {
+	const pid_t *known;
+	size_t nknown;
+	size_t unknown, live; /* listed pids not known; known ones listed */
+};
+
+static void note_listed(pid_t pid, void *arg)
+{
+	struct listed_ctx *c = arg;
+	if (bsearch(&pid, c->known, c->nknown, sizeof(pid), cmp_pid))
+		c->live++;
+	else
+		c->unknown++;
+}
+
+/* Whether the tree may hold a process the table does not know, by the tree's
+ * cgroup's process list (one read, whatever the tree's size, against two per
+ * process for a walk): true when it lists a pid neither in the table nor
+ * foreign, or lists fewer known pids than the table's live processes (one left
+ * the cgroup: its children are found only by walking), or cannot be read. A
+ * process is in the list from its fork on, its pid handed out just before (the
+ * window after a move of the last pid, SELF_RELIST_NS, covers that gap as it
+ * covers a parent's children file). The known pids, sorted, are rebuilt when
+ * the table changed. */
+bool cgroup_lists_news(struct linux_meter *lm)
+{
+	if (!lm->known_built || lm->known_gen != lm->tab.gen) {
+		size_t n = lm->tab.n + lm->tab.nforeign;
+		ALLOC_GROW(lm->known, n ? n : 1, lm->known_alloc);
+		for (size_t i = 0; i < lm->tab.n; i++)
+			lm->known[i] = lm->tab.p[i]->pid;
+		memcpy(lm->known + lm->tab.n, lm->tab.foreign, lm->tab.nforeign * sizeof(pid_t));
+		qsort(lm->known, n, sizeof(pid_t), cmp_pid);
+		lm->nknown = n;
+		lm->known_gen = lm->tab.gen;
+		lm->known_built = true;
+	}
+	ssize_t len = memcg_procs(&lm->cg, lm->buf, sizeof(lm->buf));
+	if (len < 0)
+		return true;
+	struct listed_ctx c = { lm->known, lm->nknown, 0, 0 };
+	linux_parse_pidlist(lm->buf, (size_t)len, note_listed, &c);
+	size_t live = 0;
+	for (size_t i = 0; i < lm->tab.n; i++)
+		live += !lm->tab.p[i]->zombie;
+	return c.unknown || c.live < live;
 }

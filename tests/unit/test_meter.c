@@ -90,8 +90,10 @@ static const char *eatmem(void)
 	return eatmem_path;
 }
 
-/* Start eatmem with the given steps (NULL-terminated). */
-static pid_t spawn(const char *const *steps)
+/* Start eatmem with the given steps (NULL-terminated), in the cgroup whose
+ * cgroup.procs cgfd is (meter_enclose's; -1: none), joined before the exec as
+ * runner/spawn.c does. */
+static pid_t spawn_in(int cgfd, const char *const *steps)
 {
 	const char *argv[32];
 	size_t n = 0;
@@ -99,13 +101,28 @@ static pid_t spawn(const char *const *steps)
 	while (*steps && n < 31)
 		argv[n++] = *steps++;
 	argv[n] = NULL;
+	int ex[2]; /* closed by the exec: the child is in its cgroup by then */
+	cr_assert_eq(pipe2(ex, O_CLOEXEC), 0);
 	pid_t pid = fork();
 	cr_assert(pid >= 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves no waiting tree */
+		if (cgfd >= 0 && write(cgfd, "0", 1) != 1)
+			_exit(126);
 		execv(argv[0], (char **)argv);
 		_exit(127);
 	}
+	close(ex[1]);
+	char c;
+	while (read(ex[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(ex[0]);
 	return pid;
+}
+
+static pid_t spawn(const char *const *steps)
+{
+	return spawn_in(-1, steps);
 }
 
 /* Wait up to 20 s for a ready file; returns the pid written in it. */
@@ -1259,6 +1276,86 @@ Test(meter, child_born_after_a_quiet_second_is_found_at_the_next_sample, .timeou
 	kill(grandchild, SIGKILL);
 	kill_and_reap(pid);
 	meter_free(m);
+}
+
+/* A process outside any metered tree that forks and reaps a child every 2 ms:
+ * the last pid handed out moves all the time, as on a machine with other work. */
+static pid_t pid_mover(void)
+{
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (;;) {
+		pid_t c = fork();
+		if (c == 0)
+			_exit(0);
+		if (c > 0)
+			waitpid(c, NULL, 0);
+		usleep(2000);
+	}
+}
+
+/* With the tree in its cgroup, pids handed out elsewhere do not make the meter
+ * walk the tree (read every process's children): it walks when the cgroup lists
+ * a process it does not know, and finds it. Without the cgroup, the same moving
+ * pids make it walk (the test's control: the mover does move them). */
+Test(meter, in_its_cgroup_the_tree_is_walked_only_when_the_cgroup_lists_a_new_process,
+     .timeout = 60)
+{
+	make_tmpdir();
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	int cgfd = meter_enclose(m);
+	if (cgfd < 0) {
+		meter_free(m);
+		cr_skip_test("no memory cgroup of its own can be made here");
+	}
+	char w[160], b[160];
+	snprintf(w, sizeof(w), "wait=%s", tmp("go"));
+	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
+	const char *steps[] = { w, "fork", "alloc=64M", b, "sleep=60s", NULL };
+	pid_t mover = pid_mover();
+	pid_t pid = spawn_in(cgfd, steps);
+	meter_track(m, pid);
+	struct trace_sample s = sample(m);
+	unsigned long w0 = meter_linux_walks(m);
+	for (int i = 0; i < 20; i++) {
+		usleep(20000);
+		s = sample(m);
+		cr_assert_eq(s.procs, 1);
+	}
+	cr_assert_eq(meter_linux_walks(m), w0,
+		     "walked at %lu of 20 samples with nothing new in the cgroup",
+		     meter_linux_walks(m) - w0);
+	go(tmp("go"));
+	pid_t grandchild = wait_ready(tmp("b"));
+	s = sample(m);
+	cr_assert_eq(s.procs, 2, "the child forked in the cgroup, got %d processes", s.procs);
+	cr_assert_geq(s.footprint, 64 * MiB);
+	cr_assert_gt(meter_linux_walks(m), w0);
+	kill(grandchild, SIGKILL);
+	kill_and_reap(pid);
+	meter_free(m);
+
+	struct meter *plain = meter_new(NULL);
+	cr_assert(plain);
+	const char *idle[] = { "sleep=60s", NULL };
+	pid = spawn(idle);
+	meter_track(plain, pid);
+	sample(plain);
+	w0 = meter_linux_walks(plain);
+	for (int i = 0; i < 10; i++) {
+		usleep(20000);
+		sample(plain);
+	}
+	cr_assert_geq(meter_linux_walks(plain) - w0, 5,
+		      "without the cgroup, walked at %lu of 10 samples while pids moved",
+		      meter_linux_walks(plain) - w0);
+	kill_and_reap(pid);
+	kill_and_reap(mover);
+	meter_free(plain);
 }
 #endif /* __linux__ */
 

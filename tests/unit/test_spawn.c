@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -348,5 +349,40 @@ Test(spawn, hands_over_stderr_fd, .timeout = 10)
 	close(err[0]);
 	cr_assert_eq(spawn_wait(&sp), 0);
 	cr_assert_str_eq(buf, "to-stderr\n");
+	spawn_release(&sp);
+}
+
+/* The recorder raises its soft open-files limit (fd_limit_raise: the meter
+ * keeps files open per tree process); the command it starts gets the soft
+ * limit it had, as programs that use select() expect. */
+Test(spawn, the_command_gets_the_open_files_limit_back, .timeout = 10)
+{
+	struct rlimit rl;
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 1024)
+		cr_skip_test("hard open-files limit %llu: nothing to raise",
+			     (unsigned long long)rl.rlim_max);
+	struct rlimit low = { 512, rl.rlim_max };
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	fd_limit_raise();
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	cr_assert_gt(rl.rlim_cur, 512, "raised to the hard limit, got %llu",
+		     (unsigned long long)rl.rlim_cur);
+	int out[2];
+	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
+	struct spawn sp = SPAWN_INIT;
+	char *argv[] = { "sh", "-c", "ulimit -Sn", NULL };
+	sp.argv = argv;
+	sp.stdout_fd = out[1];
+	cr_assert_eq(spawn_start(&sp), 0);
+	close(out[1]);
+	char got[64] = { 0 };
+	size_t n = 0;
+	ssize_t r;
+	while ((r = read(out[0], got + n, sizeof(got) - 1 - n)) > 0)
+		n += (size_t)r;
+	close(out[0]);
+	cr_assert_eq(spawn_wait(&sp), 0);
+	cr_assert_str_eq(got, "512\n");
 	spawn_release(&sp);
 }
