@@ -107,7 +107,7 @@ static bool v2_memory_below(const char *dir)
 void memcg_init(struct memcg *cg)
 {
 	memset(cg, 0, sizeof(*cg));
-	cg->stat_fd = cg->procs_fd = cg->peak_fd = -1;
+	cg->stat_fd = cg->procs_fd = cg->peak_fd = cg->dir_fd = -1;
 }
 
 /* The cgroups that recorders killed before they could remove theirs left
@@ -154,6 +154,7 @@ int memcg_create(struct memcg *cg)
 	}
 	snprintf(cg->parent, sizeof(cg->parent), "%s", parent);
 	cg->v2 = kind == 1;
+	cg->dir_fd = open(cg->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cg->stat_fd = open_in(cg->dir, "memory.stat", O_RDONLY);
 	cg->procs_fd = open_in(cg->dir, "cgroup.procs", O_WRONLY);
 	cg->peak_fd = open_in(cg->dir, cg->v2 ? "memory.peak" : "memory.max_usage_in_bytes",
@@ -215,7 +216,9 @@ ssize_t memcg_procs(const struct memcg *cg, char *buf, size_t size)
 {
 	if (!cg->dir[0] || size < 2)
 		return -1;
-	int fd = open_in(cg->dir, "cgroup.procs", O_RDONLY);
+	/* in the kept directory: no walk of the cgroup's whole path each time */
+	int fd = cg->dir_fd >= 0 ? openat(cg->dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC)
+				 : open_in(cg->dir, "cgroup.procs", O_RDONLY);
 	if (fd < 0)
 		return -1;
 	size_t len = 0;
@@ -277,7 +280,9 @@ void memcg_remove(struct memcg *cg)
 		close(cg->procs_fd);
 	if (cg->peak_fd >= 0)
 		close(cg->peak_fd);
-	cg->stat_fd = cg->procs_fd = cg->peak_fd = -1;
+	if (cg->dir_fd >= 0)
+		close(cg->dir_fd);
+	cg->stat_fd = cg->procs_fd = cg->peak_fd = cg->dir_fd = -1;
 	if (!cg->dir[0])
 		return;
 	if (rmdir(cg->dir) && errno == EBUSY) {

@@ -23,6 +23,7 @@ struct memcg {
 	int stat_fd;  /* memory.stat */
 	int procs_fd; /* cgroup.procs, written by the command before its exec */
 	int peak_fd;  /* v1 memory.max_usage_in_bytes, v2 memory.peak; -1 */
+	int dir_fd;   /* the directory (O_PATH): cgroup.procs is opened in it */
 };
 
 struct linux_meter {
