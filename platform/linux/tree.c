@@ -321,7 +321,8 @@ bool cgroup_lists_news(struct linux_meter *lm)
 		ALLOC_GROW(lm->known, n ? n : 1, lm->known_alloc);
 		for (size_t i = 0; i < lm->tab.n; i++)
 			lm->known[i] = lm->tab.p[i]->pid;
-		memcpy(lm->known + lm->tab.n, lm->tab.foreign, lm->tab.nforeign * sizeof(pid_t));
+		for (size_t i = 0; i < lm->tab.nforeign; i++)
+			lm->known[lm->tab.n + i] = lm->tab.foreign[i];
 		qsort(lm->known, n, sizeof(pid_t), cmp_pid);
 		lm->nknown = n;
 		lm->known_gen = lm->tab.gen;
