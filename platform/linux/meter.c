@@ -637,12 +637,11 @@ int meter_platform_init(struct meter *m)
 	m->be = &linux_backend;
 	fd_limit_raise(); /* files kept open per process of the tree */
 	struct rlimit rl;
-	lm->statm_budget = 256;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
-		lm->statm_budget = rl.rlim_cur > FILES_RESERVE + 16 * FILES_PER_PROC
-					   ? (size_t)(rl.rlim_cur - FILES_RESERVE) / FILES_PER_PROC : 16;
-	else if (!getrlimit(RLIMIT_NOFILE, &rl))
-		lm->statm_budget = 1u << 18;
+	rlim_t files = getrlimit(RLIMIT_NOFILE, &rl) ? 1024 : rl.rlim_cur;
+	if (files == RLIM_INFINITY || files > (rlim_t)1 << 20)
+		files = (rlim_t)1 << 20;
+	lm->statm_budget = files > FILES_RESERVE + 16 * FILES_PER_PROC
+				   ? (size_t)(files - FILES_RESERVE) / FILES_PER_PROC : 16;
 
 	lm->last_pid = -1;
 	lm->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC); /* -1: walk every sample */

@@ -330,26 +330,37 @@ Test(spawn, orphan_outside_the_group_is_stopped_without_a_subreaper, .timeout = 
 	free(script);
 }
 
+/* Runs `sh -c SCRIPT` through spawn_start with a pipe as its stdout (or its
+ * stderr), waits for a zero exit, and leaves what it wrote there in buf. */
+static void run_sh_into(const char *script, bool to_stderr, char *buf, size_t size)
+{
+	int fd[2];
+	cr_assert_eq(pipe2(fd, O_CLOEXEC), 0);
+	struct spawn sp = SPAWN_INIT;
+	char *argv[] = { "sh", "-c", (char *)script, NULL };
+	sp.argv = argv;
+	if (to_stderr)
+		sp.stderr_fd = fd[1];
+	else
+		sp.stdout_fd = fd[1];
+	cr_assert_eq(spawn_start(&sp), 0);
+	close(fd[1]);
+	size_t got = 0;
+	ssize_t r;
+	while ((r = read(fd[0], buf + got, size - 1 - got)) > 0)
+		got += (size_t)r;
+	buf[got] = '\0';
+	close(fd[0]);
+	cr_assert_eq(spawn_wait(&sp), 0);
+	spawn_release(&sp);
+}
+
 /* stderr_fd becomes the command's stderr; this process's own is untouched. */
 Test(spawn, hands_over_stderr_fd, .timeout = 10)
 {
-	int err[2];
-	cr_assert_eq(pipe2(err, O_CLOEXEC), 0);
-	struct spawn sp = SPAWN_INIT;
-	char *argv[] = { "sh", "-c", "echo to-stderr >&2", NULL };
-	sp.argv = argv;
-	sp.stderr_fd = err[1];
-	cr_assert_eq(spawn_start(&sp), 0);
-	close(err[1]);
-	char buf[64] = { 0 };
-	size_t got = 0;
-	ssize_t r;
-	while ((r = read(err[0], buf + got, sizeof(buf) - 1 - got)) > 0)
-		got += (size_t)r;
-	close(err[0]);
-	cr_assert_eq(spawn_wait(&sp), 0);
+	char buf[64];
+	run_sh_into("echo to-stderr >&2", true, buf, sizeof(buf));
 	cr_assert_str_eq(buf, "to-stderr\n");
-	spawn_release(&sp);
 }
 
 /* The recorder raises its soft open-files limit (fd_limit_raise: the meter
@@ -368,21 +379,7 @@ Test(spawn, the_command_gets_the_open_files_limit_back, .timeout = 10)
 	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
 	cr_assert_gt(rl.rlim_cur, 512, "raised to the hard limit, got %llu",
 		     (unsigned long long)rl.rlim_cur);
-	int out[2];
-	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
-	struct spawn sp = SPAWN_INIT;
-	char *argv[] = { "sh", "-c", "ulimit -Sn", NULL };
-	sp.argv = argv;
-	sp.stdout_fd = out[1];
-	cr_assert_eq(spawn_start(&sp), 0);
-	close(out[1]);
-	char got[64] = { 0 };
-	size_t n = 0;
-	ssize_t r;
-	while ((r = read(out[0], got + n, sizeof(got) - 1 - n)) > 0)
-		n += (size_t)r;
-	close(out[0]);
-	cr_assert_eq(spawn_wait(&sp), 0);
+	char got[64];
+	run_sh_into("ulimit -Sn", false, got, sizeof(got));
 	cr_assert_str_eq(got, "512\n");
-	spawn_release(&sp);
 }
