@@ -19,6 +19,8 @@ void meter_linux_force_scan(struct meter *m);
 unsigned long meter_linux_rollups(const struct meter *m);
 /* Test hook: samples that walked the tree (children files) so far. */
 unsigned long meter_linux_walks(const struct meter *m);
+/* Test hook: /proc/PID/smaps readings (the mapped figure's) made so far. */
+unsigned long meter_linux_smaps_reads(const struct meter *m);
 
 struct status_fields {
 	unsigned have;     /* ST_* bits of the lines found */
@@ -79,6 +81,7 @@ struct linux_proc {
 	 * its major faults (majflt + cmajflt of stat) at the last reading, and
 	 * whether status was re-read since (stat follows). */
 	uint64_t map_file;
+	uint64_t map_vsize;  /* its statm size (pages) then: its mappings */
 	uint64_t majflt;
 	bool map_read, majflt_stale;
 	struct mthread *thr; /* children fds of the other threads */

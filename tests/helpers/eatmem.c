@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ static void usage(FILE *f)
 	      "  load=NAME/SIZE     alloc+touch SIZE, emit a load event\n"
 	      "  ramp=SIZE/RATE     allocate SIZE at RATE per second in 16 MiB steps\n"
 	      "  map=FILE           map FILE (shared, read-only) and read every page (held)\n"
+	      "  lib=FILE           map FILE private and executable, as a shared library's\n"
+	      "                     code is, and read every page (held)\n"
 	      "  pageout            evict the most recent mapping's pages (madvise\n"
 	      "                     MADV_PAGEOUT, then posix_fadvise DONTNEED on the file;\n"
 	      "                     then MADV_RANDOM: no read-ahead, a fault per page read)\n"
@@ -226,7 +229,7 @@ static void read_pages(void)
 	(void)sum;
 }
 
-static void map_file(const char *path)
+static void map_file(const char *path, bool code)
 {
 	struct stat sb;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -234,7 +237,8 @@ static void map_file(const char *path)
 		fail(path);
 	if (sb.st_size <= 0)
 		bad("the file is empty");
-	void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	void *p = mmap(NULL, (size_t)sb.st_size, code ? PROT_READ | PROT_EXEC : PROT_READ,
+		       code ? MAP_PRIVATE : MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		fail("mmap");
 	mapping.p = p;
@@ -402,9 +406,9 @@ static void run_step(const char *arg)
 		if (!rate)
 			bad("rate must be above 0");
 		ramp(size, rate);
-	} else if (IS("map")) {
+	} else if (IS("map") || IS("lib")) {
 		NEED_VALUE();
-		map_file(val);
+		map_file(val, IS("lib"));
 	} else if (IS("pageout") || IS("reread")) {
 		NO_VALUE();
 		if (!mapping.p)

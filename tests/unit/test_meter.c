@@ -1600,3 +1600,128 @@ Test(meter, a_sharers_new_child_counts_once_after_the_deferred_round, .timeout =
 	meter_free(m);
 }
 #endif /* __linux__ */
+
+/* ---- Linux: when the mapped figure reads smaps ------------------------------ */
+#ifdef __linux__
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+
+/* PID's RssFile (status), bytes. */
+static uint64_t rss_file_of(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	cr_assert(f, "%s", path);
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssFile: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+static void write_pattern(const char *path, uint64_t size)
+{
+	FILE *f = fopen(path, "w");
+	cr_assert(f, "%s", path);
+	static unsigned char block[65536];
+	for (size_t i = 0; i < sizeof(block); i++)
+		block[i] = (unsigned char)(i * 131 + 7);
+	for (uint64_t at = 0; at < size; at += sizeof(block))
+		cr_assert_eq(fwrite(block, 1, sizeof(block), f), sizeof(block));
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* Before the tree maps a data file, the pages of the libraries it maps come and go
+ * (the kernel pages cold ones out, the process faults them back in): its RssFile
+ * moves with nothing for the mapped figure to find, and the meter reads no smaps.
+ * A data file mapped afterwards is found: the process's mappings changed. */
+Test(meter, library_pages_paged_out_and_back_start_no_smaps_reading_and_a_data_file_is_found,
+     .timeout = 60)
+{
+	make_tmpdir();
+	char dir[] = "/var/tmp/sb-mapped-XXXXXX"; /* file pages: not tmpfs */
+	cr_assert(mkdtemp(dir));
+	struct statfs fs;
+	struct statvfs vfs;
+	if (statfs(dir, &fs) || (unsigned long)fs.f_type == 0x01021994 || statvfs(dir, &vfs) ||
+	    (vfs.f_flag & ST_NOEXEC)) {
+		rmdir(dir);
+		cr_skip_test("%s is tmpfs or noexec: no library file can be mapped there", dir);
+	}
+	char lib[96], data[96], l[128], d[128];
+	snprintf(lib, sizeof(lib), "%s/libmodel.so", dir);
+	snprintf(data, sizeof(data), "%s/weights.bin", dir);
+	write_pattern(lib, 32 * MiB);
+	write_pattern(data, 8 * MiB);
+	snprintf(l, sizeof(l), "lib=%s", lib);
+	snprintf(d, sizeof(d), "map=%s", data);
+	char ra[160], rb[160], rc[160], rd[160], g1[160], g2[160], g3[160];
+	snprintf(ra, sizeof(ra), "ready=%s", tmp("a"));
+	snprintf(rb, sizeof(rb), "ready=%s", tmp("b"));
+	snprintf(rc, sizeof(rc), "ready=%s", tmp("c"));
+	snprintf(rd, sizeof(rd), "ready=%s", tmp("d"));
+	snprintf(g1, sizeof(g1), "wait=%s", tmp("g1"));
+	snprintf(g2, sizeof(g2), "wait=%s", tmp("g2"));
+	snprintf(g3, sizeof(g3), "wait=%s", tmp("g3"));
+	const char *steps[] = { l, ra, g1, "pageout", rb, g2, "reread", rc, g3, d, rd,
+				"sleep=60s", NULL };
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t pid = spawn(steps);
+	wait_ready(tmp("a"));
+	meter_track(m, pid);
+	struct trace_sample s = sample(m);
+	for (int i = 0; i < 5; i++)
+		s = sample(m);
+	uint64_t held = rss_file_of(pid);
+	unsigned long r0 = meter_linux_smaps_reads(m);
+	cr_assert_geq(r0, 1, "the first samples read no smaps");
+	cr_assert_eq(s.mapped, 0, "a library counted as mapped data: %llu bytes",
+		     (unsigned long long)s.mapped);
+
+	go(tmp("g1"));
+	wait_ready(tmp("b"));
+	uint64_t out = rss_file_of(pid);
+	if (out + 16 * MiB > held) {
+		kill_and_reap(pid);
+		meter_free(m);
+		cr_skip_test("MADV_PAGEOUT evicted nothing here (RssFile %llu, then %llu)",
+			     (unsigned long long)held, (unsigned long long)out);
+	}
+	for (int i = 0; i < 10; i++) {
+		usleep(10000);
+		s = sample(m);
+	}
+	go(tmp("g2"));
+	wait_ready(tmp("c"));
+	cr_assert_geq(rss_file_of(pid) + 4 * MiB, held, "the library's pages did not come back");
+	for (int i = 0; i < 10; i++) {
+		usleep(10000);
+		s = sample(m);
+	}
+	cr_assert_eq(meter_linux_smaps_reads(m), r0,
+		     "smaps read %lu times while only the library's pages moved (RssFile %llu, "
+		     "%llu, %llu)",
+		     meter_linux_smaps_reads(m) - r0, (unsigned long long)held,
+		     (unsigned long long)out, (unsigned long long)rss_file_of(pid));
+
+	go(tmp("g3"));
+	wait_ready(tmp("d"));
+	bool found = false;
+	for (int i = 0; i < 200 && !found; i++) {
+		s = sample(m);
+		found = within(s.mapped, 8 * MiB, 0.03);
+		if (!found)
+			usleep(10000);
+	}
+	cr_assert(found, "the data file mapped afterwards was not found: mapped %llu bytes",
+		  (unsigned long long)s.mapped);
+	kill_and_reap(pid);
+	meter_free(m);
+	unlink(lib);
+	unlink(data);
+	rmdir(dir);
+}
+#endif /* __linux__ */
