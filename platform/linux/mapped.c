@@ -31,12 +31,15 @@
  * without one (the kernel pages library pages out, a process faults them back in: a still
  * tree of 100 processes started 86 rounds in 20 s), so a round waits for a change of a
  * process's address-space size (a file is mapped before its pages come in) and reads only
- * the processes that changed (proc_moved), all of them once one maps a data file. Until that reading, in a tree of one live
- * process (the usual pipeline) whose last reading found data files resident, the figure
- * follows its RssFile (status): the last reading moved by as much as RssFile since; a
- * library's pages read meanwhile count until the reading corrects them. Before any data
- * file (imports: libraries only), or with several processes (their RssFile moves by pages
- * they share as much as by their own), the last reading stands.
+ * the processes that changed (proc_moved), all of them once one maps a data file.
+ *
+ * Until that reading, in a tree of one live process (the usual pipeline) whose last reading
+ * found data files resident, the figure follows its RssFile (status): the last reading moved
+ * by as much as RssFile since, at most what the data files mapped then can hold and what was
+ * mapped since; a library's pages read meanwhile count, within that bound, until the reading
+ * corrects them. Before any data file (imports: libraries only), or with several processes
+ * (their RssFile moves by pages they share as much as by their own), the last reading
+ * stands.
  */
 #define MAPPED_COST_FACTOR 20
 #define MAPPED_FIND_BYTES (64ull << 20) /* undiscovered(), proc_moved() */
@@ -53,6 +56,7 @@ struct mfile {
 	bool exec;      /* some process maps it executable */
 	bool system;    /* a system path, or shared memory */
 	bool told;      /* handed out by mapped_next_file */
+	bool here;      /* mapped by a process the last round read */
 };
 
 struct mapped_state {
@@ -62,6 +66,8 @@ struct mapped_state {
 	size_t nslot;
 	size_t last;      /* the file the last lookup found (mappings come in runs) */
 	uint64_t bytes;   /* the last round's figure */
+	uint64_t room;    /* the data files the last round found mapped can hold at most
+			   * (their sizes in whole pages; UINT64_MAX: a size unknown) */
 	bool have;        /* a round was made */
 	bool pending;     /* something moved since */
 	bool data;        /* a data file is among f (not exec, not system) */
@@ -191,6 +197,7 @@ static void smaps_line(struct mapped_state *ms, struct smaps_walk *w, const char
 			return;
 		w->cur = file_of(ms, &h);
 		w->cur->exec |= h.exec;
+		w->cur->here = true;
 		return;
 	}
 	if (!w->cur)
@@ -274,8 +281,10 @@ static void round_of_smaps(struct linux_meter *lm, struct mapped_state *ms)
 	int64_t t0 = mono_ns();
 	bool part = ms->have && !ms->data;
 again:
-	for (size_t i = 0; i < ms->n; i++)
+	for (size_t i = 0; i < ms->n; i++) {
 		ms->f[i].pss = 0;
+		ms->f[i].here = false;
+	}
 	ms->nread = 0;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
@@ -296,14 +305,21 @@ again:
 				goto again;
 			}
 	}
-	uint64_t sum = 0;
+	uint64_t sum = 0, room = 0;
 	bool data = false;
-	for (size_t i = 0; i < ms->n; i++)
-		if (!ms->f[i].exec && !ms->f[i].system) {
-			sum += ms->f[i].pss;
-			data = true;
-		}
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t pg = page > 0 ? (uint64_t)page : 4096;
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct mfile *f = &ms->f[i];
+		if (f->exec || f->system)
+			continue;
+		sum += f->pss;
+		data = true;
+		if (f->here && room != UINT64_MAX)
+			room = f->size ? room + (f->size + pg - 1) / pg * pg : UINT64_MAX;
+	}
 	ms->bytes = sum;
+	ms->room = room;
 	ms->data = data;
 	ms->have = true;
 	ms->pending = false;
@@ -315,7 +331,11 @@ again:
 /* Between readings: the last one, moved by the one live process's RssFile since
  * (several, or no data file mapped yet: the last one). A data file mapped but not
  * yet resident at the last reading counts: its pages come in as the pipeline first
- * uses the weights, which may be long before the next reading (the budget). */
+ * uses the weights, which may be long before the next reading (the budget). Library
+ * pages the process faults in meanwhile move RssFile too (a first forward pass
+ * brings in hundreds of MB of torch's code), so the estimate never exceeds what the
+ * data files mapped at the last reading can hold, plus by how much the process's
+ * address space grew since (a file mapped since: the next stage's model). */
 static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
 {
 	const struct linux_proc *one = NULL;
@@ -331,7 +351,13 @@ static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
 	}
 	if (!one || ms->nread != 1)
 		return ms->bytes;
-	return sat_sub(ms->bytes + one->last.rss_file, one->map_file);
+	uint64_t e = sat_sub(ms->bytes + one->last.rss_file, one->map_file);
+	if (ms->room == UINT64_MAX || one->statm_fd < 0)
+		return e;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t grown = sat_sub(one->statm[0], one->map_vsize) * (uint64_t)(page > 0 ? page : 4096);
+	uint64_t room = ms->room + grown;
+	return e < room ? e : room;
 }
 
 /* No data file known yet while the tree's file pages grew by MAPPED_FIND_BYTES since
