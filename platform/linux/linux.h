@@ -19,8 +19,9 @@ void meter_linux_force_scan(struct meter *m);
 unsigned long meter_linux_rollups(const struct meter *m);
 /* Test hook: samples that walked the tree (children files) so far. */
 unsigned long meter_linux_walks(const struct meter *m);
-/* Test hook: /proc/PID/smaps readings (the mapped figure's) made so far. */
-unsigned long meter_linux_smaps_reads(const struct meter *m);
+/* Test hook: the mapped figure's readings of /proc/PID/smaps (pages true) or
+ * /proc/PID/maps made so far. */
+unsigned long meter_linux_mapping_reads(const struct meter *m, bool pages);
 
 struct status_fields {
 	unsigned have;     /* ST_* bits of the lines found */
