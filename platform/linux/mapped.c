@@ -364,22 +364,25 @@ static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
 	return e < room ? e : room;
 }
 
-/* No data file known yet while the tree's file pages grew by MAPPED_FIND_BYTES since
- * the last reading: a model file may have been mapped and used. The estimate between
+/* No data file known yet while a process's file pages grew by MAPPED_FIND_BYTES since
+ * its last reading: a model file may have been mapped and used. The estimate between
  * readings follows RssFile only once a data file is known, so this reading is not
  * made to wait for the budget (a stage that touches a whole model may last 0.1 s);
- * what imports map (libraries) triggers it at most once per MAPPED_FIND_BYTES. */
+ * what imports map (libraries) triggers it at most once per MAPPED_FIND_BYTES. Per
+ * process, as proc_moved: the round reads that process and so starts its count again
+ * (pages the kernel pages out and processes fault back in, summed over a tree, would
+ * start a round at every sample that reads nobody). */
 static bool undiscovered(struct linux_meter *lm, const struct mapped_state *ms)
 {
 	if (ms->data)
 		return false;
-	uint64_t rise = 0;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		const struct linux_proc *p = entry(lm, i);
-		if (!p->super.zombie && p->map_read)
-			rise += sat_sub(p->last.rss_file, p->map_file);
+		if (!p->super.zombie && p->map_read &&
+		    sat_sub(p->last.rss_file, p->map_file) >= MAPPED_FIND_BYTES)
+			return true;
 	}
-	return rise >= MAPPED_FIND_BYTES;
+	return false;
 }
 
 /* p's majflt + cmajflt, read again when its status was (statm moved). */
