@@ -1730,4 +1730,68 @@ Test(meter, no_smaps_is_read_before_a_data_file_is_mapped_and_then_it_is_found,
 	unlink(data);
 	rmdir(dir);
 }
+
+/* Between smaps readings, a one-process tree's mapped figure follows its RssFile, which
+ * also moves by the library pages it faults in (a first forward pass brings in hundreds of
+ * MB of torch's code): the figure stays within what the data files mapped at the last
+ * reading can hold. The process holds 1 GiB of its own so that a reading costs enough
+ * (a page-table walk) to make the next wait (MAPPED_COST_FACTOR times its cost). */
+Test(meter, between_readings_the_mapped_figure_stays_within_the_data_files_sizes, .timeout = 60)
+{
+	make_tmpdir();
+	char dir[] = "/var/tmp/sb-mapped-XXXXXX";
+	cr_assert(mkdtemp(dir));
+	struct statfs fs;
+	struct statvfs vfs;
+	if (statfs(dir, &fs) || (unsigned long)fs.f_type == 0x01021994 || statvfs(dir, &vfs) ||
+	    (vfs.f_flag & ST_NOEXEC)) {
+		rmdir(dir);
+		cr_skip_test("%s is tmpfs or noexec: no library file can be mapped there", dir);
+	}
+	char lib[96], data[96], l[128], d[128];
+	snprintf(lib, sizeof(lib), "%s/libtorch_code.so", dir);
+	snprintf(data, sizeof(data), "%s/weights.bin", dir);
+	write_pattern(lib, 24 * MiB);
+	write_pattern(data, 8 * MiB);
+	snprintf(l, sizeof(l), "lib=%s", lib);
+	snprintf(d, sizeof(d), "map=%s", data);
+	char ra[160], rb[160], g1[160];
+	snprintf(ra, sizeof(ra), "ready=%s", tmp("a"));
+	snprintf(rb, sizeof(rb), "ready=%s", tmp("b"));
+	snprintf(g1, sizeof(g1), "wait=%s", tmp("g1"));
+	const char *steps[] = { "alloc=1G", d, l, "pageout", ra, g1, "reread", rb, "sleep=60s",
+				NULL };
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t pid = spawn(steps);
+	wait_ready(tmp("a"));
+	meter_track(m, pid);
+	struct trace_sample s = sample(m);
+	for (int i = 0; i < 300 && !within(s.mapped, 8 * MiB, 0.03); i++) {
+		usleep(10000);
+		s = sample(m);
+	}
+	cr_assert(within(s.mapped, 8 * MiB, 0.03), "the data file was not found: mapped %llu",
+		  (unsigned long long)s.mapped);
+	/* That sample's reading found it: the next one waits for the budget. */
+	unsigned long r0 = meter_linux_mapping_reads(m, true);
+	uint64_t before = rss_file_of(pid);
+	go(tmp("g1"));
+	wait_ready(tmp("b"));
+	uint64_t after = rss_file_of(pid);
+	s = sample(m);
+	bool read_again = meter_linux_mapping_reads(m, true) != r0;
+	kill_and_reap(pid);
+	meter_free(m);
+	unlink(lib);
+	unlink(data);
+	rmdir(dir);
+	cr_assert_geq(after, before + 16 * MiB, "the library's pages did not come back (RssFile "
+		      "%llu, then %llu)", (unsigned long long)before, (unsigned long long)after);
+	if (read_again)
+		cr_skip_test("smaps was read again at once: the budget did not hold the reading back");
+	cr_assert_leq(s.mapped, 8 * MiB + 64 * 1024,
+		      "mapped %llu bytes with 8 MiB of data files mapped (RssFile rose by %llu)",
+		      (unsigned long long)s.mapped, (unsigned long long)(after - before));
+}
 #endif /* __linux__ */
