@@ -70,6 +70,7 @@ struct mapped_state {
 	uint64_t bytes;   /* the last round's figure */
 	uint64_t room;    /* the data files the last round found mapped can hold at most
 			   * (their sizes in whole pages; UINT64_MAX: a size unknown) */
+	uint64_t page;    /* the page size, bytes */
 	bool have;        /* a round was made */
 	bool pending;     /* something moved since */
 	bool data;        /* a data file is among f (not exec, not system) */
@@ -311,8 +312,7 @@ again:
 	}
 	uint64_t sum = 0, room = 0;
 	bool data = false;
-	long page = sysconf(_SC_PAGESIZE);
-	uint64_t pg = page > 0 ? (uint64_t)page : 4096;
+	uint64_t pg = ms->page;
 	for (size_t i = 0; i < ms->n; i++) {
 		const struct mfile *f = &ms->f[i];
 		if (f->exec || f->system)
@@ -358,9 +358,7 @@ static uint64_t estimate(struct linux_meter *lm, const struct mapped_state *ms)
 	uint64_t e = sat_sub(ms->bytes + one->last.rss_file, one->map_file);
 	if (ms->room == UINT64_MAX || one->statm_fd < 0)
 		return e;
-	long page = sysconf(_SC_PAGESIZE);
-	uint64_t grown = sat_sub(one->statm[0], one->map_vsize) * (uint64_t)(page > 0 ? page : 4096);
-	uint64_t room = ms->room + grown;
+	uint64_t room = ms->room + sat_sub(one->statm[0], one->map_vsize) * ms->page;
 	return e < room ? e : room;
 }
 
@@ -399,8 +397,11 @@ static void read_majflt(struct linux_meter *lm, struct linux_proc *p)
 
 static struct mapped_state *state(struct linux_meter *lm)
 {
-	if (!lm->mapped)
+	if (!lm->mapped) {
 		lm->mapped = xcalloc(1, sizeof(*lm->mapped));
+		long page = sysconf(_SC_PAGESIZE);
+		lm->mapped->page = page > 0 ? (uint64_t)page : 4096;
+	}
 	return lm->mapped;
 }
 
@@ -419,8 +420,9 @@ void mapped_sample(struct linux_meter *lm, struct trace_sample *s)
 	s->majflt = ms->majflt_seen > INT32_MAX ? INT32_MAX : (int)ms->majflt_seen;
 	s->fields |= SF_MAJFLT;
 
-	ms->pending |= moved(lm, ms) || undiscovered(lm, ms);
-	if (ms->pending && (lm->now_ns >= ms->next_ns || undiscovered(lm, ms)))
+	bool now = undiscovered(lm, ms);
+	ms->pending |= now || moved(lm, ms);
+	if (ms->pending && (now || lm->now_ns >= ms->next_ns))
 		round_of_smaps(lm, ms);
 	if (ms->have) {
 		s->mapped = ms->pending ? estimate(lm, ms) : ms->bytes;

@@ -1633,6 +1633,40 @@ static void write_pattern(const char *path, uint64_t size)
 	cr_assert_eq(fclose(f), 0);
 }
 
+/* A library file (mapped executable) and an 8 MiB data file in a new directory whose
+ * pages are file pages (not tmpfs) and may be mapped executable (not noexec): lib= and
+ * map= steps for eatmem naming them. The test is skipped where there is none. */
+struct lib_and_data {
+	char dir[32], lib[96], data[96];
+	char l[128], d[128]; /* "lib=FILE", "map=FILE" */
+};
+
+static void lib_and_data_make(struct lib_and_data *f, uint64_t lib_size)
+{
+	snprintf(f->dir, sizeof(f->dir), "/var/tmp/sb-mapped-XXXXXX");
+	cr_assert(mkdtemp(f->dir));
+	struct statfs fs;
+	struct statvfs vfs;
+	if (statfs(f->dir, &fs) || (unsigned long)fs.f_type == 0x01021994 ||
+	    statvfs(f->dir, &vfs) || (vfs.f_flag & ST_NOEXEC)) {
+		rmdir(f->dir);
+		cr_skip_test("%s is tmpfs or noexec: no library file can be mapped there", f->dir);
+	}
+	snprintf(f->lib, sizeof(f->lib), "%s/libmodel.so", f->dir);
+	snprintf(f->data, sizeof(f->data), "%s/weights.bin", f->dir);
+	write_pattern(f->lib, lib_size);
+	write_pattern(f->data, 8 * MiB);
+	snprintf(f->l, sizeof(f->l), "lib=%s", f->lib);
+	snprintf(f->d, sizeof(f->d), "map=%s", f->data);
+}
+
+static void lib_and_data_remove(const struct lib_and_data *f)
+{
+	unlink(f->lib);
+	unlink(f->data);
+	rmdir(f->dir);
+}
+
 /* Before the tree maps a data file, the meter reads no smaps (a page-table walk):
  * the pages of the libraries it maps come and go (the kernel pages cold ones out,
  * the process faults them back in), its RssFile moves with nothing for the mapped
@@ -1642,22 +1676,8 @@ Test(meter, no_smaps_is_read_before_a_data_file_is_mapped_and_then_it_is_found,
      .timeout = 60)
 {
 	make_tmpdir();
-	char dir[] = "/var/tmp/sb-mapped-XXXXXX"; /* file pages: not tmpfs */
-	cr_assert(mkdtemp(dir));
-	struct statfs fs;
-	struct statvfs vfs;
-	if (statfs(dir, &fs) || (unsigned long)fs.f_type == 0x01021994 || statvfs(dir, &vfs) ||
-	    (vfs.f_flag & ST_NOEXEC)) {
-		rmdir(dir);
-		cr_skip_test("%s is tmpfs or noexec: no library file can be mapped there", dir);
-	}
-	char lib[96], data[96], l[128], d[128];
-	snprintf(lib, sizeof(lib), "%s/libmodel.so", dir);
-	snprintf(data, sizeof(data), "%s/weights.bin", dir);
-	write_pattern(lib, 32 * MiB);
-	write_pattern(data, 8 * MiB);
-	snprintf(l, sizeof(l), "lib=%s", lib);
-	snprintf(d, sizeof(d), "map=%s", data);
+	struct lib_and_data f;
+	lib_and_data_make(&f, 32 * MiB);
 	char ra[160], rb[160], rc[160], rd[160], g1[160], g2[160], g3[160];
 	snprintf(ra, sizeof(ra), "ready=%s", tmp("a"));
 	snprintf(rb, sizeof(rb), "ready=%s", tmp("b"));
@@ -1666,7 +1686,7 @@ Test(meter, no_smaps_is_read_before_a_data_file_is_mapped_and_then_it_is_found,
 	snprintf(g1, sizeof(g1), "wait=%s", tmp("g1"));
 	snprintf(g2, sizeof(g2), "wait=%s", tmp("g2"));
 	snprintf(g3, sizeof(g3), "wait=%s", tmp("g3"));
-	const char *steps[] = { l, ra, g1, "pageout", rb, g2, "reread", rc, g3, d, rd,
+	const char *steps[] = { f.l, ra, g1, "pageout", rb, g2, "reread", rc, g3, f.d, rd,
 				"sleep=60s", NULL };
 	struct meter *m = meter_new(NULL);
 	cr_assert(m);
@@ -1726,9 +1746,7 @@ Test(meter, no_smaps_is_read_before_a_data_file_is_mapped_and_then_it_is_found,
 	cr_assert_gt(meter_linux_mapping_reads(m, true), r0);
 	kill_and_reap(pid);
 	meter_free(m);
-	unlink(lib);
-	unlink(data);
-	rmdir(dir);
+	lib_and_data_remove(&f);
 }
 
 /* Between smaps readings, a one-process tree's mapped figure follows its RssFile, which
@@ -1739,27 +1757,13 @@ Test(meter, no_smaps_is_read_before_a_data_file_is_mapped_and_then_it_is_found,
 Test(meter, between_readings_the_mapped_figure_stays_within_the_data_files_sizes, .timeout = 60)
 {
 	make_tmpdir();
-	char dir[] = "/var/tmp/sb-mapped-XXXXXX";
-	cr_assert(mkdtemp(dir));
-	struct statfs fs;
-	struct statvfs vfs;
-	if (statfs(dir, &fs) || (unsigned long)fs.f_type == 0x01021994 || statvfs(dir, &vfs) ||
-	    (vfs.f_flag & ST_NOEXEC)) {
-		rmdir(dir);
-		cr_skip_test("%s is tmpfs or noexec: no library file can be mapped there", dir);
-	}
-	char lib[96], data[96], l[128], d[128];
-	snprintf(lib, sizeof(lib), "%s/libtorch_code.so", dir);
-	snprintf(data, sizeof(data), "%s/weights.bin", dir);
-	write_pattern(lib, 24 * MiB);
-	write_pattern(data, 8 * MiB);
-	snprintf(l, sizeof(l), "lib=%s", lib);
-	snprintf(d, sizeof(d), "map=%s", data);
+	struct lib_and_data f;
+	lib_and_data_make(&f, 24 * MiB);
 	char ra[160], rb[160], g1[160];
 	snprintf(ra, sizeof(ra), "ready=%s", tmp("a"));
 	snprintf(rb, sizeof(rb), "ready=%s", tmp("b"));
 	snprintf(g1, sizeof(g1), "wait=%s", tmp("g1"));
-	const char *steps[] = { "alloc=1G", d, l, "pageout", ra, g1, "reread", rb, "sleep=60s",
+	const char *steps[] = { "alloc=1G", f.d, f.l, "pageout", ra, g1, "reread", rb, "sleep=60s",
 				NULL };
 	struct meter *m = meter_new(NULL);
 	cr_assert(m);
@@ -1783,9 +1787,7 @@ Test(meter, between_readings_the_mapped_figure_stays_within_the_data_files_sizes
 	bool read_again = meter_linux_mapping_reads(m, true) != r0;
 	kill_and_reap(pid);
 	meter_free(m);
-	unlink(lib);
-	unlink(data);
-	rmdir(dir);
+	lib_and_data_remove(&f);
 	cr_assert_geq(after, before + 16 * MiB, "the library's pages did not come back (RssFile "
 		      "%llu, then %llu)", (unsigned long long)before, (unsigned long long)after);
 	if (read_again)
