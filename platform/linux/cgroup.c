@@ -154,6 +154,7 @@ int memcg_create(struct memcg *cg)
 	}
 	snprintf(cg->parent, sizeof(cg->parent), "%s", parent);
 	cg->v2 = kind == 1;
+	cg->stat_len = 0;
 	cg->dir_fd = open(cg->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cg->stat_fd = open_in(cg->dir, "memory.stat", O_RDONLY);
 	cg->procs_fd = open_in(cg->dir, "cgroup.procs", O_WRONLY);
@@ -201,6 +202,15 @@ int memcg_read(struct memcg *cg, char *buf, size_t size, struct memcg_fields *f)
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return -1;
+	/* The text, counters of faults and page moves included, stands still
+	 * only while nothing in the tree touches memory (tree_still). */
+	cg->stat_same = cg->stat_len == (size_t)n && !memcmp(cg->stat_text, buf, (size_t)n);
+	if ((size_t)n <= sizeof(cg->stat_text)) {
+		memcpy(cg->stat_text, buf, (size_t)n);
+		cg->stat_len = (size_t)n;
+	} else {
+		cg->stat_len = 0;
+	}
 	linux_parse_memcg_stat(buf, (size_t)n, cg->v2, f);
 	return (f->have & (MC_ANON | MC_SHMEM)) == (MC_ANON | MC_SHMEM) ? 0 : -1;
 }
@@ -301,4 +311,36 @@ void memcg_remove(struct memcg *cg)
 		rmdir(cg->dir);
 	}
 	cg->dir[0] = '\0';
+}
+
+/* ---- the meter's sample of the tree's cgroup ---------------------------- */
+
+/* The tree's cgroup's figures into *cf; false without one (a failed reading
+ * turns it off for the rest of the run: the per-process reading takes over). */
+bool read_cgroup(struct linux_meter *lm, struct memcg_fields *cf)
+{
+	if (lm->cg_on && memcg_read(&lm->cg, lm->buf, sizeof(lm->buf), cf))
+		lm->cg_on = false;
+	return lm->cg_on;
+}
+
+/* Whether this sample stands on the per-process readings of the last one that
+ * made them, at most STILL_MAX samples in a row: with the tree in its cgroup
+ * (cg), nothing in it touched memory since the sample before (memory.stat's
+ * text, which counts the faults and the pages charged or freed, read the same),
+ * no walk is due (a pid handed out anywhere and a process new to the cgroup's
+ * list, or one gone from it) and the table is as it was. A process that
+ * forks, faults a page in or frees one moves one of these, and so does one that
+ * ends (its own pages are freed). What the kernel's counters hold back (fewer
+ * than about 64 page events per CPU, shown at its flush every 2 s) and what
+ * other work takes from the tree's processes (a page of a library, reclaimed
+ * where another cgroup was charged for it) show at the latest STILL_MAX samples
+ * on. The footprint and the window's peak are read from the cgroup every
+ * sample. */
+bool tree_still(struct linux_meter *lm, bool cg, bool walk)
+{
+	bool still = cg && !walk && lm->cg.stat_same && lm->sums.valid &&
+		     lm->sums.gen == lm->tab.gen && lm->sums.run < STILL_MAX;
+	lm->sums.run = still ? lm->sums.run + 1 : 0;
+	return still;
 }

@@ -19,6 +19,9 @@ void meter_linux_force_scan(struct meter *m);
 unsigned long meter_linux_rollups(const struct meter *m);
 /* Test hook: samples that walked the tree (children files) so far. */
 unsigned long meter_linux_walks(const struct meter *m);
+/* Test hook: samples that stood on the last per-process readings (a still
+ * tree in its cgroup: tree_still) so far. */
+unsigned long meter_linux_still(const struct meter *m);
 /* Test hook: the mapped figure's readings of /proc/PID/smaps (pages true) or
  * /proc/PID/maps made so far. */
 unsigned long meter_linux_mapping_reads(const struct meter *m, bool pages);

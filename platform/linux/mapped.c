@@ -277,10 +277,35 @@ static bool moved(struct linux_meter *lm, struct mapped_state *ms)
 	return any || live != ms->nread;
 }
 
+/* In a round before any data file is known: whether p, not read yet, was
+ * forked with its parent's mappings (its address space the size the parent's
+ * had at the parent's reading, which stands), so that it maps what the parent
+ * mapped then and that reading stands for it. One that exec'd or mapped
+ * something since has another size and is read. A worker pool's short-lived
+ * forks are then not read at all. The table lists a parent before the children
+ * it found, so a parent read in this round was read before them. */
+static bool adopt_parent_reading(struct linux_meter *lm, struct linux_proc *p)
+{
+	if (p->map_read || p->statm_fd < 0 || p->ppid <= 0)
+		return false;
+	long i = proctab_find(&lm->tab, p->ppid);
+	if (i < 0)
+		return false;
+	const struct linux_proc *parent = entry(lm, (size_t)i);
+	if (!parent->map_read || parent->map_vsize != parent->statm[0] ||
+	    parent->map_vsize != p->statm[0])
+		return false;
+	p->map_read = true;
+	p->map_file = p->last.rss_file;
+	p->map_vsize = p->statm[0];
+	return true;
+}
+
 /* A round: every live process's smaps. Before any data file is known (the
  * figure is 0 whoever is read), only the maps of those that may have mapped one
- * (proc_moved): a new process, one whose mappings changed; when that finds a
- * data file, every process's smaps, for the figure and its shares. */
+ * (proc_moved): a new process (unless adopt_parent_reading), one whose mappings
+ * changed; when that finds a data file, every process's smaps, for the figure
+ * and its shares. */
 static void round_of_smaps(struct linux_meter *lm, struct mapped_state *ms)
 {
 	int64_t t0 = mono_ns();
@@ -296,7 +321,7 @@ again:
 		if (p->super.zombie)
 			continue;
 		ms->nread++;
-		if (part && !proc_moved(ms, p))
+		if (part && (!proc_moved(ms, p) || adopt_parent_reading(lm, p)))
 			continue;
 		p->map_read = true;
 		p->map_file = p->last.rss_file;

@@ -25,7 +25,8 @@
  * are read with getdents64 on kept fds, and the tables only grow when the
  * tree does. Per sample: one pread of statm per process (and of status when
  * it moved), /proc/loadavg, /proc/meminfo (reused within half the interval),
- * the cgroup's memory.stat when the tree has one (meter_enclose). While pids are
+ * the cgroup's memory.stat when the tree has one (meter_enclose); with it, no
+ * process at all while that text stands still (tree_still). While pids are
  * being handed out (linux_sample's walk) also an fstat of task/ and a pread of
  * children per process (and of each other thread's children file), and a
  * task/ directory listing when a thread count changed or every 100 ms; with
@@ -84,6 +85,7 @@ static void linux_track(struct meter *m, pid_t root)
 	proctab_release(&lm->tab, close_proc);
 	lm->statm_fds = 0;
 	lm->last_pid = -1;
+	lm->sums.valid = false;
 	lm->window_best = lm->dep_now = lm->dep_pending = 0;
 	lm->prev_ns = 0;
 	/* Samples read the tree's footprint from its cgroup when the root is in it
@@ -127,6 +129,7 @@ static void linux_ignore(struct meter *m, pid_t pid)
 	struct linux_meter *lm = m->priv;
 	long i = proctab_find(&lm->tab, pid);
 	proctab_add_foreign(&lm->tab, pid);
+	lm->sums.valid = false;
 	if (i > 0) {
 		if (entry(lm, (size_t)i)->statm_fd >= 0)
 			lm->statm_fds--;
@@ -276,15 +279,6 @@ static void window_peak(struct linux_meter *lm, uint64_t peaks)
 		lm->window_best = peaks;
 }
 
-/* The tree's cgroup's figures into *cf; false without one (a failed reading
- * turns it off for the rest of the run: the per-process reading takes over). */
-static bool read_cgroup(struct linux_meter *lm, struct memcg_fields *cf)
-{
-	if (lm->cg_on && memcg_read(&lm->cg, lm->buf, sizeof(lm->buf), cf))
-		lm->cg_on = false;
-	return lm->cg_on;
-}
-
 /* The sum of the tree's peak parts now. With its cgroup (cf): its anonymous
  * and shmem pages, the most file pages one live process maps, and each live
  * process's rise above its resident set since the window's start (VmHWM -
@@ -347,23 +341,37 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	if (walk)
 		discover_children(lm, -1, true);
 
-	size_t live = 0;
-	for (size_t i = 0; i < lm->tab.n;) {
-		if (refresh(lm, i, &st, false))
-			continue; /* removed: entry i is the next one now */
-		if (!lm->tab.p[i]->zombie) {
-			if (st.have & ST_VM_RSS)
-				s->procs++;
-			live++;
-			s->rss += st.vm_rss;
-			s->swapped += st.vm_swap;
-			if (walk)
-				discover_children(lm, (long)i, false);
-		}
-		i++;
-	}
 	struct memcg_fields cf;
 	bool cg = read_cgroup(lm, &cf);
+	size_t live = 0;
+	if (tree_still(lm, cg, walk)) {
+		lm->still_samples++;
+		live = lm->sums.live;
+		s->procs = lm->sums.procs;
+		s->rss = lm->sums.rss;
+		s->swapped = lm->sums.swapped;
+	} else {
+		for (size_t i = 0; i < lm->tab.n;) {
+			if (refresh(lm, i, &st, false))
+				continue; /* removed: entry i is the next one now */
+			if (!lm->tab.p[i]->zombie) {
+				if (st.have & ST_VM_RSS)
+					s->procs++;
+				live++;
+				s->rss += st.vm_rss;
+				s->swapped += st.vm_swap;
+				if (walk)
+					discover_children(lm, (long)i, false);
+			}
+			i++;
+		}
+		lm->sums.valid = true;
+		lm->sums.gen = lm->tab.gen;
+		lm->sums.live = live;
+		lm->sums.procs = s->procs;
+		lm->sums.rss = s->rss;
+		lm->sums.swapped = s->swapped;
+	}
 	if (cg)
 		s->footprint = cf.anon + cf.shmem;
 	else
@@ -435,6 +443,7 @@ static int linux_peak_reset(struct meter *m)
 		i++;
 	}
 	lm->window_best = lm->dep_now = lm->dep_pending = 0;
+	lm->sums.valid = false; /* the readings above moved what they stand on */
 	if (lm->cg_on)
 		memcg_peak_reset(&lm->cg);
 	for (size_t i = 0; i < lm->tab.n; i++) {
@@ -503,6 +512,7 @@ static int linux_peak_read(struct meter *m, uint64_t *bytes)
 			break;
 		sleep_ns(1000000);
 	}
+	lm->sums.valid = false; /* the readings above moved what they stand on */
 	window_peak(lm, peak_sum(lm, read_cgroup(lm, &cf) ? &cf : NULL));
 	if (!lm->tab.n && !lm->window_best)
 		return -1;
@@ -599,6 +609,11 @@ void meter_linux_force_scan(struct meter *m)
 unsigned long meter_linux_walks(const struct meter *m)
 {
 	return ((const struct linux_meter *)m->priv)->walks;
+}
+
+unsigned long meter_linux_still(const struct meter *m)
+{
+	return ((const struct linux_meter *)m->priv)->still_samples;
 }
 
 unsigned long meter_linux_rollups(const struct meter *m)

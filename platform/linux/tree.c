@@ -276,8 +276,9 @@ bool walk_due(struct linux_meter *lm)
 	/* With the tree in its cgroup, a walk is made only when the cgroup lists
 	 * a process the table lacks: on a machine where pids are handed out all
 	 * the time (other work forking) that is one read a sample instead of a
-	 * children file and a task/ fstat per process. */
-	if (walk && lm->cg_on && !lm->scan && !cgroup_lists_news(lm))
+	 * children file and a task/ fstat per process. Not for a tree of a few
+	 * processes (CG_LIST_MIN): walking it costs less than that read. */
+	if (walk && lm->cg_on && !lm->scan && lm->tab.n > CG_LIST_MIN && !cgroup_lists_news(lm))
 		walk = false;
 	return walk;
 }

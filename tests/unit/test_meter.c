@@ -1278,6 +1278,20 @@ Test(meter, child_born_after_a_quiet_second_is_found_at_the_next_sample, .timeou
 	meter_free(m);
 }
 
+/* A meter whose next command goes into a memory cgroup of its own (*cgfd:
+ * meter_enclose's); the test is skipped where none can be made. */
+static struct meter *enclosed_meter(int *cgfd)
+{
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	*cgfd = meter_enclose(m);
+	if (*cgfd < 0) {
+		meter_free(m);
+		cr_skip_test("no memory cgroup of its own can be made here");
+	}
+	return m;
+}
+
 /* A process outside any metered tree that forks and reaps a child every 2 ms:
  * the last pid handed out moves all the time, as on a machine with other work. */
 static pid_t pid_mover(void)
@@ -1298,46 +1312,65 @@ static pid_t pid_mover(void)
 }
 
 /* With the tree in its cgroup, pids handed out elsewhere do not make the meter
- * walk the tree (read every process's children): it walks when the cgroup lists
- * a process it does not know, and finds it. Without the cgroup, the same moving
- * pids make it walk (the test's control: the mover does move them). */
+ * walk a tree of more than CG_LIST_MIN processes (read every process's
+ * children): it walks when the cgroup lists a process it does not know, and
+ * finds it. A tree of one process is walked (cheaper than reading the list).
+ * Without the cgroup, the same moving pids make it walk (the test's control:
+ * the mover does move them). */
 Test(meter, in_its_cgroup_the_tree_is_walked_only_when_the_cgroup_lists_a_new_process,
      .timeout = 60)
 {
 	make_tmpdir();
-	struct meter *m = meter_new(NULL);
-	cr_assert(m);
-	int cgfd = meter_enclose(m);
-	if (cgfd < 0) {
-		meter_free(m);
-		cr_skip_test("no memory cgroup of its own can be made here");
-	}
-	char w[160], b[160];
+	int cgfd;
+	struct meter *m = enclosed_meter(&cgfd);
+	char w[160], a[160], b[160];
 	snprintf(w, sizeof(w), "wait=%s", tmp("go"));
+	snprintf(a, sizeof(a), "ready=%s", tmp("a"));
 	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
-	const char *steps[] = { w, "fork", "alloc=64M", b, "sleep=60s", NULL };
+	/* a chain of six (each process waits for its child), the last one waits */
+	const char *steps[] = { "fork", "fork", "fork", "fork", "fork", a, w,
+				"fork", "alloc=64M", b, "sleep=60s", NULL };
 	pid_t mover = pid_mover();
 	pid_t pid = spawn_in(cgfd, steps);
+	wait_ready(tmp("a"));
 	meter_track(m, pid);
 	struct trace_sample s = sample(m);
+	cr_assert_eq(s.procs, 6);
 	unsigned long w0 = meter_linux_walks(m);
 	for (int i = 0; i < 20; i++) {
 		usleep(20000);
 		s = sample(m);
-		cr_assert_eq(s.procs, 1);
+		cr_assert_eq(s.procs, 6);
 	}
 	cr_assert_eq(meter_linux_walks(m), w0,
 		     "walked at %lu of 20 samples with nothing new in the cgroup",
 		     meter_linux_walks(m) - w0);
 	go(tmp("go"));
-	pid_t grandchild = wait_ready(tmp("b"));
+	pid_t last = wait_ready(tmp("b"));
 	s = sample(m);
-	cr_assert_eq(s.procs, 2, "the child forked in the cgroup, got %d processes", s.procs);
+	cr_assert_eq(s.procs, 7, "the child forked in the cgroup, got %d processes", s.procs);
 	cr_assert_geq(s.footprint, 64 * MiB);
 	cr_assert_gt(meter_linux_walks(m), w0);
-	kill(grandchild, SIGKILL);
+	kill(last, SIGKILL);
 	kill_and_reap(pid);
 	meter_free(m);
+
+	struct meter *one = enclosed_meter(&cgfd);
+	const char *idle1[] = { "sleep=60s", NULL };
+	pid = spawn_in(cgfd, idle1);
+	meter_track(one, pid);
+	sample(one);
+	w0 = meter_linux_walks(one);
+	for (int i = 0; i < 10; i++) {
+		usleep(20000);
+		cr_assert_eq(sample(one).procs, 1);
+	}
+	cr_assert_geq(meter_linux_walks(one) - w0, 5,
+		      "a tree of one process in its cgroup walked at %lu of 10 samples while "
+		      "pids moved (its children file costs less than the cgroup's list)",
+		      meter_linux_walks(one) - w0);
+	kill_and_reap(pid);
+	meter_free(one);
 
 	struct meter *plain = meter_new(NULL);
 	cr_assert(plain);
@@ -1606,19 +1639,26 @@ Test(meter, a_sharers_new_child_counts_once_after_the_deferred_round, .timeout =
 #include <sys/statvfs.h>
 #include <sys/vfs.h>
 
-/* PID's RssFile (status), bytes. */
-static uint64_t rss_file_of(pid_t pid)
+/* PID's status line KEY ("RssFile:"), bytes. */
+static uint64_t status_bytes(pid_t pid, const char *key)
 {
 	char path[64], line[256];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	FILE *f = fopen(path, "r");
 	cr_assert(f, "%s", path);
 	unsigned long long kb = 0;
+	size_t kl = strlen(key);
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "RssFile: %llu kB", &kb) == 1)
+		if (!strncmp(line, key, kl) && sscanf(line + kl, " %llu kB", &kb) == 1)
 			break;
 	fclose(f);
 	return kb * 1024;
+}
+
+/* PID's RssFile (status), bytes. */
+static uint64_t rss_file_of(pid_t pid)
+{
+	return status_bytes(pid, "RssFile:");
 }
 
 static void write_pattern(const char *path, uint64_t size)
@@ -1795,5 +1835,137 @@ Test(meter, between_readings_the_mapped_figure_stays_within_the_data_files_sizes
 	cr_assert_leq(s.mapped, 8 * MiB + 64 * 1024,
 		      "mapped %llu bytes with 8 MiB of data files mapped (RssFile rose by %llu)",
 		      (unsigned long long)s.mapped, (unsigned long long)(after - before));
+}
+
+/* ---- Linux: a still tree in its cgroup is read from the cgroup alone -------- */
+
+/* The sum of VmRSS over PID and its descendants (their children files), and
+ * how many they are: the kernel's own figures, read here, not by the meter. */
+static uint64_t tree_vm_rss(pid_t pid, int *n)
+{
+	char path[96], buf[4096];
+	uint64_t sum = status_bytes(pid, "VmRSS:");
+	(*n)++;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	int fd = open(path, O_RDONLY);
+	ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[len > 0 ? len : 0] = '\0';
+	for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
+		sum += tree_vm_rss((pid_t)atoi(t), n);
+	return sum;
+}
+
+/* A tree of six processes in its cgroup that touches no memory: after a sample
+ * has read every process, samples stand on that reading (the cgroup's
+ * memory.stat read the same), at most STILL_MAX (30) in a row, and what they
+ * give is what the kernel says now. When one process touches 16 MiB, the next
+ * sample reads every process again and finds it. */
+Test(meter, a_still_tree_in_its_cgroup_is_read_from_the_cgroup_alone_until_it_moves,
+     .timeout = 60)
+{
+	make_tmpdir();
+	int cgfd;
+	struct meter *m = enclosed_meter(&cgfd);
+	char ra[160], rb[160], g[160];
+	snprintf(ra, sizeof(ra), "ready=%s", tmp("a"));
+	snprintf(rb, sizeof(rb), "ready=%s", tmp("b"));
+	snprintf(g, sizeof(g), "wait=%s", tmp("go"));
+	const char *steps[] = { "alloc=8M", "fork", "fork", "fork", "fork", "fork", ra, g,
+				"alloc=16M", rb, "sleep=60s", NULL };
+	pid_t pid = spawn_in(cgfd, steps);
+	pid_t last = wait_ready(tmp("a"));
+	meter_track(m, pid);
+	struct trace_sample s = sample(m);
+	unsigned long st0 = meter_linux_still(m), run = 0, longest = 0, stood = 0;
+	for (int i = 0; i < 200 && stood < 40; i++) {
+		usleep(2000);
+		s = sample(m);
+		unsigned long st = meter_linux_still(m);
+		run = st > st0 ? run + 1 : 0;
+		stood += st > st0;
+		longest = run > longest ? run : longest;
+		st0 = st;
+	}
+	cr_assert_geq(stood, 40, "%lu of 200 samples of a still tree stood on the last "
+		      "per-process reading", stood);
+	cr_assert_leq(longest, 30, "%lu samples in a row stood on one reading", longest);
+	int n = 0;
+	uint64_t truth = tree_vm_rss(pid, &n);
+	cr_assert_eq(s.procs, 6);
+	cr_assert_eq(n, 6);
+	cr_assert(within(s.rss, truth, 0.01), "rss %llu, the processes' VmRSS sum %llu",
+		  (unsigned long long)s.rss, (unsigned long long)truth);
+
+	go(tmp("go"));
+	wait_ready(tmp("b"));
+	unsigned long st1 = meter_linux_still(m);
+	s = sample(m);
+	n = 0;
+	truth = tree_vm_rss(pid, &n);
+	cr_assert_eq(meter_linux_still(m), st1,
+		     "the sample after 16 MiB were touched stood on the last reading");
+	cr_assert(within(s.rss, truth, 0.01), "rss %llu after 16 MiB were touched, the VmRSS "
+		  "sum %llu", (unsigned long long)s.rss, (unsigned long long)truth);
+	cr_assert_geq(s.footprint, 8 * MiB + 16 * MiB);
+	kill(last, SIGKILL);
+	kill_and_reap(pid);
+	meter_free(m);
+}
+
+/* Before any data file is known, the children a process forks with its own
+ * mappings (a worker pool's forks) are not read: their parent's reading stands
+ * for them. One that maps something afterwards (its address space grew) is. */
+Test(meter, forks_with_their_parents_mappings_are_not_read_for_the_mapped_figure,
+     .timeout = 60)
+{
+	make_tmpdir();
+	struct lib_and_data f;
+	lib_and_data_make(&f, 24 * MiB);
+	char r0[160], ra[160], rb[160], g1[160], g2[160];
+	snprintf(r0, sizeof(r0), "ready=%s", tmp("0"));
+	snprintf(ra, sizeof(ra), "ready=%s", tmp("a"));
+	snprintf(rb, sizeof(rb), "ready=%s", tmp("b"));
+	snprintf(g1, sizeof(g1), "wait=%s", tmp("g1"));
+	snprintf(g2, sizeof(g2), "wait=%s", tmp("g2"));
+	const char *steps[] = { r0, g1, "fork", "fork", "fork", ra, g2, f.l, rb, "sleep=60s",
+				NULL };
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	pid_t pid = spawn(steps);
+	wait_ready(tmp("0")); /* past its exec: the first reading is of eatmem's mappings */
+	meter_track(m, pid);
+	struct trace_sample s = sample(m);
+	for (int i = 0; i < 3; i++)
+		s = sample(m);
+	unsigned long m0 = meter_linux_mapping_reads(m, false);
+	cr_assert_eq(m0, 1, "the root's maps read %lu times", m0);
+
+	go(tmp("g1"));
+	pid_t last = wait_ready(tmp("a"));
+	for (int i = 0; i < 30; i++) {
+		usleep(10000);
+		s = sample(m);
+	}
+	cr_assert_eq(s.procs, 4);
+	cr_assert_eq(meter_linux_mapping_reads(m, false), m0,
+		     "maps read %lu times for 3 forks with their parent's mappings",
+		     meter_linux_mapping_reads(m, false) - m0);
+
+	go(tmp("g2"));
+	wait_ready(tmp("b"));
+	for (int i = 0; i < 200 && meter_linux_mapping_reads(m, false) == m0; i++) {
+		usleep(10000);
+		s = sample(m);
+	}
+	cr_assert_eq(meter_linux_mapping_reads(m, false), m0 + 1,
+		     "maps read %lu times after one fork mapped a library",
+		     meter_linux_mapping_reads(m, false) - m0);
+	cr_assert_eq(meter_linux_mapping_reads(m, true), 0);
+	kill(last, SIGKILL);
+	kill_and_reap(pid);
+	meter_free(m);
+	lib_and_data_remove(&f);
 }
 #endif /* __linux__ */
