@@ -38,6 +38,22 @@ while not os.path.exists(flag):
 """
 
 
+# 20 processes (19 forks of one), each mapping, writing and unmapping 1 MiB every
+# 50 ms: a tree whose pages move at every sample, so that no sample can stand on
+# the last per-process reading (docs/platforms.md, Linux, "Still tree").
+MOVING = """import mmap, os, sys, time
+flag, n = sys.argv[1], int(sys.argv[2])
+for _ in range(n - 1):
+    if os.fork() == 0:
+        break
+while not os.path.exists(flag):
+    m = mmap.mmap(-1, 1 << 20)
+    m.write(b"x" * (1 << 20))
+    m.close()
+    time.sleep(0.05)
+"""
+
+
 def cost_run(tool, interval, nprocs, dur, tag, staged=False, argv_work=None):
     flag = os.path.join(B.WORK, "go-" + tag)
     if os.path.exists(flag):
@@ -214,6 +230,17 @@ def item1_rows(dur, rows, curve, cmds, files):
                 load, os.getloadavg()[0]))
     for interval in INTERVALS:
         load = os.getloadavg()[0]
+        log("1: stagebench, interval %gs, 20 processes whose pages move" % interval)
+        r = cost_run("stagebench", interval, 20, dur, "moving-%g" % interval,
+                     argv_work=lambda flag: [PY, "-c", MOVING, flag, "20"])
+        c = curve[("moving", interval)] = steady(r)
+        fl = curve[("floor", interval, 20)]
+        rows.append("| %g s | 20, pages moving | %s | %s | | | %.2f× | | | %.2f / %.2f |" % (
+            interval, us(c), us(fl), c / fl, load, os.getloadavg()[0]))
+        if interval == 0.5:
+            cmds.append(shell(r["argv"]))
+    for interval in INTERVALS:
+        load = os.getloadavg()[0]
         log("1: stagebench, interval %gs, 200 children per second" % interval)
         r = cost_run("stagebench", interval, 1, dur, "churn-%g" % interval,
                      argv_work=lambda flag: [PY, "-c", CHURN, flag, "200"])
@@ -247,9 +274,15 @@ def item1_body(dur, rows, curve, cmds, files):
              "reports available memory, swap and the tree's footprint at every sample can "
              "save. stagebench "
              "records with the tree in a memory cgroup of its own (the default where one can be made, `STAGEBENCH_CGROUP=1` here to be sure: docs/platforms.md, Linux): "
-             "its footprint is one read of the cgroup's memory.stat, and each process costs one "
-             "statm pread (status when it moved). Load average: the 1-minute figure before and "
-             "after the row's runs (2 cores, shared with other work)." % (
+             "its footprint is one read of the cgroup's memory.stat. While that text stands "
+             "still (nothing in the tree faulted a page in, freed one, forked or ended) a sample "
+             "reads no process and the last per-process reading stands, at most 30 samples in a "
+             "row; otherwise each process costs one statm pread (status when it moved). The "
+             "N-process rows are such still trees, which is why stagebench can cost less than "
+             "the floor there. The \"20, pages moving\" rows are 20 Python processes (19 forks "
+             "of one) that each map, write and unmap 1 MiB every 50 ms: every sample reads every "
+             "process, against the 20-process floor of the same run. Load average: the 1-minute "
+             "figure before and after the row's runs (2 cores, shared with other work)." % (
                  dur, "`/proc/meminfo` and the `memory.stat` of a leaf memory cgroup made for it"
                  if len(files) > 1 else "`/proc/meminfo` (no memory cgroup could be made)"), "",
              "| interval | processes | stagebench µs | floor µs | floor + system µs | mprof µs "
