@@ -228,27 +228,26 @@ def item1_rows(dur, rows, curve, cmds, files):
             rows.append("| %g s | %d | %s | %s | %s | %s | %.2f× | %.2f× | %.1f× | %.2f / %.2f |" % (
                 interval, nprocs, us(sb), us(fl), us(fp), us(mp), sb / fl, sb / fp, mp / sb,
                 load, os.getloadavg()[0]))
-    for interval in INTERVALS:
-        load = os.getloadavg()[0]
-        log("1: stagebench, interval %gs, 20 processes whose pages move" % interval)
-        r = cost_run("stagebench", interval, 20, dur, "moving-%g" % interval,
-                     argv_work=lambda flag: [PY, "-c", MOVING, flag, "20"])
-        c = curve[("moving", interval)] = steady(r)
-        fl = curve[("floor", interval, 20)]
-        rows.append("| %g s | 20, pages moving | %s | %s | | | %.2f× | | | %.2f / %.2f |" % (
-            interval, us(c), us(fl), c / fl, load, os.getloadavg()[0]))
-        if interval == 0.5:
-            cmds.append(shell(r["argv"]))
-    for interval in INTERVALS:
-        load = os.getloadavg()[0]
-        log("1: stagebench, interval %gs, 200 children per second" % interval)
-        r = cost_run("stagebench", interval, 1, dur, "churn-%g" % interval,
-                     argv_work=lambda flag: [PY, "-c", CHURN, flag, "200"])
-        c = curve[("churn", interval)] = steady(r)
-        rows.append("| %g s | 1 + 200 children/s | %s | | | | | | | %.2f / %.2f |" % (
-            interval, us(c), load, os.getloadavg()[0]))
-        if interval == 0.5:
-            cmds.append(shell(r["argv"]))
+    # Trees the N-process rows do not cover: one whose pages move (against the
+    # 20-process floor) and one that forks and reaps children.
+    for key, what, script, arg, label in (
+            ("moving", "20 processes whose pages move", MOVING, "20", "20, pages moving"),
+            ("churn", "200 children per second", CHURN, "200", "1 + 200 children/s")):
+        for interval in INTERVALS:
+            load = os.getloadavg()[0]
+            log("1: stagebench, interval %gs, %s" % (interval, what))
+            r = cost_run("stagebench", interval, 1, dur, "%s-%g" % (key, interval),
+                         argv_work=lambda flag: [PY, "-c", script, flag, arg])
+            c = curve[(key, interval)] = steady(r)
+            if key == "moving":
+                fl = curve[("floor", interval, 20)]
+                cells = "%s | %s | | | %.2f× | | |" % (us(c), us(fl), c / fl)
+            else:
+                cells = "%s | | | | | | |" % us(c)
+            rows.append("| %g s | %s | %s %.2f / %.2f |" % (
+                interval, label, cells, load, os.getloadavg()[0]))
+            if interval == 0.5:
+                cmds.append(shell(r["argv"]))
 
 
 def item1_body(dur, rows, curve, cmds, files):

@@ -205,11 +205,9 @@ int memcg_read(struct memcg *cg, char *buf, size_t size, struct memcg_fields *f)
 	/* The text, counters of faults and page moves included, stands still
 	 * only while nothing in the tree touches memory (tree_still). */
 	cg->stat_same = cg->stat_len == (size_t)n && !memcmp(cg->stat_text, buf, (size_t)n);
-	if ((size_t)n <= sizeof(cg->stat_text)) {
-		memcpy(cg->stat_text, buf, (size_t)n);
-		cg->stat_len = (size_t)n;
-	} else {
-		cg->stat_len = 0;
+	if (!cg->stat_same) {
+		cg->stat_len = (size_t)n <= sizeof(cg->stat_text) ? (size_t)n : 0;
+		memcpy(cg->stat_text, buf, cg->stat_len);
 	}
 	linux_parse_memcg_stat(buf, (size_t)n, cg->v2, f);
 	return (f->have & (MC_ANON | MC_SHMEM)) == (MC_ANON | MC_SHMEM) ? 0 : -1;

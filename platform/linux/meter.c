@@ -85,7 +85,6 @@ static void linux_track(struct meter *m, pid_t root)
 	proctab_release(&lm->tab, close_proc);
 	lm->statm_fds = 0;
 	lm->last_pid = -1;
-	lm->sums.valid = false;
 	lm->window_best = lm->dep_now = lm->dep_pending = 0;
 	lm->prev_ns = 0;
 	/* Samples read the tree's footprint from its cgroup when the root is in it
@@ -129,7 +128,6 @@ static void linux_ignore(struct meter *m, pid_t pid)
 	struct linux_meter *lm = m->priv;
 	long i = proctab_find(&lm->tab, pid);
 	proctab_add_foreign(&lm->tab, pid);
-	lm->sums.valid = false;
 	if (i > 0) {
 		if (entry(lm, (size_t)i)->statm_fd >= 0)
 			lm->statm_fds--;

@@ -78,7 +78,8 @@ struct linux_meter {
 	unsigned long rollups;  /* smaps_rollup readings made (meter_linux_rollups) */
 	struct mapped_state *mapped; /* mapped.c's, NULL until the first sample */
 	/* A still tree (tree_still): the sums of the last sample that read every
-	 * process, taken at table generation sums_gen, stand for this many more. */
+	 * process, taken at table generation gen (any pid added, removed or made
+	 * foreign since moves it), stand for run more samples. */
 	struct {
 		bool valid;
 		unsigned gen;
