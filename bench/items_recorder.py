@@ -237,7 +237,7 @@ def item1_rows(dur, rows, curve, cmds, files):
             load = os.getloadavg()[0]
             log("1: stagebench, interval %gs, %s" % (interval, what))
             r = cost_run("stagebench", interval, 1, dur, "%s-%g" % (key, interval),
-                         argv_work=lambda flag: [PY, "-c", script, flag, arg])
+                         argv_work=lambda flag, s=script, a=arg: [PY, "-c", s, flag, a])
             c = curve[(key, interval)] = steady(r)
             if key == "moving":
                 fl = curve[("floor", interval, 20)]

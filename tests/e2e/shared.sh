@@ -88,44 +88,38 @@ fi
 # kernel's, read by the parent itself while the workers wait: the footprint's, the sum of
 # smaps_rollup Pss_Anon + Pss_Shmem over the five (each page once); the kernel peak's, whose
 # metric is rss (file pages too, docs/memory.md), that sum plus the most file pages one of
-# them maps (Rss_File), or the parent's VmRSS alone before it forked, the larger.
+# them maps (RssFile), or the parent's VmRSS alone before it forked, the larger.
 cat >"$T/pool.py" <<'PY'
 import multiprocessing as mp, os, sys, time
+from sharers import pss
 def work(flag):
     while not os.path.exists(flag):
         time.sleep(0.01)
-def rollup(pid):
-    f = {}
-    for name in ("smaps_rollup", "status"):
-        with open("/proc/%d/%s" % (pid, name)) as s:
-            for line in s:
-                w = line.split()
-                if len(w) >= 2 and w[1].isdigit():
-                    f[w[0].rstrip(":")] = int(w[1]) << 10
-    return f
+def status(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(l.split()[1]) << 10 for l in f if l.startswith(field + ":"))
 if __name__ == "__main__":
     held = bytearray(256 << 20)
     for i in range(0, len(held), 4096):
         held[i] = 1
-    peak = rollup(os.getpid())["VmRSS"]
+    peak = status(os.getpid(), "VmRSS")
     foot = 0
     with mp.get_context("fork").Pool(4) as pool:
         done = pool.map_async(work, [sys.argv[1]] * 4)
-        pids = [os.getpid()] + [w.pid for w in pool._pool]
+        pids = [os.getpid()] + [w.pid for w in mp.active_children()]
         while not os.path.exists(sys.argv[1]):
             try:
-                r = [rollup(pid) for pid in pids]
+                anon = sum(pss(pid) for pid in pids)
+                peak = max(peak, anon + max(status(pid, "RssFile") for pid in pids))
             except OSError:
                 break
-            anon = sum(x["Pss_Anon"] + x["Pss_Shmem"] for x in r)
             foot = max(foot, anon)
-            peak = max(peak, anon + max(x["RssFile"] for x in r))
             time.sleep(0.01)
         done.get()
     with open(sys.argv[2], "w") as f:
         f.write("%d %d\n" % (foot, peak))
 PY
-"$SB" record -q -o "$T/pool.zst" --interval 20ms -- $PY "$T/pool.py" "$T/pool.go" "$T/pool.truth" &
+PYTHONPATH="$HERE:$HERE/../../probe" "$SB" record -q -o "$T/pool.zst" --interval 20ms -- $PY "$T/pool.py" "$T/pool.go" "$T/pool.truth" &
 rec=$!
 five() { q "$T/pool.zst" "int(any(s.get('procs', 0) >= 5 for s in samples))" | grep -qx 1; }
 wait_for five
