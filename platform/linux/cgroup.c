@@ -1,5 +1,5 @@
 /* cgroup.c -- the Linux meter's whole-tree reader: a memory cgroup of the run's own, made
- * under the recorder's own (v1 or v2), which the command joins before its exec; its
+ * where cgroup_home.c finds room (v1 or v2), which the command joins before its exec; its
  * memory.stat counts the tree's anonymous and shared memory each page once in one read
  * (docs/platforms.md, Linux) */
 #include <dirent.h>
@@ -10,110 +10,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "meter_int.h"
 
-/* The recorder's memory cgroup path (relative to its hierarchy's root) from
- * /proc/self/cgroup into rel: the v1 line naming the memory controller, else
- * the v2 line ("0::PATH"). Returns 1 for v2, 0 for v1, -1 when neither. */
-static int own_cgroup(char *rel, size_t size)
-{
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	char line[PATH_MAX + 64];
-	int kind = -1;
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		char *c = strchr(line, ':');
-		char *p = c ? strchr(c + 1, ':') : NULL;
-		if (!p)
-			continue;
-		*p++ = '\0';
-		*c = '\0';
-		bool v1 = false;
-		for (char *tok = strtok(c + 1, ","); tok; tok = strtok(NULL, ","))
-			v1 |= !strcmp(tok, "memory");
-		if (v1 || (kind < 0 && !strcmp(line, "0") && !c[1])) { /* "0::PATH" */
-			snprintf(rel, size, "%s", p);
-			kind = v1 ? 0 : 1;
-			if (v1)
-				break;
-		}
-	}
-	fclose(f);
-	return kind;
-}
-
-/* The mount point of the hierarchy (v1: a cgroup mount with the memory option;
- * v2: cgroup2) whose root holds rel, into dir, with rel's path below it. */
-static int mount_of(bool v2, const char *rel, char *dir, size_t size)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[2 * PATH_MAX];
-	int rc = -1;
-	if (!f)
-		return -1;
-	while (rc && fgets(line, sizeof(line), f)) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER */
-		char root[PATH_MAX], mnt[PATH_MAX], fstype[32], super[512];
-		const char *dash = strstr(line, " - ");
-		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
-		    sscanf(dash + 3, "%31s %*s %511s", fstype, super) != 2)
-			continue;
-		if (v2 ? strcmp(fstype, "cgroup2") : strcmp(fstype, "cgroup"))
-			continue;
-		if (!v2 && !strstr(super, "memory"))
-			continue;
-		size_t rl = strcmp(root, "/") ? strlen(root) : 0;
-		if (rl && (strncmp(rel, root, rl) || (rel[rl] && rel[rl] != '/')))
-			continue;
-		size_t ml = strlen(mnt), tl = strlen(rel + rl);
-		if (ml + tl + 1 > size)
-			continue;
-		memcpy(dir, mnt, ml);
-		memcpy(dir + ml, rel + rl, tl + 1);
-		rc = 0;
-	}
-	fclose(f);
-	return rc;
-}
-
-static int open_in(const char *dir, const char *name, int flags)
-{
-	char path[PATH_MAX + 32];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return open(path, flags | O_CLOEXEC);
-}
-
-/* v2: the children of dir get a memory controller. It is not turned on here:
- * that is the host's setting (and v2 lends controllers only from a cgroup
- * with no processes of its own, the root aside). */
-static bool v2_memory_below(const char *dir)
-{
-	char buf[256];
-	int fd = open_in(dir, "cgroup.subtree_control", O_RDONLY);
-	if (fd < 0)
-		return false;
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return strstr(buf, "memory") != NULL;
-}
-
 void memcg_init(struct memcg *cg)
 {
 	memset(cg, 0, sizeof(*cg));
 	cg->stat_fd = cg->procs_fd = cg->peak_fd = cg->dir_fd = -1;
+	cg->lock_fd = cg->leaf_fd = -1;
+}
+
+/* dir and every cgroup below it removed, deepest first; processes still in
+ * them go to cgroup to (a command's leftovers) when to is given, else the
+ * cgroups that hold one stay. */
+static void remove_tree(const char *dir, const char *to, int depth)
+{
+	DIR *d = depth < 16 ? opendir(dir) : NULL;
+	struct dirent *e;
+	char path[PATH_MAX];
+	while (d && (e = readdir(d))) {
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		int k = snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (k > 0 && (size_t)k < sizeof(path))
+			remove_tree(path, to, depth + 1);
+	}
+	if (d)
+		closedir(d);
+	if (rmdir(dir) && errno == EBUSY && to) {
+		memcg_move_all(dir, to);
+		rmdir(dir);
+	}
 }
 
 /* The cgroups that recorders killed before they could remove theirs left
- * under parent ("stagebench-PID-N" of a PID that no longer runs): removed
- * where empty (rmdir refuses a cgroup that still holds a process). */
-static void remove_stale(const char *parent)
+ * under parent: a "stagebench-" cgroup that nobody holds locked (a recorder
+ * holds its own locked for as long as it lives, whatever its PID namespace)
+ * is removed with what is below it, where empty: a process still in one was
+ * not started by this recorder and is not moved. */
+static void remove_stale(const char *parent, const char *keep)
 {
 	DIR *d = opendir(parent);
 	if (!d)
@@ -121,45 +60,38 @@ static void remove_stale(const char *parent)
 	struct dirent *e;
 	char path[PATH_MAX];
 	while ((e = readdir(d))) {
-		long pid;
-		unsigned n;
-		char end;
-		if (sscanf(e->d_name, "stagebench-%ld-%u%c", &pid, &n, &end) != 2 || pid <= 0 ||
-		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (strncmp(e->d_name, "stagebench-", 11))
 			continue;
 		int k = snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
-		if (k > 0 && (size_t)k < sizeof(path))
-			rmdir(path);
+		if (k <= 0 || (size_t)k >= sizeof(path) || !strcmp(path, keep))
+			continue;
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			remove_tree(path, NULL, 0);
+		close(fd);
 	}
 	closedir(d);
 }
 
 int memcg_create(struct memcg *cg)
 {
-	static unsigned seq;
-	char rel[PATH_MAX], parent[PATH_MAX];
+	static bool swept;
 	memcg_remove(cg);
-	int kind = own_cgroup(rel, sizeof(rel));
-	if (kind < 0 || mount_of(kind == 1, rel, parent, sizeof(parent)))
+	if (memcg_home(cg))
 		return -1;
-	if (kind == 1 && !v2_memory_below(parent))
+	if (!swept)
+		remove_stale(cg->parent, cg->leaf);
+	swept = true;
+	if (memcg_make_locked(cg->parent, "", cg->dir, sizeof(cg->dir), &cg->lock_fd))
 		return -1;
-	if (!seq)
-		remove_stale(parent);
-	int n = snprintf(cg->dir, sizeof(cg->dir), "%s/stagebench-%d-%u", parent, (int)getpid(),
-			 seq++);
-	if (n < 0 || (size_t)n >= sizeof(cg->dir) || mkdir(cg->dir, 0755)) {
-		cg->dir[0] = '\0';
-		return -1;
-	}
-	snprintf(cg->parent, sizeof(cg->parent), "%s", parent);
-	cg->v2 = kind == 1;
 	cg->stat_len = 0;
 	cg->dir_fd = open(cg->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	cg->stat_fd = open_in(cg->dir, "memory.stat", O_RDONLY);
-	cg->procs_fd = open_in(cg->dir, "cgroup.procs", O_WRONLY);
-	cg->peak_fd = open_in(cg->dir, cg->v2 ? "memory.peak" : "memory.max_usage_in_bytes",
-			      O_RDWR);
+	cg->stat_fd = memcg_open_in(cg->dir, "memory.stat", O_RDONLY);
+	cg->procs_fd = memcg_open_in(cg->dir, "cgroup.procs", O_WRONLY);
+	cg->peak_fd = memcg_open_in(cg->dir, cg->v2 ? "memory.peak" : "memory.max_usage_in_bytes",
+				    O_RDWR);
 	if (cg->stat_fd < 0 || cg->procs_fd < 0) {
 		memcg_remove(cg);
 		return -1;
@@ -226,7 +158,7 @@ ssize_t memcg_procs(const struct memcg *cg, char *buf, size_t size)
 		return -1;
 	/* in the kept directory: no walk of the cgroup's whole path each time */
 	int fd = cg->dir_fd >= 0 ? openat(cg->dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC)
-				 : open_in(cg->dir, "cgroup.procs", O_RDONLY);
+				 : memcg_open_in(cg->dir, "cgroup.procs", O_RDONLY);
 	if (fd < 0)
 		return -1;
 	size_t len = 0;
@@ -278,40 +210,66 @@ int memcg_peak(struct memcg *cg, uint64_t *bytes)
 	return 0;
 }
 
-/* Processes still in it go to the parent cgroup (a command's leftovers), then
- * the directory goes; its charges move to the parent. */
+/* Processes still in it (a command's leftovers) go to the recorder's leaf
+ * (v2, delegated) or to the parent, and the directory goes with every cgroup
+ * the command made below it; its charges move to the parent. */
 void memcg_remove(struct memcg *cg)
 {
-	if (cg->stat_fd >= 0)
-		close(cg->stat_fd);
-	if (cg->procs_fd >= 0)
-		close(cg->procs_fd);
-	if (cg->peak_fd >= 0)
-		close(cg->peak_fd);
-	if (cg->dir_fd >= 0)
-		close(cg->dir_fd);
-	cg->stat_fd = cg->procs_fd = cg->peak_fd = cg->dir_fd = -1;
-	if (!cg->dir[0])
-		return;
-	if (rmdir(cg->dir) && errno == EBUSY) {
-		char buf[4096];
-		int in = open_in(cg->dir, "cgroup.procs", O_RDONLY);
-		int out = open_in(cg->parent, "cgroup.procs", O_WRONLY);
-		ssize_t n = in >= 0 ? read(in, buf, sizeof(buf) - 1) : -1;
-		buf[n > 0 ? n : 0] = '\0';
-		for (char *l = strtok(buf, "\n"); out >= 0 && l; l = strtok(NULL, "\n"))
-			if (write(out, l, strlen(l)) < 0)
-				continue; /* gone meanwhile */
-		if (in >= 0)
-			close(in);
-		if (out >= 0)
-			close(out);
-		rmdir(cg->dir);
+	int *fds[] = { &cg->stat_fd, &cg->procs_fd, &cg->peak_fd, &cg->dir_fd };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
 	}
+	if (cg->dir[0])
+		remove_tree(cg->dir, cg->leaf[0] ? cg->leaf : cg->parent, 0);
+	if (cg->lock_fd >= 0)
+		close(cg->lock_fd);
+	cg->lock_fd = -1;
 	cg->dir[0] = '\0';
 }
 
 /* ---- the meter's sample of the tree's cgroup ---------------------------- */
+
+/* A cgroup for the next command (meter.h) where one can be made, unless
+ * STAGEBENCH_CGROUP=0 (docs/platforms.md); STAGEBENCH_CGROUP=1 asks for one: the
+ * recorder warns once where none can be made. */
+int memcg_enclose(struct memcg *cg)
+{
+	const char *e = getenv("STAGEBENCH_CGROUP");
+	if (e && !strcmp(e, "0")) {
+		memcg_remove(cg);
+		return -1;
+	}
+	int fd = memcg_create(cg);
+	static bool said;
+	if (fd < 0 && !said && e && !strcmp(e, "1")) {
+		warning("STAGEBENCH_CGROUP=1: no memory cgroup of the run's own can be made here "
+			"(none of: cgroup v1's memory controller; a v2 cgroup of the recorder's "
+			"that passes memory down or is delegated to this user; a delegated "
+			"scope from systemd): the tree is read process by process "
+			"(docs/platforms.md)");
+		said = true;
+	}
+	return fd;
+}
+
+uint64_t outside_part(const struct linux_proc *p)
+{
+	return p->outside ? sat_sub(p->last.rss_anon + p->last.rss_shmem, p->outside_base) : 0;
+}
+
+/* What the tree's processes outside its cgroup (they moved themselves out)
+ * add to the cgroup's figures: each one's own growth since it left. */
+uint64_t outside_sum(struct linux_meter *lm)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; lm->outside && i < lm->tab.n; i++)
+		if (!lm->tab.p[i]->zombie)
+			sum += outside_part(entry(lm, i));
+	return sum;
+}
+
 
 /* The tree's cgroup's figures into *cf; false without one (a failed reading
  * turns it off for the rest of the run: the per-process reading takes over). */
@@ -337,7 +295,7 @@ bool read_cgroup(struct linux_meter *lm, struct memcg_fields *cf)
  * sample. */
 bool tree_still(struct linux_meter *lm, bool cg, bool walk)
 {
-	bool still = cg && !walk && lm->cg.stat_same && lm->sums.valid &&
+	bool still = cg && !walk && !lm->outside && lm->cg.stat_same && lm->sums.valid &&
 		     lm->sums.gen == lm->tab.gen && lm->sums.run < STILL_MAX;
 	lm->sums.run = still ? lm->sums.run + 1 : 0;
 	return still;

@@ -88,6 +88,11 @@ struct linux_proc {
 	uint64_t map_vsize;  /* its statm size (pages) then: its mappings */
 	uint64_t majflt;
 	bool map_read, majflt_stale;
+	/* Left the run's cgroup (a tree process that moved itself): counted by
+	 * its own RssAnon + RssShmem above outside_base, what it had when it
+	 * left (those pages stay charged to the run's cgroup). */
+	bool outside;
+	uint64_t outside_base;
 	struct mthread *thr; /* children fds of the other threads */
 	size_t nthr, thr_alloc;
 	unsigned gen;

@@ -85,7 +85,8 @@ static void linux_track(struct meter *m, pid_t root)
 	proctab_release(&lm->tab, close_proc);
 	lm->statm_fds = 0;
 	lm->last_pid = -1;
-	lm->window_best = lm->dep_now = lm->dep_pending = 0;
+	lm->window_best = lm->dep_now = lm->dep_pending = lm->files_best = 0;
+	lm->outside = 0;
 	lm->prev_ns = 0;
 	/* Samples read the tree's footprint from its cgroup when the root is in it
 	 * (it joined before its exec: meter_enclose). */
@@ -285,7 +286,7 @@ static void window_peak(struct linux_meter *lm, uint64_t peaks)
  * the earlier samples' sums. Without: peak_part's (shared.c). */
 static uint64_t peak_sum(struct linux_meter *lm, const struct memcg_fields *cf)
 {
-	uint64_t sum = cf ? cf->anon + cf->shmem : 0, file = 0;
+	uint64_t sum = cf ? cf->anon + cf->shmem : 0, file = 0, files = 0;
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
 		if (!cf)
@@ -294,9 +295,12 @@ static uint64_t peak_sum(struct linux_meter *lm, const struct memcg_fields *cf)
 			sum += p->super.hwm;
 		else if (!p->super.zombie && (p->last.have & ST_VM_HWM)) {
 			file = p->last.rss_file > file ? p->last.rss_file : file;
-			sum += sat_sub(p->super.hwm, p->last.vm_rss);
+			files += p->last.rss_file;
+			sum += sat_sub(p->super.hwm, p->last.vm_rss) + outside_part(p);
 		}
 	}
+	if (files > lm->files_best)
+		lm->files_best = files;
 	return sum + file;
 }
 
@@ -330,6 +334,9 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	if (!lm->tab.n)
 		return -1; /* never tracked */
 
+	/* With the cgroup, its list every sample: new processes, and those that
+	 * left it (a process that moved itself out is counted on its own). */
+	lm->cg_news = lm->cg_on && cgroup_lists_news(lm);
 	bool walk = walk_due(lm);
 	lm->walking = walk;
 	lm->walks += walk;
@@ -371,7 +378,7 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 		lm->sums.swapped = s->swapped;
 	}
 	if (cg)
-		s->footprint = cf.anon + cf.shmem;
+		s->footprint = cf.anon + cf.shmem + outside_sum(lm);
 	else
 		share_update(lm, live);
 	for (size_t i = 0; !cg && i < lm->tab.n; i++) {
@@ -440,7 +447,7 @@ static int linux_peak_reset(struct meter *m)
 			continue;
 		i++;
 	}
-	lm->window_best = lm->dep_now = lm->dep_pending = 0;
+	lm->window_best = lm->dep_now = lm->dep_pending = lm->files_best = 0;
 	lm->sums.valid = false; /* the readings above moved what they stand on */
 	if (lm->cg_on)
 		memcg_peak_reset(&lm->cg);
@@ -477,9 +484,13 @@ static uint64_t peak_bound(struct linux_meter *lm, uint64_t peak)
 {
 	uint64_t cg;
 	if (lm->cg_on && !memcg_peak(&lm->cg, &cg)) {
+		/* file pages another cgroup was charged for (already cached) count
+		 * as the most the window's samples saw mapped, not as the last */
+		uint64_t files = 0;
 		for (size_t i = 0; i < lm->tab.n; i++)
 			if (!lm->tab.p[i]->zombie)
-				cg += entry(lm, i)->last.rss_file;
+				files += entry(lm, i)->last.rss_file;
+		cg += (files > lm->files_best ? files : lm->files_best) + outside_sum(lm);
 		if (cg < peak)
 			peak = cg;
 	}
@@ -543,6 +554,7 @@ static void linux_free(struct meter *m)
 	close_fds(&lm->self);
 	mapped_free(lm);
 	memcg_remove(&lm->cg);
+	memcg_home_release(&lm->cg);
 	if (lm->meminfo_fd >= 0)
 		close(lm->meminfo_fd);
 	if (lm->loadavg_fd >= 0)
@@ -551,6 +563,7 @@ static void linux_free(struct meter *m)
 		close(lm->proc_fd);
 	free(lm->pairs);
 	free(lm->known);
+	free(lm->listed);
 	free(lm);
 	m->priv = NULL;
 }
@@ -560,26 +573,10 @@ static int linux_mapped_file(struct meter *m, const char **path, uint64_t *size)
 	return mapped_next_file(m->priv, path, size);
 }
 
-/* A cgroup for the next command (meter.h) where one can be made, unless
- * STAGEBENCH_CGROUP=0 (docs/platforms.md); STAGEBENCH_CGROUP=1 asks for one: the
- * recorder warns once where none can be made. */
+/* A cgroup for the next command (meter.h): cgroup.c's memcg_enclose. */
 static int linux_enclose(struct meter *m)
 {
-	struct linux_meter *lm = m->priv;
-	const char *e = getenv("STAGEBENCH_CGROUP");
-	if (e && !strcmp(e, "0")) {
-		memcg_remove(&lm->cg);
-		return -1;
-	}
-	int fd = memcg_create(&lm->cg);
-	static bool said;
-	if (fd < 0 && !said && e && !strcmp(e, "1")) {
-		warning("STAGEBENCH_CGROUP=1: no memory cgroup of the run's own can be made here "
-			"(cgroup v1's memory controller, or a v2 subtree that passes it down, "
-			"writable): the tree is read process by process");
-		said = true;
-	}
-	return fd;
+	return memcg_enclose(&((struct linux_meter *)m->priv)->cg);
 }
 
 static const struct meter_backend linux_backend = {

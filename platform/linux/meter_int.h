@@ -19,7 +19,13 @@ struct ppid_pair {
 /* A memory cgroup of the run's own (cgroup.c): "" dir when none. */
 struct memcg {
 	char dir[4096], parent[4096];
+	char leaf[4096];      /* v2: the recorder's own leaf under parent, "" none */
+	char scope[160];      /* the systemd scope made for the recorder, "" none */
+	const char *how;      /* where parent came from (cgroup_home.c), for the mark */
 	bool v2;
+	bool enabled;         /* memory turned on below leaf's parent by the recorder */
+	int lock_fd;          /* dir, flock'ed while the recorder lives */
+	int leaf_fd;          /* leaf, flock'ed likewise */
 	int stat_fd;  /* memory.stat */
 	int procs_fd; /* cgroup.procs, written by the command before its exec */
 	int peak_fd;  /* v1 memory.max_usage_in_bytes, v2 memory.peak; -1 */
@@ -52,8 +58,14 @@ struct linux_meter {
 	 * shares are exact (no round owed); at the others, the largest such
 	 * group of departures waits in dep_pending. */
 	uint64_t window_best, dep_now, dep_pending;
+	uint64_t files_best;    /* the most file pages the tree mapped at a sample of
+				 * the window (peak_bound: they may be charged elsewhere) */
 	struct memcg cg;
 	bool cg_on;             /* the tree is in cg: samples read its footprint there */
+	pid_t *listed;          /* the cgroup's pids at the last reading, sorted */
+	size_t nlisted, listed_alloc;
+	size_t outside;         /* tree processes outside the cgroup (struct linux_proc) */
+	bool cg_news;           /* the cgroup listed a process the table lacks */
 	pid_t *known;           /* the table's pids and the foreign ones, sorted */
 	size_t nknown, known_alloc;
 	unsigned known_gen;     /* the table's gen they were taken at */
@@ -212,9 +224,21 @@ ssize_t memcg_procs(const struct memcg *cg, char *buf, size_t size);
 int memcg_peak_reset(struct memcg *cg);
 int memcg_peak(struct memcg *cg, uint64_t *bytes);
 void memcg_remove(struct memcg *cg);
+/* cgroup_home.c */
+int memcg_home(struct memcg *cg);
+void memcg_home_release(struct memcg *cg);
+int memcg_open_in(const char *dir, const char *name, int flags);
+int memcg_write_in(const char *dir, const char *name, const char *text);
+int memcg_move_all(const char *from, const char *to);
+void memcg_unique(char *out, size_t size, const char *what, unsigned seq);
+int memcg_make_locked(const char *parent, const char *what, char *dir, size_t size,
+		      int *lock_fd);
 /* The sample's reading of the tree's cgroup (cgroup.c): its figures, and
  * whether the last per-process readings stand for this sample. */
 bool read_cgroup(struct linux_meter *lm, struct memcg_fields *cf);
+int memcg_enclose(struct memcg *cg);
+uint64_t outside_part(const struct linux_proc *p);
+uint64_t outside_sum(struct linux_meter *lm);
 bool tree_still(struct linux_meter *lm, bool cg, bool walk);
 
 #endif

@@ -278,7 +278,7 @@ bool walk_due(struct linux_meter *lm)
 	 * the time (other work forking) that is one read a sample instead of a
 	 * children file and a task/ fstat per process. Not for a tree of a few
 	 * processes (CG_LIST_MIN): walking it costs less than that read. */
-	if (walk && lm->cg_on && !lm->scan && lm->tab.n > CG_LIST_MIN && !cgroup_lists_news(lm))
+	if (walk && lm->cg_on && !lm->scan && lm->tab.n > CG_LIST_MIN && !lm->cg_news)
 		walk = false;
 	return walk;
 }
@@ -292,18 +292,55 @@ static int cmp_pid(const void *a, const void *b)
 }
 
 struct listed_ctx {
-	const pid_t *known;
-	size_t nknown;
-	size_t unknown, live; /* listed pids not known; known ones listed */
+	struct linux_meter *lm;
+	size_t unknown; /* listed pids not known */
 };
 
 static void note_listed(pid_t pid, void *arg)
 {
 	struct listed_ctx *c = arg;
-	if (bsearch(&pid, c->known, c->nknown, sizeof(pid), cmp_pid))
-		c->live++;
-	else
+	struct linux_meter *lm = c->lm;
+	if (!bsearch(&pid, lm->known, lm->nknown, sizeof(pid), cmp_pid))
 		c->unknown++;
+	ALLOC_GROW(lm->listed, lm->nlisted + 1, lm->listed_alloc);
+	lm->listed[lm->nlisted++] = pid;
+}
+
+/* The known pids, sorted, rebuilt when the table changed. */
+static void known_build(struct linux_meter *lm)
+{
+	if (lm->known_built && lm->known_gen == lm->tab.gen)
+		return;
+	size_t n = lm->tab.n + lm->tab.nforeign;
+	ALLOC_GROW(lm->known, n ? n : 1, lm->known_alloc);
+	for (size_t i = 0; i < lm->tab.n; i++)
+		lm->known[i] = lm->tab.p[i]->pid;
+	for (size_t i = 0; i < lm->tab.nforeign; i++)
+		lm->known[lm->tab.n + i] = lm->tab.foreign[i];
+	qsort(lm->known, n, sizeof(pid_t), cmp_pid);
+	lm->nknown = n;
+	lm->known_gen = lm->tab.gen;
+	lm->known_built = true;
+}
+
+/* Each live process of the table the list lacks has left the cgroup (it
+ * moved itself): it is counted on its own from then on (struct linux_proc's
+ * outside), and its children are found only by walking. */
+static size_t mark_outside(struct linux_meter *lm)
+{
+	size_t out = 0;
+	qsort(lm->listed, lm->nlisted, sizeof(pid_t), cmp_pid);
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		bool in = bsearch(&p->super.pid, lm->listed, lm->nlisted, sizeof(pid_t), cmp_pid);
+		if (!in && !p->outside && !p->super.zombie) {
+			p->outside = true;
+			p->outside_base = p->have_last ? p->last.rss_anon + p->last.rss_shmem : 0;
+		}
+		p->outside &= !in;
+		out += p->outside;
+	}
+	return out;
 }
 
 /* Whether the tree may hold a process the table does not know, by the tree's
@@ -313,29 +350,18 @@ static void note_listed(pid_t pid, void *arg)
  * the cgroup: its children are found only by walking), or cannot be read. A
  * process is in the list from its fork on, its pid handed out just before (the
  * window after a move of the last pid, SELF_RELIST_NS, covers that gap as it
- * covers a parent's children file). The known pids, sorted, are rebuilt when
- * the table changed. */
+ * covers a parent's children file). Read every sample with the cgroup: it
+ * also tells which tree processes left it (mark_outside). */
 bool cgroup_lists_news(struct linux_meter *lm)
 {
-	if (!lm->known_built || lm->known_gen != lm->tab.gen) {
-		size_t n = lm->tab.n + lm->tab.nforeign;
-		ALLOC_GROW(lm->known, n ? n : 1, lm->known_alloc);
-		for (size_t i = 0; i < lm->tab.n; i++)
-			lm->known[i] = lm->tab.p[i]->pid;
-		for (size_t i = 0; i < lm->tab.nforeign; i++)
-			lm->known[lm->tab.n + i] = lm->tab.foreign[i];
-		qsort(lm->known, n, sizeof(pid_t), cmp_pid);
-		lm->nknown = n;
-		lm->known_gen = lm->tab.gen;
-		lm->known_built = true;
-	}
+	known_build(lm);
 	ssize_t len = memcg_procs(&lm->cg, lm->buf, sizeof(lm->buf));
 	if (len < 0)
 		return true;
-	struct listed_ctx c = { lm->known, lm->nknown, 0, 0 };
+	struct listed_ctx c = { lm, 0 };
+	lm->nlisted = 0;
 	linux_parse_pidlist(lm->buf, (size_t)len, note_listed, &c);
-	size_t live = 0;
-	for (size_t i = 0; i < lm->tab.n; i++)
-		live += !lm->tab.p[i]->zombie;
-	return c.unknown || c.live < live;
+	size_t before = lm->outside;
+	lm->outside = mark_outside(lm);
+	return c.unknown || lm->outside > before;
 }

@@ -1,0 +1,173 @@
+#!/bin/sh
+# cgroup.sh -- the run's own memory cgroup against what a command or a killed recorder does to
+# it: a tree process that moves itself into another cgroup is still counted and guarded; a
+# recorder that was pid 1 of its PID namespace and was killed leaves nothing that stops the
+# next one (a container's recorder is pid 1 every time); a command that makes cgroups of its
+# own below the run's leaves none behind; a window's kernel peak counts file pages already in
+# the page cache (charged to another cgroup). Each against the truth the test reads itself.
+# Skips, naming the context, where no memory cgroup can be made (the trace has no cgroup
+# mark) unless SB_EXPECT_CGROUP=1, where that fails. Needs SB_BIN.
+. "$(dirname "$0")/common.inc"
+. "$here/handshake.inc"
+export STAGEBENCH_CGROUP=1
+
+# own_cg PID: the directory of PID's memory cgroup (the v1 memory line, else the v2 one)
+own_cg() {
+	rel=$(sed -n 's/^[0-9]*:memory:\(.*\)/\1/p' "/proc/$1/cgroup")
+	if [ -n "$rel" ]; then
+		echo "/sys/fs/cgroup/memory$rel"
+	else
+		echo "/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$1/cgroup")"
+	fi
+}
+context="uid $(id -u) in $(sed -n 's/^0:://p' /proc/self/cgroup)"
+# held PREFIX TRACE: a record (PREFIX before the binary: unshare...) of a command that lives
+# until the trace has a sample (one that exits at once may end before the meter sees it)
+held() {
+	rm -f "$tmp/held.go"
+	$1 "$SB" record -q -o "$2" -- sh -c "until [ -e '$tmp/held.go' ]; do sleep 0.02; done" &
+	_held=$!
+	wait_for trace_has "$2" '"type":"sample"'
+	: >"$tmp/held.go"
+	wait "$_held"
+}
+held "" "$tmp/probe.zst" 2>/dev/null
+if ! zstdcat "$tmp/probe.zst" | grep -q '"note":"meter: footprint read from the run'; then
+	if [ "${SB_EXPECT_CGROUP:-0}" = 1 ]; then
+		echo "FAIL cgroup: no memory cgroup of the run's own ($context), one was expected"
+		exit 1
+	fi
+	echo "  SKIP cgroup.sh: no memory cgroup of the run's own can be made here ($context)"
+	exit 0
+fi
+mark=$(zstdcat "$tmp/probe.zst" | grep -o '"note":"meter: [^"]*' | head -1)
+echo "  reader: ${mark#*meter: } ($context)"
+
+# 1. A tree process moves itself into another cgroup, then writes 400 MiB: the samples and the
+# guard still see it. The other cgroup is one it makes beside the run's own.
+cat >"$tmp/mover.py" <<'EOF'
+import os, sys, time
+go, ready, done = sys.argv[1], sys.argv[2], sys.argv[3]
+def own():
+    for l in open("/proc/self/cgroup"):
+        n, c, p = l.rstrip("\n").split(":", 2)
+        if "memory" in c.split(","):
+            return "/sys/fs/cgroup/memory" + p, 1
+    for l in open("/proc/self/cgroup"):
+        if l.startswith("0::"):
+            return "/sys/fs/cgroup" + l[3:].rstrip("\n"), 2
+d, v = own()
+other = os.path.join(os.path.dirname(d), "elsewhere-%d" % os.getpid())
+os.mkdir(other)
+open(os.path.join(os.path.dirname(ready), "elsewhere"), "a").write(other + "\n")
+open(os.path.join(other, "cgroup.procs"), "w").write(str(os.getpid()))
+b = bytearray(400 << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+open(ready, "w").write(other)
+while not os.path.exists(go):
+    time.sleep(0.02)
+del b
+open(done, "w").close()
+EOF
+"$SB" record -q --interval 50ms -o "$tmp/move.zst" -- \
+	"$PY" "$tmp/mover.py" "$tmp/move.go" "$tmp/move.ready" "$tmp/move.done" &
+rec=$!
+wait_for test -s "$tmp/move.ready"
+n0=$(trace_count "$tmp/move.zst" '"type":"sample"')
+wait_for at_least $((n0 + 4)) trace_count "$tmp/move.zst" '"type":"sample"'
+: >"$tmp/move.go"
+wait "$rec"
+best=$(zstdcat "$tmp/move.zst" | "$PY" -c '
+import json, sys
+print(max([json.loads(l).get("footprint", 0) for l in sys.stdin if "\"sample\"" in l] or [0]))')
+check "a process that left the run's cgroup is counted: peak sample $best B of 400 MiB" \
+	[ "$best" -ge $((380 << 20)) ]
+rm -f "$tmp"/move.*
+# the guard's run: it ends on its own (stopped) or, unguarded, once it held the 400 MiB for
+# four samples
+"$SB" record -q --interval 50ms --max-footprint 200M -o "$tmp/guard.zst" -- \
+	"$PY" "$tmp/mover.py" "$tmp/move.go" "$tmp/move.ready" "$tmp/move.done" \
+	>"$tmp/guard.out" 2>&1 &
+rec=$!
+held_long() {
+	kill -0 "$rec" 2>/dev/null || return 0
+	[ -s "$tmp/move.ready" ] || return 1
+	[ -n "${n0:-}" ] || n0=$(trace_count "$tmp/guard.zst" '"type":"sample"')
+	[ "$(trace_count "$tmp/guard.zst" '"type":"sample"')" -ge $((n0 + 4)) ]
+}
+n0=
+wait_for held_long
+: >"$tmp/move.go"
+wait "$rec"
+rc=$?
+# the cgroups the mover made, once it is gone
+while read -r d; do rmdir "$d"; done <"$tmp/elsewhere"
+check "the guard stops a process that left the run's cgroup (exit $rc, $(tail -1 "$tmp/guard.out"))" \
+	sh -c '[ "$1" -ne 0 ] && [ ! -e "$2" ]' _ "$rc" "$tmp/move.done"
+
+# 2. A recorder that is pid 1 of its PID namespace, killed: the next pid-1 recorder reads its
+# cgroup all the same, and the killed one's cgroup is gone after it.
+if unshare --pid --fork --mount-proc true 2>/dev/null; then
+	parent=$(own_cg $$)
+	unshare --pid --fork --mount-proc "$SB" record -q -o "$tmp/pid1a.zst" -- sleep 60 2>/dev/null &
+	u=$!
+	wait_for trace_has "$tmp/pid1a.zst" '"type":"sample"'
+	left=$(ls -d "$parent"/stagebench-1-* 2>/dev/null | wc -l)
+	pkill -KILL -P "$u" 2>/dev/null
+	wait "$u" 2>/dev/null # unshare says its child was killed
+	held "unshare --pid --fork --mount-proc" "$tmp/pid1b.zst"
+	check "a pid-1 recorder after a killed one reads its own cgroup" \
+		trace_has "$tmp/pid1b.zst" '"note":"meter: footprint read from the run'
+	after=$(ls -d "$parent"/stagebench-1-* 2>/dev/null | wc -l)
+	check "the killed pid-1 recorder's cgroup is removed ($left while it ran, $after after)" \
+		[ "$after" -lt "$left" ]
+else
+	echo "  SKIP cgroup.sh case 2: unshare --pid cannot be run here ($context)"
+fi
+
+# 3. The command makes a cgroup below its own and moves into it: after the run, no cgroup of
+# the run's is left.
+cat >"$tmp/nest.sh" <<'EOF'
+d=$(sed -n 's/^[0-9]*:memory:\(.*\)/\/sys\/fs\/cgroup\/memory\1/p' /proc/self/cgroup)
+[ -n "$d" ] || d=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+echo "$d" >"$1"
+mkdir "$d/inner" && echo $$ >"$d/inner/cgroup.procs" && mkdir "$d/inner/deeper"
+EOF
+"$SB" record -q -o "$tmp/nest.zst" -- sh "$tmp/nest.sh" "$tmp/nest.dir"
+rundir=$(cat "$tmp/nest.dir")
+check "the run's cgroup and the ones its command made are removed ($rundir)" \
+	sh -c '[ -n "$1" ] && [ ! -e "$1" ]' _ "$rundir"
+
+# 4. 512 MiB of a file already in the page cache (read by this script first: charged to its
+# cgroup), mapped and read by the command for a few samples, then unmapped: the window's
+# kernel peak counts them.
+dd if=/dev/urandom of="$tmp/cached.bin" bs=1M count=512 status=none
+cat "$tmp/cached.bin" >/dev/null
+cat >"$tmp/mapper.py" <<'EOF'
+import mmap, os, sys, time
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+s = 0
+for i in range(0, len(m), 4096):
+    s += m[i]
+open(sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.02)
+m.close()
+EOF
+"$SB" record -q --interval 50ms -o "$tmp/cached.zst" -- \
+	"$PY" "$tmp/mapper.py" "$tmp/cached.bin" "$tmp/cached.ready" "$tmp/cached.go" &
+rec=$!
+wait_for test -e "$tmp/cached.ready"
+n0=$(trace_count "$tmp/cached.zst" '"type":"sample"')
+wait_for at_least $((n0 + 4)) trace_count "$tmp/cached.zst" '"type":"sample"'
+: >"$tmp/cached.go"
+wait "$rec"
+peak=$(zstdcat "$tmp/cached.zst" | grep '"kind":"peak"' | sed 's/.*"bytes":\([0-9]*\).*/\1/' |
+	sort -n | tail -1)
+check "the kernel peak counts 512 MiB of cached file pages mapped (${peak:-none} B)" \
+	[ "${peak:-0}" -ge $((500 << 20)) ]
+
+[ "$fail" = 0 ] && echo "  ok   cgroup.sh ($context)"
+exit "$fail"
