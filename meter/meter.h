@@ -75,6 +75,7 @@
 #include <sys/types.h>
 #include "../platform/platform.h"
 #include "../traces/trace.h"
+#include "../common/reader.h"
 
 struct meter;
 
@@ -85,9 +86,10 @@ struct meter_info {
 	unsigned fields;        /* SF_* this backend fills */
 	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no exact peaks */
 	bool gpu;               /* a GPU meter (NVML) found and initialised */
-	const char *reader;     /* set by meter_track: how this run's tree is read when that is
-				 * not the footprint words' default (Linux: the run's memory
-				 * cgroup); NULL otherwise */
+	enum sb_reader reader;  /* set by meter_track: which reader reads this run's tree
+				 * (common/reader.h; SB_READER_UNKNOWN: none is named, the
+				 * fake meter's) */
+	const char *reader_words; /* and how, in words (the trace's "meter:" mark) */
 };
 
 /* spec: NULL or "" for the platform default, "fake:PATH" for the fake backend.
