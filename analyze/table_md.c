@@ -634,6 +634,7 @@ static void render_md(const struct table *t, struct strbuf *out)
 static void render_verdict(const struct table *t, struct strbuf *out)
 {
 	table_readers_md(t, out);
+	strbuf_addch(out, '\n'); /* a paragraph of its own on the page */
 	for (size_t i = 0; i < t->ncomparisons; i++)
 		comparison_md(t, &t->comparisons[i], out);
 	first_run_lines(t, out);

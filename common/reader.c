@@ -5,7 +5,8 @@
 
 static const struct sb_reader_info readers[SB_READER_COUNT] = {
 	[SB_READER_UNKNOWN] = { "unknown", "unknown",
-		"Which reader ran is not recorded: traces older than the reader mark do not say." },
+		"The trace names no reader this version knows (traces older than the reader "
+		"mark name none)." },
 	[SB_READER_CGROUP_V1] = { "cgroup-v1", "cgroup v1", NULL },
 	[SB_READER_CGROUP_V2] = { "cgroup-v2", "cgroup v2", NULL },
 	[SB_READER_PER_PROCESS] = { "per-process", "per-process",

@@ -35,11 +35,11 @@
  */
 
 static const char footprint_words[] =
-	"resident anonymous + shared memory of the process tree, each page once "
-	"(the anon + shmem of a memory cgroup of the run's own where one can be made: a "
-	"'meter:' mark says so; else RssAnon + RssShmem per process, proportional shares, "
-	"smaps_rollup Pss_Anon + Pss_Shmem, for processes that share pages: a 'meter:' mark "
-	"names the reader that ran); swapped-out bytes in 'swapped'";
+	"resident anonymous + shared memory of the process tree (the anon + shmem of a memory "
+	"cgroup of the run's own where one can be made, each page once; else RssAnon + "
+	"RssShmem per process, proportional shares, smaps_rollup Pss_Anon + Pss_Shmem, for "
+	"processes that share pages): a 'meter:' mark names the reader that ran; swapped-out "
+	"bytes in 'swapped'";
 
 static const char cgroup_words_v1[] =
 	"footprint read from the run's own memory cgroup (v1 memory.stat total_rss + total_shmem), "
