@@ -652,7 +652,11 @@ void analysis_warn_spikes(const struct analysis *a)
 			format_gb(p->bytes, b1);
 			format_gb(p->sampled_bytes, b2);
 			warning("%s: stage %s: kernel %s peak %s is more than 10%% above the sampled %s: "
-				"the sampler missed a spike (record with a shorter --interval)",
-				a->path, a->stages[i].name, kernel_peak_metric_names[m], b1, b2);
+				"the sampler missed a spike (record with a shorter --interval)%s",
+				a->path, a->stages[i].name, kernel_peak_metric_names[m], b1, b2,
+				a->reader == SB_READER_PER_PROCESS
+					? ", or the per-process reader's sum of high-water marks "
+					  "counted pages that processes shared more than once"
+					: "");
 		}
 }

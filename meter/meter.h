@@ -134,7 +134,7 @@ struct meter_system {
 };
 int meter_system(struct meter *m, struct meter_system *sys);
 
-/* Exact stage peaks: reset the kernel high-water mark of every tree process
+/* Kernel stage peaks: reset the kernel high-water mark of every tree process
  * (Linux: "5" > /proc/PID/clear_refs; macOS: proc_reset_footprint_interval),
  * then read the sum of per-process high-water marks since the reset (exact for
  * a one-process tree, an upper bound for several; Linux: pages that tree
