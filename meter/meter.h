@@ -84,7 +84,7 @@ struct meter_info {
 	const char *footprint;  /* what footprint counts, in words, for the start record */
 	const char *mapped;     /* what mapped counts, in words; NULL: no mapped figure */
 	unsigned fields;        /* SF_* this backend fills */
-	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no exact peaks */
+	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no kernel peaks */
 	bool gpu;               /* a GPU meter (NVML) found and initialised */
 	enum sb_reader reader;  /* set by meter_track: which reader reads this run's tree
 				 * (common/reader.h; SB_READER_UNKNOWN: none is named, the
@@ -139,7 +139,7 @@ int meter_system(struct meter *m, struct meter_system *sys);
  * then read the sum of per-process high-water marks since the reset (exact for
  * a one-process tree, an upper bound for several; Linux: pages that tree
  * processes share counted once, docs/platforms.md). Returns 0, or -1 when the
- * backend has no exact peaks (meter_info()->peak_metric == NULL) or the
+ * backend has no kernel peaks (meter_info()->peak_metric == NULL) or the
  * tree is gone. */
 int meter_peak_reset(struct meter *m);
 int meter_peak_read(struct meter *m, uint64_t *bytes);
