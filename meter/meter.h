@@ -1,10 +1,11 @@
 /* meter.h -- the neutral memory meter: one interface, a backend per platform
  *
  * Backends (one per platform, chosen by the build; platform/platform.h):
- *   platform/linux/meter.c   /proc: tree footprint (RssAnon + RssShmem, shared
- *                  pages once), RSS,
- *                  VmSwap, /proc/meminfo swap and MemAvailable; exact peaks
- *                  via clear_refs (5) + VmHWM.
+ *   platform/linux/meter.c   the tree footprint from the run's own memory cgroup
+ *                  (each page once) or /proc per process (RssAnon + RssShmem,
+ *                  proportional shares where processes share), RSS, VmSwap,
+ *                  /proc/meminfo swap and MemAvailable; kernel peaks via
+ *                  clear_refs (5) + VmHWM. info.reader says which reader ran.
  *   platform/darwin/meter.c  proc_pid_rusage(RUSAGE_INFO_V4): ri_phys_footprint
  *                  and ri_interval_max_phys_footprint; vm.swapusage;
  *                  kern.memorystatus_level.
