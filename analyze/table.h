@@ -140,7 +140,8 @@ struct table_mode {
 	 * time or both; the figures are its own and the median of the others. */
 	bool first_slow_wall, first_slow_load;
 	double first_wall, others_wall, first_load, others_load;
-	unsigned readers;     /* 1u << enum sb_reader for each reader of its main runs */
+	unsigned readers;     /* 1u << enum sb_reader for each reader of its main runs that
+			       * have a footprint sample (unknown when none has) */
 };
 
 /* A mode's first run is an outlier when it and at least one other run of the

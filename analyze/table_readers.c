@@ -16,8 +16,11 @@ void table_readers(struct table *t)
 	for (size_t m = 0; m < t->nmodes; m++) {
 		struct table_mode *tm = &t->modes[m];
 		tm->readers = 0;
-		for (size_t k = 0; k < tm->nruns; k++)
-			tm->readers |= 1u << t->runs[tm->runs[k]].a.reader;
+		for (size_t k = 0; k < tm->nruns; k++) /* a run without figures has no say */
+			if (t->runs[tm->runs[k]].a.has_footprint)
+				tm->readers |= 1u << t->runs[tm->runs[k]].a.reader;
+		if (!tm->readers)
+			tm->readers = 1u << SB_READER_UNKNOWN;
 		t->readers |= tm->readers;
 	}
 	t->readers_differ = count_bits(t->readers & ~(1u << SB_READER_UNKNOWN)) > 1;

@@ -827,3 +827,24 @@ Test(table, runs_read_by_different_readers_are_said_not_comparable)
 	free(md);
 	free(verdict);
 }
+
+Test(table, a_run_without_figures_has_no_say_in_the_reader_line)
+{
+	/* a run stopped before its command started (the guard's admission) has no reader
+	 * mark and no sample: it changes nothing */
+	static const double p[] = { 1, 2, 2, 2 };
+	struct table_run r[3];
+	static const char *const modes[] = { "eager", "staged", "staged" };
+	for (size_t i = 0; i < 3; i++) {
+		mkrun(&r[i], modes[i], false, S3, p, 'c');
+		r[i].a.reader = i < 2 ? SB_READER_CGROUP_V1 : SB_READER_UNKNOWN;
+	}
+	r[2].a.has_footprint = false;
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 3, NULL, 0), 0);
+	char *md = render(&t, table_render_md);
+	cr_assert(str_starts_with(md, "Footprint reader: cgroup v1 (every run).\n\n"), "%s", md);
+	free(md);
+	table_release(&t);
+	release_runs(r, 3);
+}
