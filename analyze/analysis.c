@@ -479,6 +479,16 @@ static void stopped_as_asked(const struct trace *tr, struct analysis *a)
 	}
 }
 
+/* Which reader read the run: its first reader mark, else its backend's. */
+static void run_reader(const struct trace *tr, struct analysis *a)
+{
+	enum sb_reader marked = SB_READER_UNKNOWN;
+	for (size_t i = 0; i < tr->nevents && marked == SB_READER_UNKNOWN; i++)
+		if (tr->events[i].kind == EV_MARK)
+			marked = reader_of_mark(tr->events[i].note);
+	a->reader = reader_of_run(marked, tr->start.meter_backend);
+}
+
 /* The probe's notes on what it could not stage (analysis.h: staging_notes). */
 static void staging_notes(const struct trace *tr, struct analysis *a)
 {
@@ -521,6 +531,7 @@ int analysis_run(const struct trace *tr, const struct run_entry *entry, struct a
 	outcome(tr, entry, a);
 	stopped_as_asked(tr, a);
 	staging_notes(tr, a);
+	run_reader(tr, a);
 	build_windows(tr, a);
 	scan_samples(tr, a);
 	release_effects(tr, a);
@@ -641,7 +652,11 @@ void analysis_warn_spikes(const struct analysis *a)
 			format_gb(p->bytes, b1);
 			format_gb(p->sampled_bytes, b2);
 			warning("%s: stage %s: kernel %s peak %s is more than 10%% above the sampled %s: "
-				"the sampler missed a spike (record with a shorter --interval)",
-				a->path, a->stages[i].name, kernel_peak_metric_names[m], b1, b2);
+				"the sampler missed a spike (record with a shorter --interval)%s",
+				a->path, a->stages[i].name, kernel_peak_metric_names[m], b1, b2,
+				a->reader == SB_READER_PER_PROCESS
+					? ", or the per-process reader's sum of high-water marks "
+					  "counted pages that processes shared more than once"
+					: "");
 		}
 }

@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/reader.h"
 #include "strindex.h"
 
 struct trace;
@@ -166,6 +167,8 @@ struct analysis {
 	bool dirty;             /* start.dirty */
 	char *utc;              /* start.utc; NULL when absent */
 	bool stagebench;        /* start.format was set (a stagebench trace) */
+	enum sb_reader reader;  /* which reader read its footprint: the "meter: TOKEN" mark,
+				 * else its backend's only one (common/reader.h) */
 	enum run_outcome outcome;
 	int exit_code;          /* RUN_EXIT (and 0 for completed) */
 	int signal;             /* RUN_SIGNAL */

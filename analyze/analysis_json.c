@@ -93,6 +93,7 @@ void analysis_write_json(struct jsonw *w, const struct analysis *a)
 	jw_object_begin(w);
 	jw_key(w, "path"); jw_string(w, a->path);
 	jw_key(w, "mode"); jw_string(w, a->mode);
+	jw_key(w, "reader"); jw_string(w, reader_info(a->reader)->name);
 	jw_key(w, "damaged"); jw_bool(w, a->damaged);
 	jw_key(w, "ran_to"); jw_string(w, a->stages[a->ran_to].name);
 	jw_key(w, "outcome"); jw_string(w, text_outcome_key(a->outcome));

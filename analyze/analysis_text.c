@@ -154,6 +154,9 @@ static void render_text(struct strbuf *o, const struct analysis *a)
 	strbuf_addf(o, "  %-18s %s\n", "ran to", a->stages[a->ran_to].name);
 	strbuf_addf(o, "  %-18s %s%s%s%s\n", "ended", analysis_outcome_str(a, how, sizeof(how)),
 		    a->reason ? " (" : "", a->reason ? a->reason : "", a->reason ? ")" : "");
+	strbuf_addf(o, "  %-18s %s\n", "footprint reader", reader_info(a->reader)->label);
+	if (reader_caveat(a->reader))
+		strbuf_addf(o, "  %-18s %s\n", "", reader_caveat(a->reader));
 	if (a->has_footprint) {
 		format_gb(a->peak_footprint, b1);
 		strbuf_addf(o, "  %-18s %s at %s s\n", "peak footprint", b1,

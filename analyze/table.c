@@ -350,6 +350,7 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 	}
 	table_device(t);
 	table_versions(t);
+	table_readers(t);
 	return 0;
 }
 

@@ -50,6 +50,14 @@
  * ("versions_differ"); JSON gives each run's "versions" when its trace names
  * any. Nothing is said when they agree or are unknown.
  *
+ * Readers: which reader read each main run's footprint (analysis.h, common/reader.h),
+ * per mode and over the table; `readers_differ` when two known readers are among them.
+ * The markdown opens with one line naming them (table_readers.c), which the verdict
+ * opens with too: "Footprint reader: cgroup v1 (every run).", the reader's caveat
+ * after it where it has one (per-process, unknown), and, when the readers differ,
+ * that the figures are not comparable as they are. JSON gives each run's "reader"
+ * and "readers_differ".
+ *
  * Device memory: each cell carries the stage's device peak (the probe's MPS
  * driver or CUDA reserved figure, analysis.h) over the runs behind it; the
  * markdown adds a second table, saying whether the figures are sampled (MPS:
@@ -132,6 +140,8 @@ struct table_mode {
 	 * time or both; the figures are its own and the median of the others. */
 	bool first_slow_wall, first_slow_load;
 	double first_wall, others_wall, first_load, others_load;
+	unsigned readers;     /* 1u << enum sb_reader for each reader of its main runs that
+			       * have a footprint sample (unknown when none has) */
 };
 
 /* A mode's first run is an outlier when it and at least one other run of the
@@ -189,6 +199,9 @@ struct table {
 	struct versions_diff versions; /* versions that differ between the columns'
 					* main runs (versions.h); labels are the
 					* column names */
+	unsigned readers;     /* the modes' readers together (table_mode.readers) */
+	bool readers_differ;  /* the main runs name two readers or more (unknown aside):
+			       * their figures are not comparable as they are */
 };
 #define TABLE_INIT { 0 }
 
@@ -204,6 +217,11 @@ void table_render_verdict(const struct table *t, struct strbuf *out);
 void table_render_csv(const struct table *t, struct strbuf *out);
 void table_render_json(const struct table *t, struct strbuf *out);
 void table_release(struct table *t); /* NULL ok */
+
+/* table_readers.c: the modes' readers, from their main runs (table_build calls it);
+ * the markdown line that names them (names escaped by the caller's view). */
+void table_readers(struct table *t);
+void table_readers_md(const struct table *t, struct strbuf *out);
 
 /* "20.4 GB" or "11.4 to 11.5 GB" (one value when both round equal). */
 void table_gb_range(uint64_t lo, uint64_t hi, struct strbuf *out);

@@ -81,6 +81,7 @@ void table_render_json(const struct table *t, struct strbuf *out)
 			const struct analysis *a = &t->runs[tm->runs[k]].a;
 			jw_object_begin(&w);
 			jw_key(&w, "path"); jw_string(&w, a->path);
+			jw_key(&w, "reader"); jw_string(&w, reader_info(a->reader)->name);
 			jw_key(&w, "ran_to"); jw_string(&w, a->stages[a->ran_to].name);
 			jw_key(&w, "outcome"); jw_string(&w, text_outcome_key(a->outcome));
 			jw_key(&w, "code");
@@ -140,6 +141,7 @@ void table_render_json(const struct table *t, struct strbuf *out)
 	}
 	jw_array_end(&w);
 	versions_diff_json(&t->versions, &w);
+	jw_key(&w, "readers_differ"); jw_bool(&w, t->readers_differ);
 	if (t->has_device) {
 		jw_key(&w, "device"); jw_string(&w, t->device_label);
 	}

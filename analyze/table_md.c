@@ -606,6 +606,8 @@ static char *md_name(const char *s)
 
 static void render_md(const struct table *t, struct strbuf *out)
 {
+	table_readers_md(t, out);
+	strbuf_addch(out, '\n');
 	hosts_md(t, out);
 	versions_md(t, out);
 	stage_table(t, out, "peak footprint", cell_md);
@@ -631,6 +633,8 @@ static void render_md(const struct table *t, struct strbuf *out)
 
 static void render_verdict(const struct table *t, struct strbuf *out)
 {
+	table_readers_md(t, out);
+	strbuf_addch(out, '\n'); /* a paragraph of its own on the page */
 	for (size_t i = 0; i < t->ncomparisons; i++)
 		comparison_md(t, &t->comparisons[i], out);
 	first_run_lines(t, out);

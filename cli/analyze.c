@@ -12,7 +12,9 @@
 static const char usage_text[] =
 	"usage: stagebench analyze [--json] TRACE...\n"
 	"\n"
-	"Per run: mode, the stage it ran to, how it ended, peak footprint overall and\n"
+	"Per run: mode, the stage it ran to, how it ended, the reader of its footprint\n"
+	"(json: \"reader\", cgroup-v1, cgroup-v2, per-process, macos or unknown; see\n"
+	"traces/FORMAT.md), peak footprint overall and\n"
 	"per stage (window rule: a stage's window starts when the releases that\n"
 	"entering it triggered have completed), kernel peaks, swap, device memory\n"
 	"(the probe's MPS driver or CUDA reserved figure per stage, sampled on the\n"

@@ -26,7 +26,11 @@ static const char table_usage[] =
 	"and how its runs ended. A second table gives each stage's swap rise when\n"
 	"swap rose somewhere; another its device peak (the probe's MPS driver or\n"
 	"CUDA reserved memory; MPS sampled on the interval, CUDA exact) when the\n"
-	"runs read a device (csv: a fifth block).\n"
+	"runs read a device (csv: a fifth block). The first line names the reader of\n"
+	"the footprint (the run's own memory cgroup, v1 or v2; per-process, with what\n"
+	"it can miss; macOS; unknown for traces older than the reader mark) and says\n"
+	"when the runs were read differently (json: each run's \"reader\" token and\n"
+	"\"readers_differ\"; traces/FORMAT.md).\n"
 	"\n";
 
 struct table_args {

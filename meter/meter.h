@@ -1,10 +1,11 @@
 /* meter.h -- the neutral memory meter: one interface, a backend per platform
  *
  * Backends (one per platform, chosen by the build; platform/platform.h):
- *   platform/linux/meter.c   /proc: tree footprint (RssAnon + RssShmem, shared
- *                  pages once), RSS,
- *                  VmSwap, /proc/meminfo swap and MemAvailable; exact peaks
- *                  via clear_refs (5) + VmHWM.
+ *   platform/linux/meter.c   the tree footprint from the run's own memory cgroup
+ *                  (each page once) or /proc per process (RssAnon + RssShmem,
+ *                  proportional shares where processes share), RSS, VmSwap,
+ *                  /proc/meminfo swap and MemAvailable; kernel peaks via
+ *                  clear_refs (5) + VmHWM. info.reader says which reader ran.
  *   platform/darwin/meter.c  proc_pid_rusage(RUSAGE_INFO_V4): ri_phys_footprint
  *                  and ri_interval_max_phys_footprint; vm.swapusage;
  *                  kern.memorystatus_level.
@@ -75,6 +76,7 @@
 #include <sys/types.h>
 #include "../platform/platform.h"
 #include "../traces/trace.h"
+#include "../common/reader.h"
 
 struct meter;
 
@@ -83,11 +85,12 @@ struct meter_info {
 	const char *footprint;  /* what footprint counts, in words, for the start record */
 	const char *mapped;     /* what mapped counts, in words; NULL: no mapped figure */
 	unsigned fields;        /* SF_* this backend fills */
-	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no exact peaks */
+	const char *peak_metric;/* "rss" (VmHWM), "footprint" (interval max), NULL = no kernel peaks */
 	bool gpu;               /* a GPU meter (NVML) found and initialised */
-	const char *reader;     /* set by meter_track: how this run's tree is read when that is
-				 * not the footprint words' default (Linux: the run's memory
-				 * cgroup); NULL otherwise */
+	enum sb_reader reader;  /* set by meter_track: which reader reads this run's tree
+				 * (common/reader.h; SB_READER_UNKNOWN: none is named, the
+				 * fake meter's) */
+	const char *reader_words; /* and how, in words (the trace's "meter:" mark) */
 };
 
 /* spec: NULL or "" for the platform default, "fake:PATH" for the fake backend.
@@ -132,12 +135,12 @@ struct meter_system {
 };
 int meter_system(struct meter *m, struct meter_system *sys);
 
-/* Exact stage peaks: reset the kernel high-water mark of every tree process
+/* Kernel stage peaks: reset the kernel high-water mark of every tree process
  * (Linux: "5" > /proc/PID/clear_refs; macOS: proc_reset_footprint_interval),
  * then read the sum of per-process high-water marks since the reset (exact for
  * a one-process tree, an upper bound for several; Linux: pages that tree
  * processes share counted once, docs/platforms.md). Returns 0, or -1 when the
- * backend has no exact peaks (meter_info()->peak_metric == NULL) or the
+ * backend has no kernel peaks (meter_info()->peak_metric == NULL) or the
  * tree is gone. */
 int meter_peak_reset(struct meter *m);
 int meter_peak_read(struct meter *m, uint64_t *bytes);

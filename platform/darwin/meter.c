@@ -51,6 +51,9 @@ static const char footprint_sampled[] =
 	"stage peaks are sampled: this kernel keeps no footprint interval maximum "
 	"(before macOS 13.3)";
 
+static const char reader_words[] =
+	"footprint read process by process (ri_phys_footprint of each process of the tree, summed)";
+
 static const char mapped_words[] =
 	"resident pages of the file-backed regions of the data files the tree maps (not "
 	"programs, libraries or system files), a region of a file counted once across the "
@@ -414,5 +417,7 @@ int meter_darwin_init(struct meter *m, const struct darwin_api *api)
 	m->info.mapped = api->region ? mapped_words : NULL;
 	m->info.peak_metric = mm->peaks ? "footprint" : NULL;
 	m->info.gpu = false;
+	m->info.reader = SB_READER_MACOS;
+	m->info.reader_words = reader_words;
 	return 0;
 }

@@ -35,10 +35,10 @@
  */
 
 static const char footprint_words[] =
-	"resident anonymous + shared memory of the process tree, each page once "
-	"(the anon + shmem of a memory cgroup of the run's own where one can be made: a "
-	"'meter:' mark says so; else RssAnon + RssShmem per process, proportional shares, "
-	"smaps_rollup Pss_Anon + Pss_Shmem, for processes that share pages); swapped-out "
+	"resident anonymous + shared memory of the process tree (the anon + shmem of a memory "
+	"cgroup of the run's own where one can be made, each page once; else RssAnon + "
+	"RssShmem per process, proportional shares, smaps_rollup Pss_Anon + Pss_Shmem, for "
+	"processes that share pages): a 'meter:' mark names the reader that ran; swapped-out "
 	"bytes in 'swapped'";
 
 static const char cgroup_words_v1[] =
@@ -47,6 +47,9 @@ static const char cgroup_words_v1[] =
 static const char cgroup_words_v2[] =
 	"footprint read from the run's own memory cgroup (v2 memory.stat anon + shmem), "
 	"every process of the tree in it";
+static const char per_process_words[] =
+	"footprint read process by process (RssAnon + RssShmem of each process of the tree, "
+	"smaps_rollup Pss_Anon + Pss_Shmem for processes that share pages)";
 
 static const char mapped_words[] =
 	"resident pages of the data files the tree maps (not programs, shared libraries, "
@@ -93,7 +96,10 @@ static void linux_track(struct meter *m, pid_t root)
 	lm->cg_on = lm->cg.dir[0] && memcg_holds(&lm->cg, root);
 	if (lm->cg.dir[0] && !lm->cg_on)
 		memcg_remove(&lm->cg);
-	m->info.reader = !lm->cg_on ? NULL : lm->cg.v2 ? cgroup_words_v2 : cgroup_words_v1;
+	m->info.reader = !lm->cg_on ? SB_READER_PER_PROCESS
+		       : lm->cg.v2 ? SB_READER_CGROUP_V2 : SB_READER_CGROUP_V1;
+	m->info.reader_words = !lm->cg_on ? per_process_words
+			     : lm->cg.v2 ? cgroup_words_v2 : cgroup_words_v1;
 	mapped_reset(lm);
 	/* The root's image before its exec was our forked copy: its high-water
 	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */

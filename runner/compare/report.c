@@ -61,7 +61,8 @@ static int write_text(const char *dir, const char *name, const struct strbuf *sb
 /* The run summary: one row per run. */
 static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 {
-	strbuf_addstr(o, "| run | outcome | peak footprint | wall | trace |\n|---|---|---|---|---|\n");
+	strbuf_addstr(o, "| run | outcome | peak footprint | wall | trace | reader |\n"
+		      "|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < n; i++) {
 		char buf[96], fp[32];
 		/* the id and the file name are a file's name: '|', line breaks escaped */
@@ -70,7 +71,7 @@ static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 		if (!d[i].read) {
 			strbuf_addstr(o, " | trace unreadable | | | ");
 			text_md(o, d[i].trace_path);
-			strbuf_addstr(o, " |\n");
+			strbuf_addstr(o, " | |\n");
 			continue;
 		}
 		const struct analysis *a = &d[i].a;
@@ -97,7 +98,7 @@ static void runs_md(const struct done_run *d, size_t n, struct strbuf *o)
 		units_add_seconds(o, a->wall_s, UNITS_COARSE, false);
 		strbuf_addstr(o, " | ");
 		text_md(o, slash ? slash + 1 : d[i].trace_path);
-		strbuf_addstr(o, " |\n");
+		strbuf_addf(o, " | %s |\n", reader_info(a->reader)->label);
 	}
 }
 

@@ -83,7 +83,8 @@ static void page_hosts(struct strbuf *pg, const struct done_run *d, size_t n)
 			    st->host_os ? st->host_os : "?", st->host_kernel ? st->host_kernel : "?",
 			    st->host_machine ? st->host_machine : "?", st->host_cpus,
 			    st->host_memory ? units_size((double)st->host_memory, UNITS_COARSE, false, ram) : "?");
-		strbuf_addf(&line, "; meter %s", st->meter_backend ? st->meter_backend : "?");
+		strbuf_addf(&line, "; meter %s, reader %s", st->meter_backend ? st->meter_backend : "?",
+			    reader_info(d[i].a.reader)->label);
 		char *key = xasprintf("\n%s\n", line.buf);
 		if (!strstr(strbuf_str(&seen), key)) {
 			strbuf_addstr(&seen, key);

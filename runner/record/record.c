@@ -141,8 +141,10 @@ static int run_command(struct run *r)
 	r->pin.fd = r->probe[0];
 	r->probe[0] = -1;
 	meter_track(r->m, r->sp.pid);
-	if (r->mi->reader) {
-		char *text = xasprintf("meter: %s", r->mi->reader);
+	if (r->mi->reader != SB_READER_UNKNOWN) {
+		/* "meter: TOKEN: WORDS" (common/reader.h, traces/FORMAT.md) */
+		char *text = xasprintf(READER_MARK_PREFIX "%s: %s", reader_info(r->mi->reader)->name,
+				       r->mi->reader_words ? r->mi->reader_words : "");
 		write_mark(r, text);
 		free(text);
 	}

@@ -47,7 +47,7 @@ echo "== table: eager ran torch 2.6.0, staged 2.15.0"
 echo "== table --format json"
 "$SB" table --format json base/eager-1.trace.jsonl new/staged-1.trace.jsonl | pick
 echo "== table: the same versions, and a trace without any: no note"
-"$SB" table same/*.trace.jsonl | head -n 2
+"$SB" table same/*.trace.jsonl | head -n 4
 "$SB" table --format json same/*.trace.jsonl | pick
 echo "== check"
 "$SB" check --baseline base new | head -n 4

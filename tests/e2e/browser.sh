@@ -82,6 +82,15 @@ verdict=$(grep -m1 -E '^In (every|the) stage' "$tmp/demo/table.md" |
 	sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g') # as the DOM serializes text
 check "the verdict, as table.md says it ($verdict)" sh -c "[ -n \"\$1\" ] &&
 	sed -n '/<div class=\"verdict\">/,/<\\/div>/p' '$D' | grep -qF -- \"\$1\"" sh "$verdict"
+# the reader line: table.md's first, the verdict's first paragraph, the reader that ran (the
+# run's own cgroup where one can be made, else the per-process one)
+reader=$(head -n 1 "$tmp/demo/table.md" | sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g')
+check "the verdict opens with table.md's reader line ($reader)" sh -c "[ -n \"\$1\" ] &&
+	sed -n '/<div class=\"verdict\">/,/<\\/div>/p' '$D' | sed -n 2p | grep -qxF -- \"<p>\$1</p>\"" sh "$reader"
+case $reader in
+"Footprint reader: cgroup v"[12]" (every run)." | "Footprint reader: per-process (every run). The per-process reader"*) ;;
+*) echo "FAIL browser: the demo's reader line names no reader that runs here: $reader"; fail=1 ;;
+esac
 stages="setup preprocess camera structure shape_512 shape_1024 texture decode export"
 n=0
 # Each stage's row as table.md has it: a figure in both cells, or "no sample" where a stage of a
@@ -132,7 +141,8 @@ for name in ("load", "denoise", "decode"):
 PY
 printf '%s\n' '{"name": "dies", "command": ["{python}", "{pipeline_dir}/pipe.py", "{mode}"],' \
 	'"variants": {"eager": {}, "staged": {}}}' >"$tmp/dies.json"
-STAGEBENCH_PYTHON=$PY "$SB" compare eager staged --pipeline "$tmp/dies.json" --reps 1 \
+# (read process by process: the page says so at the top of its verdict)
+STAGEBENCH_CGROUP=0 STAGEBENCH_PYTHON=$PY "$SB" compare eager staged --pipeline "$tmp/dies.json" --reps 1 \
 	--interval 20ms --out "$tmp/dies" >"$tmp/dies.out" 2>"$tmp/dies.err"
 rc=$?
 check "a failed run: exit 1 (got $rc: $(tail -n 3 "$tmp/dies.err"))" [ "$rc" -eq 1 ]
@@ -143,6 +153,9 @@ check "failed: the section, after the verdict" awk '/id="verdict"/ { v = NR } /i
 check "failed: the run, its stage, its error as text, its stderr's path" grep -qF \
 	"staged run 1 failed in denoise: RuntimeError: &lt;img src=x onerror=alert(1)&gt; CUDA out of memory in denoise (exit code 1; its stderr: $tmp/dies/staged-1.err)" "$F"
 check "failed: no element made of the error" sh -c "! grep -q '<img' '$F'"
+first=$(sed -n '/<div class="verdict">/,/<\/div>/p' "$F" | sed -n 2p)
+check "per-process: the verdict opens with the reader and what it can miss ($first)" sh -c "
+	case \"\$1\" in '<p>Footprint reader: per-process (every run). The per-process reader adds up'*'off by tens of percent'*'</p>') exit 0 ;; esac; exit 1" sh "$first"
 check "failed: the run summary says how it ended" grep -q '<tr><td>staged-1</td><td>exit code 1' "$F"
 check "failed: no console message ($(console dies | head -n 2))" [ -z "$(console dies)" ]
 check "failed: no request of the page's ($(requests dies | head -n 3))" [ -z "$(requests dies)" ]

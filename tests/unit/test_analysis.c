@@ -720,3 +720,42 @@ Test(analysis, mapped_peak_and_major_faults_per_stage)
 	analysis_release(&a);
 	done(&tr);
 }
+
+/* ---- the reader (common/reader.h) ----------------------------------------- */
+
+Test(analysis, the_reader_is_the_marks_else_the_backends_else_unknown)
+{
+	struct trace tr;
+	struct analysis a = ANALYSIS_INIT;
+	begin(&tr, "eager", true);
+	tr.start.meter_backend = "linux";
+	event(&tr, EV_MARK, 0, NULL, NULL, 0, 0)->note = "memory primed: 1 GB";
+	event(&tr, EV_MARK, 0, NULL, NULL, 0, 0)->note = "meter: cgroup-v2: footprint read from ...";
+	event(&tr, EV_STAGE, 1, "a", NULL, 0, 0);
+	sample(&tr, 1.5, 100 * MiB, 0, 80);
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert_eq(a.reader, SB_READER_CGROUP_V2);
+	analysis_release(&a);
+	done(&tr);
+
+	begin(&tr, "eager", true);
+	tr.start.meter_backend = "macos";
+	event(&tr, EV_STAGE, 1, "a", NULL, 0, 0);
+	sample(&tr, 1.5, 100 * MiB, 0, 80);
+	a = (struct analysis)ANALYSIS_INIT;
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert_eq(a.reader, SB_READER_MACOS);
+	analysis_release(&a);
+	tr.start.meter_backend = "linux"; /* a Linux trace older than the mark */
+	a = (struct analysis)ANALYSIS_INIT;
+	cr_assert_eq(analysis_run(&tr, NULL, &a), 0);
+	cr_assert_eq(a.reader, SB_READER_UNKNOWN);
+	analysis_release(&a);
+	done(&tr);
+
+	/* the real stageload traces name none: unknown, as before */
+	a = (struct analysis)ANALYSIS_INIT;
+	open_fixture("2026-10-06-qwen-image/staged-1.trace.jsonl", &a);
+	cr_assert_eq(a.reader, SB_READER_UNKNOWN);
+	analysis_release(&a);
+}

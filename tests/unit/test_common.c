@@ -13,6 +13,7 @@
 #include "common/jsonw.h"
 #include "common/parse.h"
 #include "common/path.h"
+#include "common/reader.h"
 #include "common/util.h"
 #include "testutil.h"
 
@@ -527,4 +528,66 @@ Test(common, path_absolute_is_against_the_working_directory)
 	cr_expect_null(path_absolute(NULL));
 	free(want);
 	free(cwd);
+}
+
+/* ---- the readers' table (common/reader.h) -------------------------------- */
+
+Test(common, a_reader_mark_names_its_reader_by_token_and_the_older_cgroup_words)
+{
+	cr_assert_eq(reader_of_mark("meter: cgroup-v1: footprint read from ..."), SB_READER_CGROUP_V1);
+	cr_assert_eq(reader_of_mark("meter: cgroup-v2: x"), SB_READER_CGROUP_V2);
+	cr_assert_eq(reader_of_mark("meter: per-process: footprint read process by process"),
+		     SB_READER_PER_PROCESS);
+	cr_assert_eq(reader_of_mark("meter: macos: x"), SB_READER_MACOS);
+	/* the cgroup reader's mark before it had a token */
+	cr_assert_eq(reader_of_mark("meter: footprint read from the run's own memory cgroup (v1 "
+				    "memory.stat total_rss + total_shmem), every process of the tree in it"),
+		     SB_READER_CGROUP_V1);
+	cr_assert_eq(reader_of_mark("meter: footprint read from the run's own memory cgroup (v2 "
+				    "memory.stat anon + shmem), every process of the tree in it"),
+		     SB_READER_CGROUP_V2);
+	/* no reader: other marks, a token this version does not know, "unknown", a prefix */
+	cr_assert_eq(reader_of_mark(NULL), SB_READER_UNKNOWN);
+	cr_assert_eq(reader_of_mark("stopped at decode"), SB_READER_UNKNOWN);
+	cr_assert_eq(reader_of_mark("meter: sideways: x"), SB_READER_UNKNOWN);
+	cr_assert_eq(reader_of_mark("meter: unknown: x"), SB_READER_UNKNOWN);
+	cr_assert_eq(reader_of_mark("meter: cgroup-v1"), SB_READER_UNKNOWN);
+	cr_assert_eq(reader_of_mark("meter: cgroup-v12: x"), SB_READER_UNKNOWN);
+	cr_assert_eq(reader_of_mark("meter: cgroup: x"), SB_READER_UNKNOWN);
+}
+
+Test(common, a_run_without_a_reader_mark_has_its_backends_only_reader_else_none)
+{
+	cr_assert_eq(reader_of_run(SB_READER_UNKNOWN, "macos"), SB_READER_MACOS);
+	cr_assert_eq(reader_of_run(SB_READER_UNKNOWN, "fake"), SB_READER_FAKE);
+	cr_assert_eq(reader_of_run(SB_READER_UNKNOWN, "linux"), SB_READER_UNKNOWN);
+	cr_assert_eq(reader_of_run(SB_READER_UNKNOWN, NULL), SB_READER_UNKNOWN);
+	cr_assert_eq(reader_of_run(SB_READER_CGROUP_V2, "linux"), SB_READER_CGROUP_V2);
+}
+
+Test(common, every_reader_has_a_token_a_label_and_a_caveat_only_where_it_can_miss)
+{
+	for (int r = 0; r < SB_READER_COUNT; r++) {
+		const struct sb_reader_info *i = reader_info((enum sb_reader)r);
+		cr_assert(i->name && *i->name && !strchr(i->name, ':') && !strchr(i->name, ' '),
+			  "reader %d's token", r);
+		cr_assert(i->label && *i->label);
+		cr_assert_null(i->caveat ? strstr(i->caveat, "exact") : NULL, "%s", i->caveat);
+		/* the token goes through the mark and back */
+		char *note = xasprintf(READER_MARK_PREFIX "%s: words", i->name);
+		cr_assert_eq(reader_of_mark(note), r == SB_READER_UNKNOWN ? SB_READER_UNKNOWN : r, "%s", note);
+		free(note);
+	}
+	cr_assert_str_eq(reader_info(SB_READER_CGROUP_V1)->name, "cgroup-v1");
+	cr_assert_str_eq(reader_info(SB_READER_CGROUP_V2)->name, "cgroup-v2");
+	cr_assert_str_eq(reader_info(SB_READER_PER_PROCESS)->name, "per-process");
+	cr_assert_str_eq(reader_info(SB_READER_MACOS)->name, "macos");
+	cr_assert_str_eq(reader_info(SB_READER_UNKNOWN)->name, "unknown");
+	cr_assert_null(reader_caveat(SB_READER_CGROUP_V1));
+	cr_assert_null(reader_caveat(SB_READER_CGROUP_V2));
+	const char *pp = reader_caveat(SB_READER_PER_PROCESS);
+	cr_assert(pp && strstr(pp, "shared memory") && strstr(pp, "short-lived") &&
+		  strstr(pp, "tens of percent") && strstr(pp, "cgroup") &&
+		  strstr(pp, "docs/platforms.md"), "%s", pp);
+	cr_assert_eq(reader_info((enum sb_reader)99), reader_info(SB_READER_UNKNOWN));
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../common/parse.h"
+#include "../../common/reader.h"
 #include "../../common/util.h"
 #include "../../runner/guard.h"
 #include "../../runner/record/record.h"
@@ -471,4 +472,46 @@ Test(record, the_commands_stderr_is_copied_to_a_file, .init = make_tmp, .fini = 
 	free(text);
 	record_result_release(&res);
 	free(path);
+}
+
+/* The reader mark: "meter: TOKEN: WORDS" at the command's start, whichever reader ran
+ * (STAGEBENCH_CGROUP=0: the per-process one; by default the run's own cgroup, where one
+ * can be made here), and the first of the trace's marks. */
+static enum sb_reader recorded_reader(const char *cgroup, const char *name)
+{
+	setenv("STAGEBENCH_CGROUP", cgroup, 1);
+	char *trace = xasprintf("%s/%s.trace.jsonl.zst", tmpdir, name);
+	/* a command that lives: one gone before the meter looks is no longer in its cgroup */
+	char *argv[] = { "sleep", "0.2", NULL };
+	struct record_result res = RECORD_RESULT_INIT;
+	cr_assert_eq(record(argv, trace, 50 * 1000000LL, NULL, &res), 0);
+	unsetenv("STAGEBENCH_CGROUP");
+	struct trace tr = TRACE_INIT;
+	cr_assert_eq(trace_read(trace, &tr), 0);
+	const struct trace_event *mark = find_event(&tr, EV_MARK, NULL);
+	cr_assert(mark && mark->note, "a reader mark");
+	enum sb_reader r = reader_of_mark(mark->note);
+	char *want = xasprintf(READER_MARK_PREFIX "%s: footprint read ", reader_info(r)->name);
+	cr_assert(str_starts_with(mark->note, want), "%s", mark->note);
+	free(want);
+	trace_release(&tr);
+	record_result_release(&res);
+	free(trace);
+	return r;
+}
+
+Test(record, the_trace_names_its_reader_in_a_mark_with_a_token, .init = make_tmp,
+     .fini = drop_tmp, .timeout = 20)
+{
+	char *was = getenv("STAGEBENCH_CGROUP") ? xstrdup(getenv("STAGEBENCH_CGROUP")) : NULL;
+	cr_assert_eq(recorded_reader("0", "pp"), SB_READER_PER_PROCESS);
+	enum sb_reader r = recorded_reader("", "default");
+	cr_assert(r == SB_READER_CGROUP_V1 || r == SB_READER_CGROUP_V2 || r == SB_READER_PER_PROCESS,
+		  "reader %d", r);
+	if (!access("/sys/fs/cgroup/memory", W_OK) ||
+	    !access("/sys/fs/cgroup/cgroup.subtree_control", W_OK))
+		cr_assert(r != SB_READER_PER_PROCESS, "a cgroup can be made here: its reader ran");
+	if (was)
+		setenv("STAGEBENCH_CGROUP", was, 1);
+	free(was);
 }

@@ -368,6 +368,8 @@ Test(table, qwen_image_runs_give_the_window_rule_table)
 	cr_assert_eq(table_build(&t, r, 3, NULL, 0), 0);
 	char *md = render(&t, table_render_md);
 	const char *want =
+		"Footprint reader: unknown (every run). The trace names no reader this version "
+		"knows (traces older than the reader mark name none).\n\n"
 		"| stage | eager, peak footprint | staged, peak footprint |\n"
 		"|---|---|---|\n"
 		"| setup | 31.4 GB | 2.1 GB |\n"
@@ -741,4 +743,108 @@ Test(table, first_run_that_failed_or_alone_is_no_outlier)
 	cr_assert_not(t.modes[0].first_slow_wall);
 	table_release(&t);
 	release_runs(r, 2);
+}
+
+/* ---- readers (table_readers.c) ------------------------------------------- */
+
+static char *readers_line(const enum sb_reader *readers, const char *const *modes, size_t n,
+			  bool *differ, char **verdict)
+{
+	static const double p[] = { 1, 2, 2, 2 };
+	struct table_run r[4];
+	for (size_t i = 0; i < n; i++) {
+		mkrun(&r[i], modes[i], false, S3, p, 'c');
+		r[i].a.reader = readers[i];
+	}
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, n, NULL, 0), 0);
+	*differ = t.readers_differ;
+	char *md = render(&t, table_render_md);
+	*verdict = render(&t, table_render_verdict);
+	table_release(&t);
+	release_runs(r, n);
+	return md;
+}
+
+Test(table, the_reader_line_opens_the_table_and_the_verdict)
+{
+	static const char *const modes[] = { "eager", "staged", "eager", "staged" };
+	static const enum sb_reader v1[] = { SB_READER_CGROUP_V1, SB_READER_CGROUP_V1,
+					     SB_READER_CGROUP_V1, SB_READER_CGROUP_V1 };
+	bool differ;
+	char *verdict, *md = readers_line(v1, modes, 4, &differ, &verdict);
+	cr_assert_not(differ);
+	cr_assert(str_starts_with(md, "Footprint reader: cgroup v1 (every run).\n\n| stage |"), "%s", md);
+	cr_assert(str_starts_with(verdict, "Footprint reader: cgroup v1 (every run).\n\n"), "%s",
+		  verdict);
+	cr_assert_null(strstr(md, "exact"), "%s", md);
+	free(md);
+	free(verdict);
+
+	static const enum sb_reader pp[] = { SB_READER_PER_PROCESS, SB_READER_PER_PROCESS };
+	md = readers_line(pp, modes, 2, &differ, &verdict);
+	cr_assert_not(differ);
+	const char *want = "Footprint reader: per-process (every run). The per-process reader adds up";
+	cr_assert(str_starts_with(md, want), "%s", md);
+	cr_assert(str_starts_with(verdict, want), "%s", verdict);
+	cr_assert_eq(strchr(md, '\n'), strstr(md, "(docs/platforms.md).\n") + 20, "one line: %s", md);
+	free(md);
+	free(verdict);
+}
+
+Test(table, runs_read_by_different_readers_are_said_not_comparable)
+{
+	static const char *const modes[] = { "eager", "staged" };
+	static const enum sb_reader mixed[] = { SB_READER_CGROUP_V1, SB_READER_PER_PROCESS };
+	bool differ;
+	char *verdict, *md = readers_line(mixed, modes, 2, &differ, &verdict);
+	cr_assert(differ);
+	const char *want = "Footprint reader: eager: cgroup v1; staged: per-process. The runs were "
+			   "read by different readers: their figures are not comparable as they are. "
+			   "The per-process reader";
+	cr_assert(str_starts_with(md, want), "%s", md);
+	cr_assert(str_starts_with(verdict, want), "%s", verdict);
+	free(md);
+	free(verdict);
+
+	/* an old trace (unknown) beside a known reader: said, but not called a difference */
+	static const enum sb_reader old[] = { SB_READER_UNKNOWN, SB_READER_MACOS };
+	md = readers_line(old, modes, 2, &differ, &verdict);
+	cr_assert_not(differ);
+	cr_assert(str_starts_with(md, "Footprint reader: eager: unknown; staged: macOS. The trace "
+				      "names no reader"), "%s", md);
+	cr_assert_null(strstr(md, "not comparable"), "%s", md);
+	free(md);
+	free(verdict);
+
+	/* one mode read both ways */
+	static const char *const one[] = { "eager", "eager" };
+	static const enum sb_reader both[] = { SB_READER_CGROUP_V2, SB_READER_PER_PROCESS };
+	md = readers_line(both, one, 2, &differ, &verdict);
+	cr_assert(differ);
+	cr_assert(str_starts_with(md, "Footprint reader: eager: cgroup v2 and per-process. The runs "
+				      "were read by different readers"), "%s", md);
+	free(md);
+	free(verdict);
+}
+
+Test(table, a_run_without_figures_has_no_say_in_the_reader_line)
+{
+	/* a run stopped before its command started (the guard's admission) has no reader
+	 * mark and no sample: it changes nothing */
+	static const double p[] = { 1, 2, 2, 2 };
+	struct table_run r[3];
+	static const char *const modes[] = { "eager", "staged", "staged" };
+	for (size_t i = 0; i < 3; i++) {
+		mkrun(&r[i], modes[i], false, S3, p, 'c');
+		r[i].a.reader = i < 2 ? SB_READER_CGROUP_V1 : SB_READER_UNKNOWN;
+	}
+	r[2].a.has_footprint = false;
+	struct table t = TABLE_INIT;
+	cr_assert_eq(table_build(&t, r, 3, NULL, 0), 0);
+	char *md = render(&t, table_render_md);
+	cr_assert(str_starts_with(md, "Footprint reader: cgroup v1 (every run).\n\n"), "%s", md);
+	free(md);
+	table_release(&t);
+	release_runs(r, 3);
 }
