@@ -366,7 +366,7 @@ int memcg_home(struct memcg *cg)
 		return -1;
 	cg->v2 = kind == 1;
 	if (kind == 0) {
-		cg->how = "beside the recorder's own, cgroup v1";
+		cg->how = "the recorder's own memory cgroup (v1)";
 		return mount_of(false, rel, cg->parent, sizeof(cg->parent));
 	}
 	if (!v2_home(cg, rel, sizeof(rel)))

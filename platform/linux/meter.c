@@ -98,8 +98,10 @@ static void linux_track(struct meter *m, pid_t root)
 		memcg_remove(&lm->cg);
 	m->info.reader = !lm->cg_on ? SB_READER_PER_PROCESS
 		       : lm->cg.v2 ? SB_READER_CGROUP_V2 : SB_READER_CGROUP_V1;
-	m->info.reader_words = !lm->cg_on ? per_process_words
-			     : lm->cg.v2 ? cgroup_words_v2 : cgroup_words_v1;
+	if (lm->cg_on)
+		snprintf(lm->words, sizeof(lm->words), "%s; made in %s",
+			 lm->cg.v2 ? cgroup_words_v2 : cgroup_words_v1, lm->cg.how);
+	m->info.reader_words = !lm->cg_on ? per_process_words : lm->words;
 	mapped_reset(lm);
 	/* The root's image before its exec was our forked copy: its high-water
 	 * mark, at most ours now, is in the root's ru_maxrss (peak_exited). */

@@ -62,6 +62,7 @@ struct linux_meter {
 				 * the window (peak_bound: they may be charged elsewhere) */
 	struct memcg cg;
 	bool cg_on;             /* the tree is in cg: samples read its footprint there */
+	char words[512];        /* the cgroup reader's words, where its cgroup was made */
 	pid_t *listed;          /* the cgroup's pids at the last reading, sorted */
 	size_t nlisted, listed_alloc;
 	size_t outside;         /* tree processes outside the cgroup (struct linux_proc) */

@@ -32,7 +32,7 @@ held() {
 	wait "$_held"
 }
 held "" "$tmp/probe.zst" 2>/dev/null
-if ! zstdcat "$tmp/probe.zst" | grep -q '"note":"meter: footprint read from the run'; then
+if ! zstdcat "$tmp/probe.zst" | grep -q '"note":"meter: cgroup-v'; then
 	if [ "${SB_EXPECT_CGROUP:-0}" = 1 ]; then
 		echo "FAIL cgroup: no memory cgroup of the run's own ($context), one was expected"
 		exit 1
@@ -118,7 +118,7 @@ if unshare --pid --fork --mount-proc true 2>/dev/null; then
 	wait "$u" 2>/dev/null # unshare says its child was killed
 	held "unshare --pid --fork --mount-proc" "$tmp/pid1b.zst"
 	check "a pid-1 recorder after a killed one reads its own cgroup" \
-		trace_has "$tmp/pid1b.zst" '"note":"meter: footprint read from the run'
+		trace_has "$tmp/pid1b.zst" '"note":"meter: cgroup-v'
 	after=$(ls -d "$parent"/stagebench-1-* 2>/dev/null | wc -l)
 	check "the killed pid-1 recorder's cgroup is removed ($left while it ran, $after after)" \
 		[ "$after" -lt "$left" ]
