@@ -34,22 +34,22 @@ vm_say "mmdebstrap $vm_suite from $vm_mirror (log: $vm_dir/mmdebstrap.log)"
 mmdebstrap --mode=root --variant=apt --include="$(echo $pkgs | tr ' ' ,)" \
 	--aptopt='Acquire::Retries "3"' --dpkgopt='path-exclude=/usr/share/doc/*' \
 	--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+	--customize-hook='chroot "$1" systemctl enable -q systemd-networkd' \
+	--customize-hook='chroot "$1" systemctl mask -q apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer dpkg-db-backup.timer' \
 	"$vm_suite" "$root" "deb $vm_mirror $vm_suite main" "deb $vm_mirror $vm_suite-updates main" \
 	"deb $vm_security $vm_suite-security main" >"$vm_dir/mmdebstrap.log" 2>&1 ||
 	{ tail -30 "$vm_dir/mmdebstrap.log" >&2; exit 1; }
 
-# The machine: its name, its disk, DHCP on qemu's user network, sshd by key only.
+# The machine: its name, its disk, DHCP on qemu's user network (systemd-networkd, enabled
+# above, where mmdebstrap's hooks have /proc; the timers that would wake up to do housework
+# in the middle of a test are masked there), sshd by key only.
 echo sbvm >"$root/etc/hostname"
 printf '127.0.0.1 localhost\n127.0.1.1 sbvm\n' >"$root/etc/hosts"
 echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$root/etc/fstab"
 mkdir -p "$root/etc/systemd/network"
 printf '[Match]\nName=en*\n[Network]\nDHCP=yes\n' >"$root/etc/systemd/network/20-vm.network"
-chroot "$root" systemctl enable -q systemd-networkd
 printf 'PermitRootLogin prohibit-password\nPasswordAuthentication no\nUseDNS no\n' \
 	>"$root/etc/ssh/sshd_config.d/stagebench-vm.conf"
-# Nothing that wakes up to do housework in the middle of a test.
-chroot "$root" systemctl mask -q apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
-	fstrim.timer dpkg-db-backup.timer 2>/dev/null || true
 # The user, its manager kept running (linger), and the key for both.
 chroot "$root" useradd -m -u 1000 -s /bin/sh "$vm_user"
 mkdir -p "$root/var/lib/systemd/linger"

@@ -56,6 +56,7 @@ run() {
 	rc=$(cat "$T/$c.rc")
 	w=$(grep -m1 -o 'SKIP.*' "$T/$c.log")
 	[ "$rc" = 0 ] && [ -n "$w" ] && rc=skip
+	[ "$rc" = 0 ] || [ "$rc" = skip ] || w=$(grep -m1 -o 'FAIL.*' "$T/$c.log")
 	result "$c" "$rc" $(($(date +%s) - t0)) "${w:-}"
 }
 
