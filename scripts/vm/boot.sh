@@ -17,6 +17,7 @@ kvm) accel="-accel kvm -cpu host" ;;
 esac
 mkdir -p "$vm_run"
 vm_alive && "$here/down.sh"
+rm -f "$vm_run"/console-*.log
 
 # try N: one boot; 0 once sshd answers, 1 when qemu died or the time ran out
 try() {
