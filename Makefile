@@ -2,6 +2,7 @@
 #   make                 build ./stagebench
 #   make test            install missing Debian packages, build with ASan/UBSan, run every test
 #   make test-fresh      the README's commands in fresh Debian 12 and 13 roots (root, mmdebstrap)
+#   make test-vm         the cgroup cases on a systemd Debian 13 machine under qemu (root, docs/testing.md)
 #   make bench           measure, write BENCHMARKS.md
 #   make fuzz            run the libFuzzer harnesses of fuzz/ (clang) for FUZZ_TIME s each
 #   make install PREFIX=/usr/local
@@ -84,7 +85,7 @@ HELPER_BIN += $(NVML_FAKE)
 
 .PHONY: all check-deps deps test code-checks unit-test cli-test py-test e2e-test e2e-py-test bench install clean helpers charts test-slurm \
 	portability macos completions
-.PHONY: test-fresh
+.PHONY: test-fresh test-vm
 
 all: check-deps stagebench
 
@@ -228,6 +229,12 @@ e2e-py-test: $(BIN) $(HELPER_BIN)
 # The README's two commands in fresh minimal Debian 12 and 13 roots (needs root; scripts/deps.sh ci).
 test-fresh:
 	$(Q)scripts/test-fresh.sh
+
+# The memory readers' cases in a systemd Debian 13 guest under qemu, in a user's login session,
+# its systemd-run scope, root's session and a container (root; scripts/deps.sh vm; tests/vm/).
+test-vm:
+	$(Q)scripts/deps.sh vm
+	$(Q)tests/vm/run.sh
 
 bench: stagebench $(HELPER_BIN)
 	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) bench/run.sh

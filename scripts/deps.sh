@@ -1,6 +1,6 @@
 #!/bin/sh
 # deps.sh -- install the Debian packages stagebench needs to build, run and test.
-# Usage: scripts/deps.sh [build|run|test|slurm|ci|all]  install what GROUP needs (default: all)
+# Usage: scripts/deps.sh [build|run|test|slurm|vm|ci|all]  install what GROUP needs (default: all)
 #        scripts/deps.sh --list [GROUP]                 print GROUP's packages, one a line
 # Installs only what is missing (`apt-get update` first); needs root, or sudo, when something is.
 # test, ci and all also make the real-library test environment (scripts/venv-real.sh: torch 2.x,
@@ -15,7 +15,8 @@ set -eu
 #   run    build run                        (the README's first command)
 #   test   build run test                   (the README's second command)
 #   slurm  build run slurm                  (a local single-node cluster for make test-slurm)
-#   ci     build run test slurm ci          (.ci/run: also the fresh-root and package checks)
+#   vm     build vm                         (make test-vm: a Debian 13 guest under qemu)
+#   ci     build run test slurm vm ci       (.ci/run: also the fresh-root and package checks)
 #   all    every group
 # To add a package, add a line.
 table() {
@@ -50,7 +51,11 @@ slurmd                   slurm  make test-slurm: the node
 slurm-client             slurm  make test-slurm: sbatch, squeue
 munge                    slurm  make test-slurm: slurm's authentication
 iproute2                 slurm  make test-slurm: ip, the network namespaces, veth pairs and bridge of the nodes
-mmdebstrap               ci     scripts/test-fresh.sh, test-deb.sh: minimal Debian roots
+qemu-system-x86          vm     make test-vm: the Debian 13 guest (qemu-system-x86_64, TCG)
+qemu-utils               vm     make test-vm: qemu-img, the guest's overlay on its image
+openssh-client           vm     make test-vm: ssh into the guest, ssh-keygen for its key
+e2fsprogs                vm     make test-vm: mke2fs -d, the guest's image from its root
+mmdebstrap               vm     make test-vm's guest image; scripts/test-fresh.sh, test-deb.sh: minimal Debian roots
 dpkg-dev                 ci     scripts/test-deb.sh: dpkg-buildpackage
 debhelper                ci     scripts/test-deb.sh: debian/rules
 dh-python                ci     scripts/test-deb.sh: debian/rules byte-compiles the probe
@@ -65,8 +70,9 @@ packages() {
 	run) levels="build run" ;;
 	test) levels="build run test" ;;
 	slurm) levels="build run slurm" ;;
-	ci | all) levels="build run test slurm ci" ;;
-	*) echo "usage: $0 [build|run|test|slurm|ci|all] | --list [GROUP]" >&2; exit 2 ;;
+	vm) levels="build vm" ;;
+	ci | all) levels="build run test slurm vm ci" ;;
+	*) echo "usage: $0 [build|run|test|slurm|vm|ci|all] | --list [GROUP]" >&2; exit 2 ;;
 	esac
 	table | while read -r pkg group _; do
 		case " $levels " in *" $group "*) echo "$pkg" ;; esac

@@ -6,7 +6,8 @@
 # point (tests/e2e/sharers.py: the sum of smaps_rollup Pss_Anon + Pss_Shmem over its live
 # processes): every sample taken while the tree holds still within 5 %, the stage window's
 # kernel peak within 10 % of the largest true total in it. SB_BURN=N runs N CPU-bound
-# processes beside it. Needs SB_BIN.
+# processes beside it. Needs SB_BIN. SB_EXPECT_CGROUP=1: fail, not skip, where no cgroup
+# can be made (below).
 set -u
 SB=${SB_BIN:?SB_BIN not set}
 PY=/usr/bin/python3
@@ -21,13 +22,20 @@ cleanup() {
 }
 trap cleanup EXIT
 fail=0
-# The whole-tree reader is opt-in (docs/platforms.md): these cases are its own. Where it
-# cannot be had (a chroot without the cgroup file system, no memory controller) the
-# recorder says so and these cases are skipped: the per-process reading does not meet them.
+# These cases are the whole-tree reader's own (docs/platforms.md). Where it cannot be had (a
+# chroot without the cgroup file system, no memory controller, a read-only cgroupfs) the
+# recorder says so and they are skipped, naming where ($SB_CONTEXT, else the user and the
+# cgroup): the per-process reading does not meet them. SB_EXPECT_CGROUP=1 says a cgroup
+# should be had here (make test-vm sets it in the guest's login sessions): none fails.
 export STAGEBENCH_CGROUP=${STAGEBENCH_CGROUP:-1}
+ctx=${SB_CONTEXT:-uid $(id -u) in $(tail -n 1 /proc/self/cgroup)}
 if [ "$STAGEBENCH_CGROUP" = 1 ] &&
 	"$SB" record -o "$T/probe.zst" -- true 2>&1 | grep -q "no memory cgroup of the run's own"; then
-	echo "  SKIP sharers.sh: no memory cgroup can be made here (the recorder's warning)"
+	if [ "${SB_EXPECT_CGROUP:-}" = 1 ]; then
+		echo "  FAIL sharers.sh ($ctx): no memory cgroup could be made, and SB_EXPECT_CGROUP=1 says one should"
+		exit 1
+	fi
+	echo "  SKIP sharers.sh ($ctx): no memory cgroup can be made here (the recorder's warning)"
 	exit 0
 fi
 . "$HERE/handshake.inc"
