@@ -68,6 +68,7 @@ struct linux_proc {
 	/* That reading's figures (shares_from_reading): RssAnon + RssShmem at it, Rss,
 	 * Pss_Anon + Pss_Shmem, Pss, Private_Clean + Private_Dirty, Private_Dirty. */
 	uint64_t read_rss_as, read_rss, pss_as, pss_all, uss, private_dirty;
+	uint64_t read_shmem; /* RssShmem at that reading */
 	uint64_t shared_rss; /* Rss - Private_Clean - Private_Dirty then: its pages others map */
 	/* The shares of shared pages it counts (Pss less its private pages: anon + shmem,
 	 * and all pages for peaks), with those handed over by partners that left; they go
@@ -112,10 +113,10 @@ void linux_parse_status(const char *buf, size_t len, struct status_fields *f);
 
 struct meminfo_fields {
 	unsigned have; /* MI_* bits */
-	uint64_t mem_total, mem_available, swap_total, swap_free; /* bytes */
+	uint64_t mem_total, mem_available, swap_total, swap_free, shmem; /* bytes */
 };
 enum { MI_MEM_TOTAL = 1u << 0, MI_MEM_AVAILABLE = 1u << 1, MI_SWAP_TOTAL = 1u << 2,
-       MI_SWAP_FREE = 1u << 3 };
+       MI_SWAP_FREE = 1u << 3, MI_SHMEM = 1u << 4 };
 void linux_parse_meminfo(const char *buf, size_t len, struct meminfo_fields *f);
 
 /* Parse a list of decimal pids separated by spaces/newlines (the children

@@ -292,7 +292,7 @@ static uint64_t peak_sum(struct linux_meter *lm, const struct memcg_fields *cf)
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
 		if (!cf)
-			sum += peak_part(p);
+			sum += peak_part(lm, p);
 		else if (p->maxrss_taken)
 			sum += p->super.hwm;
 		else if (!p->super.zombie && (p->last.have & ST_VM_HWM)) {
@@ -382,6 +382,8 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 		if (!p->super.zombie && !p->no_mm)
 			s->footprint += sat_sub(p->last.rss_anon + p->last.rss_shmem, p->excess);
 	}
+	if (!cg)
+		s->footprint = sat_sub(s->footprint, share_shmem_over(lm));
 	window_peak(lm, peak_sum(lm, cg ? &cf : NULL));
 	mapped_sample(lm, s);
 	if (linux_out_of_files && !lm->warned_files) {

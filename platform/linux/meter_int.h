@@ -81,6 +81,7 @@ struct linux_meter {
 	int64_t roll_wait_ns;   /* ROLL_COST_FACTOR times the last round's cost */
 	int64_t roll_credit;    /* reading time allowed now (ns, at most 0): the budget */
 	int64_t credit_ns;      /* when it was last brought up to date */
+	uint64_t round_shmem;   /* the system's Shmem (meminfo) at the last round */
 	unsigned long rollups;  /* smaps_rollup readings made (meter_linux_rollups) */
 	struct mapped_state *mapped; /* mapped.c's, NULL until the first sample */
 	/* A still tree (tree_still): the sums of the last sample that read every
@@ -202,8 +203,9 @@ bool walk_due(struct linux_meter *lm);
 void share_update(struct linux_meter *lm, size_t live);
 void share_settle(struct linux_meter *lm);
 void share_gone(struct linux_meter *lm, struct linux_proc *p);
+uint64_t share_shmem_over(struct linux_meter *lm);
 bool leaving(const struct linux_proc *p);
-uint64_t peak_part(const struct linux_proc *p);
+uint64_t peak_part(struct linux_meter *lm, const struct linux_proc *p);
 /* mapped.c: the sample's mapped and majflt fields (after the tree's status
  * readings); a process gone (before its entry is removed); a new tree (track);
  * the data files first seen resident since the last call, one per call (path

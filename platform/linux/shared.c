@@ -111,6 +111,7 @@ static bool roll(struct linux_meter *lm, struct linux_proc *p)
 	bool all = (ru.have & (RU_RSS | RU_PSS | RU_PRIVATE_CLEAN | RU_PRIVATE_DIRTY)) ==
 		   (RU_RSS | RU_PSS | RU_PRIVATE_CLEAN | RU_PRIVATE_DIRTY);
 	p->read_rss_as = p->last.rss_anon + p->last.rss_shmem;
+	p->read_shmem = p->last.rss_shmem;
 	p->pss_as = ru.pss_anon + ru.pss_shmem;
 	p->read_rss = all ? ru.rss : 0;
 	p->pss_all = all ? ru.pss : 0;
@@ -129,12 +130,13 @@ bool leaving(const struct linux_proc *p)
 }
 
 /* p's part of the tree's peak: its VmHWM less what others also map; one
- * leaving keeps its last figure, unless it shared: the others' shares take
- * over those pages (its peak is in shared_best). */
-uint64_t peak_part(const struct linux_proc *p)
+ * leaving (or whose reading found it exiting) what it held alone, unless it
+ * shared: the others' shares take over those pages, and what it held alone
+ * counts once it is gone (held_alone). */
+uint64_t peak_part(struct linux_meter *lm, const struct linux_proc *p)
 {
-	if (p->excess && leaving(p))
-		return 0;
+	if (leaving(p) || p->no_mm)
+		return p->excess ? 0 : held_alone(lm, p);
 	return sat_sub(p->super.hwm, p->rss_excess);
 }
 
@@ -187,6 +189,9 @@ static void take(struct linux_proc *q, uint64_t *a, uint64_t *r)
 	*r -= x;
 }
 
+static void give(struct linux_meter *lm, struct linux_proc *p, uint64_t a, uint64_t r,
+		 unsigned skip);
+
 /* Whether q can take over the shares of p, which left: a live member whose
  * reading is older than the sample that found p gone (skip: this sample's
  * generation; a later reading already counts those pages). */
@@ -205,13 +210,41 @@ static void hand_over(struct linux_meter *lm, struct linux_proc *p, unsigned ski
 		return;
 	p->gave = true;
 	lm->share_news = true;
-	uint64_t a = p->carried, r = p->carried_rss;
+	give(lm, p, p->carried, p->carried_rss, skip);
+}
+
+/* Shares a (anon + shmem) and r (all pages) that p counted go to its heirs. */
+static void give(struct linux_meter *lm, struct linux_proc *p, uint64_t a, uint64_t r,
+		 unsigned skip)
+{
 	struct linux_proc *q = live_parent(lm, p);
 	if (heir(q, p, skip))
 		take(q, &a, &r);
 	for (size_t i = 0; (a || r) && i < lm->tab.n; i++)
 		if (heir(entry(lm, i), p, skip))
 			take(entry(lm, i), &a, &r);
+}
+
+/* p, live, holds fewer pages than at its reading, beyond its private ones:
+ * it unmapped pages it shared (an exec drops them all), whose other mappers'
+ * Pss grew. That part of its shares goes to its partners, as at a departure. */
+static void shrunk(struct linux_meter *lm, struct linux_proc *p)
+{
+	uint64_t now = p->last.rss_anon + p->last.rss_shmem;
+	uint64_t shared = sat_sub(p->read_rss_as, p->private_dirty);
+	uint64_t gone = sat_sub(sat_sub(p->read_rss_as, now), p->private_dirty);
+	if (!gone || !shared || !p->excess)
+		return;
+	double f = gone >= shared ? 1.0 : (double)gone / (double)shared;
+	uint64_t a = (uint64_t)(f * (double)p->carried);
+	uint64_t r = (uint64_t)(f * (double)p->carried_rss);
+	p->carried -= a;
+	p->carried_rss -= r;
+	p->excess -= (uint64_t)(f * (double)p->excess);
+	p->rss_excess -= (uint64_t)(f * (double)p->rss_excess);
+	p->read_rss_as -= gone;
+	lm->share_news = true;
+	give(lm, p, a, r, lm->roll_gen);
 }
 
 /* p's entry goes (refresh, before this sample's readings). */
@@ -275,6 +308,8 @@ static bool group_moved(struct linux_meter *lm, int64_t t0)
 			continue;
 		}
 		if (member(p)) {
+			if (p->moved && p->rolled)
+				shrunk(lm, p);
 			bool f = look && (lm->share_pending || !stale) && faulted(lm, p);
 			stale |= p->moved || f;
 		} else if (p->moved && p->last.rss_shmem > SHARE_MIN_BYTES) {
@@ -287,6 +322,15 @@ static bool group_moved(struct linux_meter *lm, int64_t t0)
 	bool moved = stale || lm->share_news;
 	lm->share_news = false;
 	return moved;
+}
+
+/* The system's Shmem now (/proc/meminfo, read again). */
+static uint64_t system_shmem(struct linux_meter *lm)
+{
+	ssize_t n = reread(lm, lm->meminfo_fd);
+	if (n > 0)
+		linux_parse_meminfo(lm->buf, (size_t)n, &lm->mi);
+	return lm->mi.shmem;
 }
 
 static void save(struct linux_proc *p)
@@ -343,6 +387,7 @@ static bool torn(struct linux_meter *lm, struct linux_proc *p)
 static void round_of(struct linux_meter *lm, bool all)
 {
 	bool bad = false;
+	uint64_t shmem = system_shmem(lm);
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
 		if (p->super.zombie)
@@ -365,6 +410,8 @@ static void round_of(struct linux_meter *lm, bool all)
 		return;
 	}
 	lm->roll_all = lm->share_pending = lm->share_stale = false;
+	/* Pages faulted in while it ran are in some readings, not in others. */
+	lm->round_shmem = shmem / 2 + system_shmem(lm) / 2;
 }
 
 /* The budget (meter_int.h): the credit grows with the time since it was
@@ -399,6 +446,27 @@ static void share_none(struct linux_meter *lm)
 		p->roll_gen = lm->roll_gen;
 	}
 	lm->roll_all = lm->share_pending = lm->share_stale = lm->share_news = false;
+	lm->round_shmem = lm->mi.shmem;
+}
+
+/* What the processes' shmem growth since their readings counts twice: shmem
+ * pages a process faulted in may be another's already (a worker mapping what
+ * a partner wrote raises its RssShmem, and lowers the partner's Pss with no
+ * change to its statm); the pages new to the tree are at most what the
+ * system's Shmem grew by since the last round. */
+uint64_t share_shmem_over(struct linux_meter *lm)
+{
+	if (!lm->pss || !(lm->mi.have & MI_SHMEM))
+		return 0;
+	uint64_t grew = 0;
+	for (size_t i = 0; i < lm->tab.n; i++) {
+		struct linux_proc *p = entry(lm, i);
+		if (live(p) && p->rolled && p->pss_read)
+			grew += sat_sub(p->last.rss_shmem, p->read_shmem);
+	}
+	if (grew <= sat_sub(lm->mi.shmem, lm->round_shmem))
+		return 0;
+	return sat_sub(grew, sat_sub(system_shmem(lm), lm->round_shmem)); /* after statm's */
 }
 
 /* Keep every live process's excess true enough (docs/platforms.md, Linux):
@@ -426,11 +494,6 @@ void share_update(struct linux_meter *lm, size_t live_n)
 		     (lm->roll_credit >= 0 || (!moved && lm->roll_credit > -ROLL_DEBT_NS));
 	if (round)
 		round_of(lm, lm->roll_all);
-	if (getenv("SB_SHARE_DEBUG")) {
-		fprintf(stderr, "gen %u credit %lld moved %d pending %d stale %d all %d round %d any %d\n", lm->roll_gen, (long long)lm->roll_credit/1000000, moved, lm->share_pending, lm->share_stale, lm->roll_all, round, any);
-		for (size_t i = 0; i < lm->tab.n; i++) { struct linux_proc *p = entry(lm, i);
-			fprintf(stderr, "  %d pp %d z%d live%d as %llu ex %llu car %llu prov %d par %d gen %u mv %d\n", p->super.pid, p->ppid, p->super.zombie, live(p), (unsigned long long)(p->last.rss_anon + p->last.rss_shmem) >> 20, (unsigned long long)p->excess >> 20, (unsigned long long)p->carried >> 20, p->provisional, p->partner, p->roll_gen, p->moved); }
-	}
 	if (!any && !round)
 		return;
 	int64_t t1 = mono_ns();
