@@ -84,7 +84,7 @@ struct linux_proc {
 	bool moved;        /* its statm differed from the sample before's (statm_seen) */
 	uint64_t statm_seen[3]; /* the last statm read */
 	struct {              /* its shares before a round (round_of: restored when torn) */
-		uint64_t excess, rss_excess, carried, carried_rss;
+		uint64_t excess, rss_excess, carried, carried_rss, read_rss_as, read_shmem;
 		bool provisional, partner;
 	} saved;
 	uint64_t faults;   /* its minflt + majflt (stat, every thread's) at the last look */

@@ -85,6 +85,22 @@ static void shares_from_reading(struct linux_proc *p)
 	p->provisional = p->partner = false;
 }
 
+/* p's reading lists under half the resident pages its status read at this
+ * sample showed: its memory went in between (an exec replaced it, or it
+ * unmapped most of it). The status figures stand for the old pages: those of
+ * the reading stand instead (alone, each page its own) until status is read
+ * again, as it is at the next sample (its statm moved). */
+static void replaced(struct linux_proc *p, const struct rollup_fields *ru)
+{
+	if (ru->rss + SHARE_MIN_BYTES >= p->last.vm_rss / 2)
+		return;
+	p->last.rss_anon = ru->pss_anon;
+	p->last.rss_shmem = ru->pss_shmem;
+	p->last.vm_rss = ru->rss;
+	if (p->super.hwm > ru->rss)
+		p->super.hwm = ru->rss;
+}
+
 /* One smaps_rollup reading of p (shares_from_reading); a process caught in
  * its exit has no pages to list and keeps its last figures. Returns whether
  * it shares. */
@@ -110,6 +126,8 @@ static bool roll(struct linux_meter *lm, struct linux_proc *p)
 	p->pss_read = true;
 	bool all = (ru.have & (RU_RSS | RU_PSS | RU_PRIVATE_CLEAN | RU_PRIVATE_DIRTY)) ==
 		   (RU_RSS | RU_PSS | RU_PRIVATE_CLEAN | RU_PRIVATE_DIRTY);
+	if (all)
+		replaced(p, &ru);
 	p->read_rss_as = p->last.rss_anon + p->last.rss_shmem;
 	p->read_shmem = p->last.rss_shmem;
 	p->pss_as = ru.pss_anon + ru.pss_shmem;
@@ -341,6 +359,8 @@ static void save(struct linux_proc *p)
 	p->saved.carried_rss = p->carried_rss;
 	p->saved.provisional = p->provisional;
 	p->saved.partner = p->partner;
+	p->saved.read_rss_as = p->read_rss_as;
+	p->saved.read_shmem = p->read_shmem;
 }
 
 static void restore(struct linux_proc *p)
@@ -351,6 +371,8 @@ static void restore(struct linux_proc *p)
 	p->carried_rss = p->saved.carried_rss;
 	p->provisional = p->saved.provisional;
 	p->partner = p->saved.partner;
+	p->read_rss_as = p->saved.read_rss_as;
+	p->read_shmem = p->saved.read_shmem;
 }
 
 static void unknown_child(pid_t pid, void *arg)
@@ -360,9 +382,10 @@ static void unknown_child(pid_t pid, void *arg)
 		lm->share_torn = true;
 }
 
-/* Whether p, read in this round, left or forked while it was read: its
- * statm reads no resident page, or its children file lists a process the
- * table lacks (its partners' readings may count it or not). */
+/* Whether p, read in this round, changed while the round ran: its statm
+ * moved since the sample read it (pages mapped or freed, an exec) or reads
+ * no resident page (it left), or its children file lists a process the table
+ * lacks (a fork): its partners' readings may count those pages or not. */
 static bool torn(struct linux_meter *lm, struct linux_proc *p)
 {
 	uint64_t v[3];
@@ -370,7 +393,8 @@ static bool torn(struct linux_meter *lm, struct linux_proc *p)
 	if (p->no_mm)
 		return true;
 	if (p->statm_fd >= 0 && ((n = reread(lm, p->statm_fd)) <= 0 ||
-				 linux_parse_statm(lm->buf, (size_t)n, v) || !v[1]))
+				 linux_parse_statm(lm->buf, (size_t)n, v) || !v[1] ||
+				 memcmp(v, p->statm_seen, sizeof(v))))
 		return true;
 	if (p->children_fd < 0 || (n = reread(lm, p->children_fd)) <= 0)
 		return false;
