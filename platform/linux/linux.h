@@ -65,21 +65,33 @@ struct linux_proc {
 	 * (or too little to tell from the counters' error). */
 	uint64_t excess;
 	uint64_t rss_excess; /* Rss - Pss (all pages) then, for VmHWM; 0 with excess */
-	uint64_t excess_pss; /* that reading's excess; excess differs while provisional */
-	uint64_t private_dirty; /* Private_Dirty then */
+	/* That reading's figures (shares_from_reading): RssAnon + RssShmem at it, Rss,
+	 * Pss_Anon + Pss_Shmem, Pss, Private_Clean + Private_Dirty, Private_Dirty. */
+	uint64_t read_rss_as, read_rss, pss_as, pss_all, uss, private_dirty;
+	uint64_t read_shmem; /* RssShmem at that reading */
 	uint64_t shared_rss; /* Rss - Private_Clean - Private_Dirty then: its pages others map */
+	/* The shares of shared pages it counts (Pss less its private pages: anon + shmem,
+	 * and all pages for peaks), with those handed over by partners that left; they go
+	 * to a partner when it leaves (share_gone). */
+	uint64_t carried, carried_rss;
 	bool no_mm;        /* its last reading found no pages left: it is exiting */
 	bool pss_read;     /* an smaps_rollup reading of it succeeded */
 	bool maxrss_taken; /* its hwm is its ru_maxrss (meter_peak_exited) */
-	bool provisional;  /* a sharer's new child while its partners' readings are older:
-			    * excess leaves out all but its private dirty pages */
-	uint64_t faults;   /* its minflt + majflt (stat, every thread's) at that reading */
-	uint64_t runtime;  /* its main thread's run time (schedstat) when faults were last
-			    * seen unchanged; UINT64_MAX: not known */
+	bool provisional;  /* a new child of a partner read before its fork: excess leaves
+			    * out all but its private dirty pages (its parent counts the rest) */
+	bool partner;      /* the parent of such a child: read in the group's next round */
+	bool gave;         /* it left, and its carried shares went to a partner */
+	bool moved;        /* its statm differed from the sample before's (statm_seen) */
+	uint64_t statm_seen[3]; /* the last statm read */
+	struct {              /* its shares before a round (round_of: restored when torn) */
+		uint64_t excess, rss_excess, carried, carried_rss, read_rss_as, read_shmem;
+		bool provisional, partner;
+	} saved;
+	uint64_t faults;   /* its minflt + majflt (stat, every thread's) at the last look */
+	uint64_t runtime;  /* its main thread's run time (schedstat) then; UINT64_MAX: not known */
 	int faults_fd;     /* /proc/PID/stat, -1 */
 	int runtime_fd;    /* /proc/PID/schedstat, -1 */
 	bool rolled;       /* excess is from a reading taken while it had partners */
-	bool dirty;        /* statm moved since that reading */
 	unsigned roll_gen; /* the reading's round (linux_meter.roll_gen) */
 	/* Mapped files (mapped.c): RssFile when its smaps was last read (map_read),
 	 * its major faults (majflt + cmajflt of stat) at the last reading, and
@@ -106,10 +118,10 @@ void linux_parse_status(const char *buf, size_t len, struct status_fields *f);
 
 struct meminfo_fields {
 	unsigned have; /* MI_* bits */
-	uint64_t mem_total, mem_available, swap_total, swap_free; /* bytes */
+	uint64_t mem_total, mem_available, swap_total, swap_free, shmem; /* bytes */
 };
 enum { MI_MEM_TOTAL = 1u << 0, MI_MEM_AVAILABLE = 1u << 1, MI_SWAP_TOTAL = 1u << 2,
-       MI_SWAP_FREE = 1u << 3 };
+       MI_SWAP_FREE = 1u << 3, MI_SHMEM = 1u << 4 };
 void linux_parse_meminfo(const char *buf, size_t len, struct meminfo_fields *f);
 
 /* Parse a list of decimal pids separated by spaces/newlines (the children

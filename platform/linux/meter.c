@@ -91,6 +91,7 @@ static void linux_track(struct meter *m, pid_t root)
 	lm->window_best = lm->dep_now = lm->dep_pending = lm->files_best = 0;
 	lm->outside = 0;
 	lm->prev_ns = 0;
+	lm->roll_all = lm->share_pending = lm->share_stale = lm->share_news = false;
 	/* Samples read the tree's footprint from its cgroup when the root is in it
 	 * (it joined before its exec: meter_enclose). */
 	lm->cg_on = lm->cg.dir[0] && memcg_holds(&lm->cg, root);
@@ -176,6 +177,7 @@ static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t
 {
 	*have_v = false;
 	if (p->statm_fd < 0) {
+		p->moved = true; /* no statm to tell */
 		if (lm->statm_fds >= lm->statm_budget || p->status_fd < 0)
 			return false;
 		p->statm_fd = open_proc_file(p->super.pid, "statm", O_RDONLY);
@@ -186,7 +188,10 @@ static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t
 	ssize_t n = reread(lm, p->statm_fd);
 	*have_v = n > 0 && !linux_parse_statm(lm->buf, (size_t)n, v);
 	bool moved = !*have_v || !p->have_last || memcmp(v, p->statm, sizeof(p->statm));
-	p->dirty |= moved;
+	/* For the sharing group: moved since the sample before (shared.c). */
+	p->moved = !*have_v || memcmp(v, p->statm_seen, sizeof(p->statm_seen));
+	if (*have_v)
+		memcpy(p->statm_seen, v, sizeof(p->statm_seen));
 	if (moved || p->reused >= STATUS_REUSE_MAX)
 		return false;
 	/* No pid was handed out for a while (linux_sample's walk): no thread
@@ -232,16 +237,13 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 		*st = p->last;
 		return 0;
 	}
-	if (p->statm_fd < 0)
-		p->dirty = true; /* no statm to tell */
 	ssize_t n = p->status_fd >= 0 ? reread(lm, p->status_fd) : -1;
 	if (n <= 0) {
 		if (p->statm_fd >= 0)
 			lm->statm_fds--;
 		/* What it held alone counts once in the window's peak; the
 		 * others take over what it shared. */
-		if (p->excess)
-			lm->roll_all = true; /* its partners' shares grew */
+		share_gone(lm, p); /* its partners' shares grew */
 		lm->dep_now += lm->cg_on ? cg_departed(p) : held_alone(lm, p);
 		mapped_departed(lm, p);
 		proctab_remove(&lm->tab, i, close_proc);
@@ -270,15 +272,16 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 }
 
 /* A sample's part in the window's peak: peaks, the live processes' parts,
- * with what those gone since the sample before held alone. Not while a round
- * is owed (the partners' shares are too high): the departures wait, the
+ * with what those gone since the sample before held alone. Not while the
+ * sharing group's shares are stale (shared.c: a member's pages moved since its
+ * last round, pages may count twice): the departures wait, the
  * largest group of them counting once with the parts of a later sample. */
 static void window_peak(struct linux_meter *lm, uint64_t peaks)
 {
 	if (lm->dep_now > lm->dep_pending)
 		lm->dep_pending = lm->dep_now;
 	lm->dep_now = 0;
-	if (lm->roll_owed)
+	if (lm->share_stale)
 		return;
 	peaks += lm->dep_pending;
 	lm->dep_pending = 0;
@@ -298,7 +301,7 @@ static uint64_t peak_sum(struct linux_meter *lm, const struct memcg_fields *cf)
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
 		if (!cf)
-			sum += peak_part(p);
+			sum += peak_part(lm, p);
 		else if (p->maxrss_taken)
 			sum += p->super.hwm;
 		else if (!p->super.zombie && (p->last.have & ST_VM_HWM)) {
@@ -394,6 +397,8 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 		if (!p->super.zombie && !p->no_mm)
 			s->footprint += sat_sub(p->last.rss_anon + p->last.rss_shmem, p->excess);
 	}
+	if (!cg)
+		s->footprint = sat_sub(s->footprint, share_shmem_over(lm));
 	window_peak(lm, peak_sum(lm, cg ? &cf : NULL));
 	mapped_sample(lm, s);
 	if (linux_out_of_files && !lm->warned_files) {

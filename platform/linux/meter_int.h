@@ -55,7 +55,7 @@ struct linux_meter {
 	/* Window peaks (docs/platforms.md, Linux): window_best is the highest sum
 	 * since the reset of the live processes' peak parts and of what those gone
 	 * since the sample before held alone (dep_now), at samples where the
-	 * shares are exact (no round owed); at the others, the largest such
+	 * shares are not stale (shared.c); at the others, the largest such
 	 * group of departures waits in dep_pending. */
 	uint64_t window_best, dep_now, dep_pending;
 	uint64_t files_best;    /* the most file pages the tree mapped at a sample of
@@ -82,12 +82,19 @@ struct linux_meter {
 	size_t npairs, pairs_alloc;
 	uint64_t root_start;    /* the root's start time at meter_track, 0: unknown */
 	bool pss;               /* smaps_rollup has Pss_Anon (Linux 5.7+) */
-	bool roll_all;          /* a sharing process left: read every live one */
+	/* The sharing group (shared.c): every process that shares, the partners of
+	 * new children, and those whose shmem moved. */
+	bool roll_all;          /* the next round reads every live process */
+	bool share_pending;     /* the group changed since its last round: one is due */
+	bool share_stale;       /* a member's pages moved since: shares may count pages twice */
+	bool share_news;        /* a member joined or left at this sample */
+	bool share_torn;        /* torn's: a child the table lacks was listed */
 	unsigned roll_gen;      /* rounds of smaps_rollup readings */
-	int64_t roll_next_ns;   /* readings for changes wait until then (ROLL_COST_FACTOR) */
+	int64_t roll_next_ns;   /* the next look for a change in a still group */
 	int64_t roll_wait_ns;   /* ROLL_COST_FACTOR times the last round's cost */
-	bool roll_owed;         /* a sharer's new child was read: its partners wait for a round */
-	unsigned owed_gen;      /* the round that read the last such child */
+	int64_t roll_credit;    /* reading time allowed now (ns, at most 0): the budget */
+	int64_t credit_ns;      /* when it was last brought up to date */
+	uint64_t round_shmem;   /* the system's Shmem (meminfo) at the last round */
 	unsigned long rollups;  /* smaps_rollup readings made (meter_linux_rollups) */
 	struct mapped_state *mapped; /* mapped.c's, NULL until the first sample */
 	/* A still tree (tree_still): the sums of the last sample that read every
@@ -146,18 +153,22 @@ struct linux_meter {
 #define STILL_MAX STATUS_REUSE_MAX
 
 /* Sharing (share_update): smaps_rollup costs about 19 ms per resident GiB
- * (measured on 6.18; it walks the page tables under the mmap lock). Readings
- * made because a sharing process changed wait until ROLL_COST_FACTOR times
- * the last round's cost has passed since its end (at most 1/20 of a core),
- * and so does the next look for such a change after one that found none;
- * so do the partners of a process that appeared as a sharer's child (until
- * then it counts its private dirty pages only: their readings count what it
- * shares with them once). Those for a process that appeared otherwise, or
- * for a sharing one that left, do not wait.
+ * (measured on 6.18; it walks the page tables under the mmap lock). A sharing
+ * group is read whole (a round) when any member changed: its statm moved, it
+ * faulted (a copy-on-write write moves neither statm nor status), a member
+ * joined (a fork) or left; a process's Pss moves with its partners' pages. The
+ * readings are paid from a credit that grows at 1/ROLL_COST_FACTOR of the time
+ * (at most 1/20 of a core) up to 0: a round while the group is still moving
+ * waits for a credit of 0; one at the first sample that finds it still again
+ * (the change over: its readings then stand) only for a credit above
+ * -ROLL_DEBT_NS, which goes no lower than twice that. A look for a change in a
+ * still group (the fault counters) waits ROLL_COST_FACTOR times the last
+ * round's cost after one that found none.
  * A process shares when its excess is over SHARE_MIN_BYTES and over 1/32 of
  * its RssAnon + RssShmem (below, the counters' own error: per-CPU since 6.2). */
 #define ROLL_COST_FACTOR 20
 #define SHARE_MIN_BYTES (1024 * 1024ULL)
+#define ROLL_DEBT_NS (1000 * 1000000LL)
 
 static inline struct linux_proc *entry(struct linux_meter *lm, size_t i)
 {
@@ -204,8 +215,10 @@ bool walk_due(struct linux_meter *lm);
 /* shared.c */
 void share_update(struct linux_meter *lm, size_t live);
 void share_settle(struct linux_meter *lm);
+void share_gone(struct linux_meter *lm, struct linux_proc *p);
+uint64_t share_shmem_over(struct linux_meter *lm);
 bool leaving(const struct linux_proc *p);
-uint64_t peak_part(const struct linux_proc *p);
+uint64_t peak_part(struct linux_meter *lm, const struct linux_proc *p);
 /* mapped.c: the sample's mapped and majflt fields (after the tree's status
  * readings); a process gone (before its entry is removed); a new tree (track);
  * the data files first seen resident since the last call, one per call (path

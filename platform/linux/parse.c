@@ -82,7 +82,8 @@ void linux_parse_status(const char *buf, size_t len, struct status_fields *f)
 
 void linux_parse_meminfo(const char *buf, size_t len, struct meminfo_fields *f)
 {
-	const unsigned all = MI_MEM_TOTAL | MI_MEM_AVAILABLE | MI_SWAP_TOTAL | MI_SWAP_FREE;
+	const unsigned all = MI_MEM_TOTAL | MI_MEM_AVAILABLE | MI_SWAP_TOTAL | MI_SWAP_FREE |
+			     MI_SHMEM;
 	const char *s = buf, *end = buf + len;
 	memset(f, 0, sizeof(*f));
 	while (s < end && f->have != all) {
@@ -102,6 +103,9 @@ void linux_parse_meminfo(const char *buf, size_t len, struct meminfo_fields *f)
 			} else if (KEY("SwapFree:")) {
 				f->swap_free = read_kb(&s, end);
 				f->have |= MI_SWAP_FREE;
+			} else if (KEY("Shmem:")) {
+				f->shmem = read_kb(&s, end);
+				f->have |= MI_SHMEM;
 			}
 		}
 		const char *nl = memchr(s, '\n', (size_t)(end - s));

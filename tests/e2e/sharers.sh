@@ -5,11 +5,21 @@
 # and exec of short commands. Each is compared with the truth its workload reads at the same
 # point (tests/e2e/sharers.py: the sum of smaps_rollup Pss_Anon + Pss_Shmem over its live
 # processes): every sample taken while the tree holds still within 5 %, the stage window's
-# kernel peak within 10 % of the largest true total in it. SB_BURN=N runs N CPU-bound
+# kernel peak within 10 % of the largest true total in it, on either reader: the run's own
+# memory cgroup (STAGEBENCH_CGROUP=1) and the per-process reading (STAGEBENCH_CGROUP=0);
+# with STAGEBENCH_CGROUP unset, both, one after the other. SB_BURN=N runs N CPU-bound
 # processes beside it. Needs SB_BIN. SB_EXPECT_CGROUP=1: fail, not skip, where no cgroup
 # can be made (below).
 set -u
 SB=${SB_BIN:?SB_BIN not set}
+if [ -z "${STAGEBENCH_CGROUP:-}" ]; then
+	echo "  reader: the run's own memory cgroup (STAGEBENCH_CGROUP=1)"
+	STAGEBENCH_CGROUP=1 "$0"
+	a=$?
+	echo "  reader: per process (STAGEBENCH_CGROUP=0)"
+	STAGEBENCH_CGROUP=0 "$0"
+	exit $((a | $?))
+fi
 PY=/usr/bin/python3
 HERE=$(cd "$(dirname "$0")" && pwd)
 W="$HERE/sharers.py"
@@ -22,12 +32,12 @@ cleanup() {
 }
 trap cleanup EXIT
 fail=0
-# These cases are the whole-tree reader's own (docs/platforms.md). Where it cannot be had (a
-# chroot without the cgroup file system, no memory controller, a read-only cgroupfs) the
-# recorder says so and they are skipped, naming where ($SB_CONTEXT, else the user and the
-# cgroup): the per-process reading does not meet them. SB_EXPECT_CGROUP=1 says a cgroup
-# should be had here (make test-vm sets it in the guest's login sessions): none fails.
-export STAGEBENCH_CGROUP=${STAGEBENCH_CGROUP:-1}
+# Where the whole-tree reader cannot be had (a chroot without the cgroup file system, no
+# memory controller, a read-only cgroupfs) the recorder says so and its run is skipped,
+# naming where ($SB_CONTEXT, else the user and the cgroup); the per-process one runs.
+# SB_EXPECT_CGROUP=1 says a cgroup should be had here (make test-vm sets it in the guest's
+# login sessions): none fails.
+export STAGEBENCH_CGROUP
 ctx=${SB_CONTEXT:-uid $(id -u) in $(tail -n 1 /proc/self/cgroup)}
 if [ "$STAGEBENCH_CGROUP" = 1 ] &&
 	"$SB" record -o "$T/probe.zst" -- true 2>&1 | grep -q "no memory cgroup of the run's own"; then

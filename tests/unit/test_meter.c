@@ -1588,7 +1588,7 @@ static void pss_total(struct meter *m, uint64_t *anon, uint64_t *all)
 
 /* A copy forked by a process that already shares is read when first seen;
  * its partners, whose shares it lowered, are read again in a round that
- * waits for the cost budget (platform/linux/shared.c, roll_owed) but comes:
+ * waits for the cost budget (platform/linux/shared.c, share_update) but comes:
  * the 64 MiB count once in the end, in the footprint and in the peak. */
 Test(meter, a_sharers_new_child_counts_once_after_the_deferred_round, .timeout = 60)
 {
@@ -1628,6 +1628,138 @@ Test(meter, a_sharers_new_child_counts_once_after_the_deferred_round, .timeout =
 	cr_assert(within(peak, all, 0.05), "peak %llu MiB, Pss %llu MiB",
 		  (unsigned long long)(peak / MiB), (unsigned long long)(all / MiB));
 	kill_and_reap(pid); /* the copies go with it (PR_SET_PDEATHSIG) */
+	close(cmd[1]);
+	close(ack[0]);
+	meter_free(m);
+}
+#endif /* __linux__ */
+
+#ifdef __linux__
+/* A parent with a 32 MiB MAP_SHARED region it never touches forks two workers
+ * that write all of it once told (cmd): the workers' RssShmem grows by 32 MiB
+ * each, the pages are 32 MiB once, and each one's Pss falls as the other maps
+ * them, with no change to its statm. */
+static pid_t shm_writers(int cmd[2], pid_t kids[2])
+{
+	char *m = mmap(NULL, 32 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	cr_assert(m != MAP_FAILED);
+	cr_assert_eq(pipe(cmd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (int k = 0; k < 2; k++)
+		if ((kids[k] = fork()) == 0) {
+			char c;
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (read(cmd[0], &c, 1) != 1)
+				_exit(3);
+			memset(m, k + 1, 32 * MiB);
+			for (;;)
+				pause();
+		}
+	for (;;)
+		pause();
+}
+
+/* The sharing group is read whole when one member changed: once the writes
+ * are over, every sample counts the 32 MiB once (the Pss sum), the growth in
+ * statm between rounds counting no more than the system's shmem grew by. */
+Test(meter, shared_memory_written_by_two_workers_counts_once, .timeout = 60)
+{
+	int cmd[2];
+	pid_t kids[2];
+	pid_t pid = shm_writers(cmd, kids);
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	meter_track(m, pid);
+	struct trace_sample s;
+	do {
+		usleep(10000);
+		s = sample(m);
+	} while (s.procs < 3);
+	settle(m);
+	char c[2] = "ww";
+	cr_assert_eq(write(cmd[1], c, 2), 2);
+	uint64_t anon, all;
+	int n = 0;
+	do {
+		s = settle(m);
+		pss_total(m, &anon, &all);
+	} while (++n < 20 && anon < 32 * MiB);
+	cr_assert_gt(anon, 32 * MiB);
+	for (int i = 0; i < 10; i++) {
+		usleep(20000);
+		s = sample(m);
+		pss_total(m, &anon, &all);
+		cr_assert(within(s.footprint, anon, 0.03), "footprint %llu MiB, Pss_Anon + "
+			  "Pss_Shmem %llu MiB", (unsigned long long)(s.footprint / MiB),
+			  (unsigned long long)(anon / MiB));
+	}
+	kill_and_reap(pid);
+	close(cmd[0]);
+	close(cmd[1]);
+	meter_free(m);
+}
+
+/* Pss_Anon + Pss_Shmem of pid. */
+static uint64_t pss_of(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	ssize_t len = read(fd, buf, sizeof(buf));
+	close(fd);
+	cr_assert_gt(len, 0);
+	struct rollup_fields ru;
+	linux_parse_rollup(buf, (size_t)len, &ru);
+	return ru.pss_anon + ru.pss_shmem;
+}
+
+/* A partner that leaves hands its shares of what it shared to the others,
+ * whose Pss grew by as much: the sample that finds it gone counts the pages
+ * once without reading anyone (the others' Pss sum). */
+Test(meter, a_departed_partners_shares_go_to_the_others, .timeout = 60)
+{
+	int cmd[2], ack[2];
+	pid_t pid = sharing_chain(cmd, ack);
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	meter_track(m, pid);
+	struct trace_sample s;
+	char c = 'f';
+	cr_assert_eq(write(cmd[1], &c, 1), 1);
+	cr_assert_eq(read(ack[0], &c, 1), 1);
+	uint64_t anon, all;
+	int n = 0;
+	do {
+		usleep(10000);
+		s = sample(m);
+	} while (++n < 500 && s.procs < 3);
+	s = settle(m);
+	pss_total(m, &anon, &all);
+	cr_assert(within(s.footprint, anon, 0.03), "3 processes: footprint %llu MiB, Pss sum "
+		  "%llu MiB", (unsigned long long)(s.footprint / MiB),
+		  (unsigned long long)(anon / MiB));
+	pid_t mid = only_child(pid), last = only_child(mid);
+	kill(last, SIGKILL); /* a zombie: its parent never waits */
+	char path[64], st[4096];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)last);
+	for (bool z = false; !z; usleep(1000)) {
+		FILE *f = fopen(path, "r");
+		cr_assert(f);
+		z = fgets(st, sizeof(st), f) && strstr(st, ") Z ");
+		fclose(f);
+	}
+	usleep(20000);
+	s = sample(m);
+	anon = pss_of(pid) + pss_of(mid);
+	cr_assert(within(s.footprint, anon, 0.03), "footprint %llu MiB once one left, Pss sum "
+		  "%llu MiB", (unsigned long long)(s.footprint / MiB),
+		  (unsigned long long)(anon / MiB));
+	kill_and_reap(pid);
 	close(cmd[1]);
 	close(ack[0]);
 	meter_free(m);
