@@ -222,7 +222,7 @@ static bool heir(const struct linux_proc *q, const struct linux_proc *p, unsigne
  * partners, whose Pss grows by as much (each such page is mapped by one
  * process fewer): its parent first, then the other members. The group's sum
  * loses only p's private pages, with no reading. Once per process. */
-static void hand_over(struct linux_meter *lm, struct linux_proc *p, unsigned skip)
+static void shares_hand_over(struct linux_meter *lm, struct linux_proc *p, unsigned skip)
 {
 	if (p->gave || !p->pss_read || !p->excess)
 		return;
@@ -268,7 +268,7 @@ static void shrunk(struct linux_meter *lm, struct linux_proc *p)
 /* p's entry goes (refresh, before this sample's readings). */
 void share_gone(struct linux_meter *lm, struct linux_proc *p)
 {
-	hand_over(lm, p, lm->roll_gen + 1);
+	shares_hand_over(lm, p, lm->roll_gen + 1);
 }
 
 /* p, just read, shares: a child of a live partner read at an earlier sample
@@ -322,7 +322,7 @@ static bool group_moved(struct linux_meter *lm, int64_t t0)
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
 		if (!live(p)) {
-			hand_over(lm, p, lm->roll_gen);
+			shares_hand_over(lm, p, lm->roll_gen);
 			continue;
 		}
 		if (member(p)) {
