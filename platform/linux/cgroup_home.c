@@ -304,7 +304,7 @@ static bool bound_here(const char *dir)
 
 /* A delegated transient scope for the recorder from systemd: 0 once the
  * recorder is in it (its path in rel), else -1. */
-static int scope(struct memcg *cg, const char *dir, char *rel, size_t size)
+static int scope(const char *dir, char *rel, size_t size)
 {
 	char name[160], slice[256];
 	if (bound_here(dir))
@@ -320,10 +320,8 @@ static int scope(struct memcg *cg, const char *dir, char *rel, size_t size)
 	for (int ms = 0; ms < SCOPE_WAIT_MS; ms += 10) {
 		size_t rl;
 		if (own_cgroup(rel, size) == 1 && (rl = strlen(rel)) > nl &&
-		    !strcmp(rel + rl - nl, name) && rel[rl - nl - 1] == '/') {
-			snprintf(cg->scope, sizeof(cg->scope), "%s", name);
+		    !strcmp(rel + rl - nl, name) && rel[rl - nl - 1] == '/')
 			return 0;
-		}
 		struct timespec ts = { 0, 10 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
@@ -348,7 +346,7 @@ static int v2_home(struct memcg *cg, char *rel, size_t size)
 		return 0;
 	}
 	const char *e = getenv("STAGEBENCH_SCOPE");
-	if ((e && !strcmp(e, "0")) || scope(cg, dir, rel, size) ||
+	if ((e && !strcmp(e, "0")) || scope(dir, rel, size) ||
 	    mount_of(true, rel, dir, sizeof(dir)) || delegate(cg, dir))
 		return -1;
 	snprintf(cg->parent, sizeof(cg->parent), "%s", dir);

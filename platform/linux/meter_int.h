@@ -20,7 +20,6 @@ struct ppid_pair {
 struct memcg {
 	char dir[4096], parent[4096];
 	char leaf[4096];      /* v2: the recorder's own leaf under parent, "" none */
-	char scope[160];      /* the systemd scope made for the recorder, "" none */
 	const char *how;      /* where parent came from (cgroup_home.c), for the mark */
 	bool v2;
 	bool enabled;         /* memory turned on below leaf's parent by the recorder */

@@ -40,6 +40,13 @@ if ! zstdcat "$tmp/probe.zst" | grep -q '"note":"meter: cgroup-v'; then
 	echo "  SKIP cgroup.sh: no memory cgroup of the run's own can be made here ($context)"
 	exit 0
 fi
+# hold TRACE READY GO: once the command made READY, four more samples, then GO for it to end
+hold() {
+	wait_for test -e "$2"
+	_n0=$(trace_count "$1" '"type":"sample"')
+	wait_for at_least $((_n0 + 4)) trace_count "$1" '"type":"sample"'
+	: >"$3"
+}
 mark=$(zstdcat "$tmp/probe.zst" | grep -o '"note":"meter: [^"]*' | head -1)
 echo "  reader: ${mark#*meter: } ($context)"
 
@@ -73,10 +80,7 @@ EOF
 "$SB" record -q --interval 50ms -o "$tmp/move.zst" -- \
 	"$PY" "$tmp/mover.py" "$tmp/move.go" "$tmp/move.ready" "$tmp/move.done" &
 rec=$!
-wait_for test -s "$tmp/move.ready"
-n0=$(trace_count "$tmp/move.zst" '"type":"sample"')
-wait_for at_least $((n0 + 4)) trace_count "$tmp/move.zst" '"type":"sample"'
-: >"$tmp/move.go"
+hold "$tmp/move.zst" "$tmp/move.ready" "$tmp/move.go"
 wait "$rec"
 best=$(zstdcat "$tmp/move.zst" | "$PY" -c '
 import json, sys
@@ -161,10 +165,7 @@ EOF
 "$SB" record -q --interval 50ms -o "$tmp/cached.zst" -- \
 	"$PY" "$tmp/mapper.py" "$tmp/cached.bin" "$tmp/cached.ready" "$tmp/cached.go" &
 rec=$!
-wait_for test -e "$tmp/cached.ready"
-n0=$(trace_count "$tmp/cached.zst" '"type":"sample"')
-wait_for at_least $((n0 + 4)) trace_count "$tmp/cached.zst" '"type":"sample"'
-: >"$tmp/cached.go"
+hold "$tmp/cached.zst" "$tmp/cached.ready" "$tmp/cached.go"
 wait "$rec"
 peak=$(zstdcat "$tmp/cached.zst" | grep '"kind":"peak"' | sed 's/.*"bytes":\([0-9]*\).*/\1/' |
 	sort -n | tail -1)
