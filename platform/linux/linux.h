@@ -17,6 +17,10 @@
 void meter_linux_force_scan(struct meter *m);
 /* Test hook: smaps_rollup readings made so far. */
 unsigned long meter_linux_rollups(const struct meter *m);
+/* Test hook: the sharing group's reading budget spent (meter_int.h): no
+ * round of readings at a sample that found the group moved until it grows
+ * back (1 s of debt: 20 s). */
+void meter_linux_owe(struct meter *m);
 /* Test hook: samples that walked the tree (children files) so far. */
 unsigned long meter_linux_walks(const struct meter *m);
 /* Test hook: samples that stood on the last per-process readings (a still

@@ -272,10 +272,11 @@ void share_gone(struct linux_meter *lm, struct linux_proc *p)
 }
 
 /* p, just read, shares: a child of a live partner read at an earlier sample
- * (before its fork: the parent's reading counts every page they share) counts
- * its private dirty pages only until the group's round, and its parent is
- * read in that round; read at this sample (after the fork), both readings
- * agree. A sharer with no such parent shares with someone unknown: every
+ * (before its fork: the parent's reading counts every page they share), or
+ * of one that is itself provisional (an older reading up the chain counts
+ * them), counts its private dirty pages only until the group's round, and
+ * its parent is read in that round; read at this sample (after the fork),
+ * both readings agree. A sharer with no such parent shares with someone unknown: every
  * live process is read. */
 static void joined(struct linux_meter *lm, struct linux_proc *p)
 {
@@ -285,7 +286,7 @@ static void joined(struct linux_meter *lm, struct linux_proc *p)
 		lm->roll_all = lm->share_stale = true;
 		return;
 	}
-	if (q->roll_gen == lm->roll_gen)
+	if (q->roll_gen == lm->roll_gen && !q->provisional)
 		return;
 	p->provisional = true;
 	p->excess = sat_sub(p->read_rss_as, p->private_dirty);
@@ -539,4 +540,12 @@ void share_settle(struct linux_meter *lm)
 	round_of(lm, lm->roll_all);
 	credit_accrue(lm, t0);
 	credit_spend(lm, mono_ns() - t0);
+}
+
+/* Test hook (linux.h). */
+void meter_linux_owe(struct meter *m)
+{
+	struct linux_meter *lm = m->priv;
+	lm->roll_credit = -ROLL_DEBT_NS;
+	lm->credit_ns = mono_ns();
 }

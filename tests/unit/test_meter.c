@@ -1635,6 +1635,44 @@ Test(meter, a_sharers_new_child_counts_once_after_the_deferred_round, .timeout =
 #endif /* __linux__ */
 
 #ifdef __linux__
+/* A process read alone forks a copy that forks a second copy before the next
+ * sample, with no round of readings at that sample (its budget spent): the
+ * first copy counts only its own pages (its parent's older reading counts
+ * those they share), and so does the second, read after its parent but
+ * sharing what the root's reading counts: 64 MiB once, not 64 + a third. */
+Test(meter, a_chain_forked_between_two_samples_counts_its_pages_once, .timeout = 60)
+{
+	make_tmpdir();
+	char a[160], b[160], w[160];
+	snprintf(a, sizeof(a), "ready=%s", tmp("a"));
+	snprintf(w, sizeof(w), "wait=%s", tmp("go"));
+	snprintf(b, sizeof(b), "ready=%s", tmp("b"));
+	const char *steps[] = { "alloc=64M", a, w, "fork", "fork", b, "sleep=60s", NULL };
+	pid_t pid = spawn(steps);
+	wait_ready(tmp("a"));
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	meter_track(m, pid);
+	struct trace_sample s = sample(m);
+	cr_assert_eq(s.procs, 1);
+	cr_assert(within(s.footprint, 64 * MiB, 0.1), "alone: %llu MiB",
+		  (unsigned long long)(s.footprint / MiB));
+	meter_linux_owe(m);
+	go(tmp("go"));
+	pid_t last = wait_ready(tmp("b"));
+	unsigned long before = meter_linux_rollups(m);
+	s = sample(m);
+	cr_assert_eq(s.procs, 3);
+	cr_assert_eq(meter_linux_rollups(m) - before, 2, "the two copies read, no round");
+	cr_assert(within(s.footprint, 64 * MiB, 0.1), "a chain of 3: footprint %llu MiB, "
+		  "64 shared", (unsigned long long)(s.footprint / MiB));
+	kill(last, SIGKILL);
+	kill_and_reap(pid);
+	meter_free(m);
+}
+#endif /* __linux__ */
+
+#ifdef __linux__
 /* A parent with a 32 MiB MAP_SHARED region it never touches forks two workers
  * that write all of it once told (cmd): the workers' RssShmem grows by 32 MiB
  * each, the pages are 32 MiB once, and each one's Pss falls as the other maps
