@@ -124,6 +124,12 @@ bool memcg_holds(const struct memcg *cg, pid_t pid)
 	return false;
 }
 
+bool memcg_ran(struct memcg *cg)
+{
+	uint64_t peak;
+	return cg->dir[0] && !memcg_peak(cg, &peak) && peak > 0;
+}
+
 int memcg_read(struct memcg *cg, char *buf, size_t size, struct memcg_fields *f)
 {
 	ssize_t n;

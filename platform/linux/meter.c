@@ -93,8 +93,8 @@ static void linux_track(struct meter *m, pid_t root)
 	lm->prev_ns = 0;
 	lm->roll_all = lm->share_pending = lm->share_stale = lm->share_news = false;
 	/* Samples read the tree's footprint from its cgroup when the root is in it
-	 * (it joined before its exec: meter_enclose). */
-	lm->cg_on = lm->cg.dir[0] && memcg_holds(&lm->cg, root);
+	 * (it joined before its exec: meter_enclose), or was and left already. */
+	lm->cg_on = lm->cg.dir[0] && (memcg_holds(&lm->cg, root) || memcg_ran(&lm->cg));
 	if (lm->cg.dir[0] && !lm->cg_on)
 		memcg_remove(&lm->cg);
 	m->info.reader = !lm->cg_on ? SB_READER_PER_PROCESS

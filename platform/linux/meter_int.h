@@ -232,6 +232,10 @@ uint64_t held_alone(struct linux_meter *lm, const struct linux_proc *p);
 void memcg_init(struct memcg *cg);
 int memcg_create(struct memcg *cg);
 bool memcg_holds(const struct memcg *cg, pid_t pid);
+/* Whether a process ran in cg, made new for the run: its peak is above 0
+ * (the root that joined it and exited at once is a zombie, whose
+ * /proc/PID/cgroup names the root cgroup). */
+bool memcg_ran(struct memcg *cg);
 int memcg_read(struct memcg *cg, char *buf, size_t size, struct memcg_fields *f);
 ssize_t memcg_procs(const struct memcg *cg, char *buf, size_t size);
 int memcg_peak_reset(struct memcg *cg);

@@ -4,7 +4,8 @@
 # recorder that was pid 1 of its PID namespace and was killed leaves nothing that stops the
 # next one (a container's recorder is pid 1 every time); a command that makes cgroups of its
 # own below the run's leaves none behind; a window's kernel peak counts file pages already in
-# the page cache (charged to another cgroup). Each against the truth the test reads itself.
+# the page cache (charged to another cgroup); a command that exits at once still ran in the
+# run's cgroup. Each against the truth the test reads itself.
 # Skips, naming the context, where no memory cgroup can be made (the trace has no cgroup
 # mark) unless SB_EXPECT_CGROUP=1, where that fails. Needs SB_BIN.
 . "$(dirname "$0")/common.inc"
@@ -171,6 +172,13 @@ peak=$(zstdcat "$tmp/cached.zst" | grep '"kind":"peak"' | sed 's/.*"bytes":\([0-
 	sort -n | tail -1)
 check "the kernel peak counts 512 MiB of cached file pages mapped (${peak:-none} B)" \
 	[ "${peak:-0}" -ge $((500 << 20)) ]
+
+# 5. A command that exits before the meter first looks at it (its root is a zombie by then,
+# whose /proc/PID/cgroup names the root cgroup) still ran in the run's cgroup: its trace
+# names the cgroup reader, as the held probe's does.
+"$SB" record -q -o "$tmp/true.zst" -- true
+check "a command that exits at once is read from its cgroup" \
+	sh -c "zstdcat '$tmp/true.zst' | grep -q '\"note\":\"meter: cgroup-v'"
 
 [ "$fail" = 0 ] && echo "  ok   cgroup.sh ($context)"
 exit "$fail"

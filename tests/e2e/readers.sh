@@ -90,10 +90,16 @@ rc=$?
 check "per-process: compare exits 0 (got $rc: $(tail -n 3 "$tmp/pp.err"))" [ "$rc" -eq 0 ]
 checks "$tmp/pp" per-process yes per-process
 
-if [ -w /sys/fs/cgroup/memory ]; then cg="cgroup v1" tok=cgroup-v1
-elif [ -w /sys/fs/cgroup/cgroup.subtree_control ]; then cg="cgroup v2" tok=cgroup-v2
-else cg= tok=
-fi
+# the cgroup half where the recorder makes a cgroup of the run's own (its probe's mark says which)
+export STAGEBENCH_CGROUP=1
+"$SB" record -q -o "$tmp/probe.zst" -- true 2>/dev/null
+tok=$(zstdcat "$tmp/probe.zst" 2>/dev/null | grep -o '"note":"meter: cgroup-v[12]' | head -1)
+tok=${tok#*meter: }
+case $tok in
+cgroup-v1) cg="cgroup v1" ;;
+cgroup-v2) cg="cgroup v2" ;;
+*) cg= ;;
+esac
 if [ -z "$cg" ]; then
 	echo "  note readers.sh: no memory cgroup of the run's own can be made here: the cgroup half is skipped"
 	exit $fail

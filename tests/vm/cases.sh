@@ -3,7 +3,7 @@
 # the host's build and the tests to /opt/sb (the tree's own layout) and runs this once in
 # each context. The cases:
 #   reader   which reader the trace of a plain 'stagebench record -- true' says ran: its
-#            "meter:" mark (the cgroup reader's words), none for the per-process reader;
+#            "meter: TOKEN:" mark (cgroup-v1 or cgroup-v2: cgroup; else per-process);
 #            it fails when that is not EXPECT
 #   sharers  tests/e2e/sharers.sh (SB_EXPECT_CGROUP=1 where EXPECT is cgroup: no cgroup fails)
 #   spikes   tests/e2e/record.sh's first case and its spikes on both readers (SB_RECORD_ONLY)
@@ -30,7 +30,7 @@ echo "vm-where $ctx: uid $(id -u), $(cat /proc/self/cgroup), /sys/fs/cgroup $(aw
 # reader TRACE...: the reader the traces' "meter:" marks name (cgroup, per-process, or mixed)
 reader() {
 	for t in "$@"; do
-		if zstdcat "$t" | grep -q '"kind":"mark".*"note":"meter: [^"]*memory cgroup'; then
+		if zstdcat "$t" | grep -q '"kind":"mark".*"note":"meter: cgroup-v'; then
 			echo cgroup
 		else
 			echo per-process
