@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -243,13 +244,30 @@ static void slice_of(const char *rel, char *out, size_t size)
 	}
 }
 
+/* The descriptor a scope's request hands to busctl, which passes it on. */
+#define PIDFD_ARG 3
+
+/* A pidfd of the recorder (Linux 5.3+), or -1. */
+static int own_pidfd(void)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, getpid(), 0);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
 /* busctl (systemd's, on every machine it runs) asks the manager for a
  * transient scope holding the recorder, delegated (Delegate=yes: what
- * `systemd-run --scope -p Delegate=yes` asks for its own process). */
-static int ask_scope(const char *name, const char *slice)
+ * `systemd-run --scope -p Delegate=yes` asks for its own process). The
+ * recorder is named by a pidfd (PIDFDs, newer systemd) where pidfd >= 0: the
+ * manager then finds it whatever PID namespace the recorder is in (pid 1 of
+ * a container's is the manager itself to the manager); else by its pid. */
+static int ask_scope(const char *name, const char *slice, int pidfd)
 {
 	char pid[32];
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(pid, sizeof(pid), "%d", pidfd >= 0 ? PIDFD_ARG : (int)getpid());
 	const char *argv[32];
 	int a = 0;
 	argv[a++] = "busctl";
@@ -258,7 +276,8 @@ static int ask_scope(const char *name, const char *slice)
 	const char *rest[] = { "--timeout=10", "call", "org.freedesktop.systemd1",
 			       "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
 			       "StartTransientUnit", "ssa(sv)a(sa(sv))", name, "fail",
-			       slice[0] ? "4" : "3", "PIDs", "au", "1", pid, "Delegate", "b",
+			       slice[0] ? "4" : "3", pidfd >= 0 ? "PIDFDs" : "PIDs",
+			       pidfd >= 0 ? "ah" : "au", "1", pid, "Delegate", "b",
 			       "true", "Description", "s", "stagebench recorder", NULL };
 	for (int i = 0; rest[i]; i++)
 		argv[a++] = rest[i];
@@ -273,7 +292,11 @@ static int ask_scope(const char *name, const char *slice)
 	if (c < 0)
 		return -1;
 	if (c == 0) {
-		int null = open("/dev/null", O_RDWR);
+		/* the pidfd as PIDFD_ARG, kept across the exec */
+		if (pidfd >= 0 && (pidfd == PIDFD_ARG ? fcntl(pidfd, F_SETFD, 0)
+						       : dup2(pidfd, PIDFD_ARG)) < 0)
+			_exit(127);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null >= 0) {
 			dup2(null, 0);
 			dup2(null, 1);
@@ -314,7 +337,15 @@ static int scope(const char *dir, char *rel, size_t size)
 	slice_of(rel, slice, sizeof(slice));
 	if (getuid() != 0)
 		slice[0] = '\0'; /* the user's manager: its own app.slice */
-	if (ask_scope(name, slice))
+	/* by pidfd, else (an older kernel, systemd or busctl) by pid */
+	int pidfd = own_pidfd();
+	int asked = ask_scope(name, slice, pidfd);
+	if (pidfd >= 0) {
+		close(pidfd);
+		if (asked)
+			asked = ask_scope(name, slice, -1);
+	}
+	if (asked)
 		return -1;
 	size_t nl = strlen(name);
 	for (int ms = 0; ms < SCOPE_WAIT_MS; ms += 10) {
