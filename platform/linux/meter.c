@@ -13,8 +13,7 @@
 
 #include "common/util.h"
 
-/*
- * Cost model (docs/platforms.md, Linux): one pread of /proc/PID/status is
+/* Cost model (docs/platforms.md, Linux): one pread of /proc/PID/status is
  * ~10 us, of /proc/PID/statm ~1-2 us, of /proc/meminfo ~8 us. A sample reads
  * statm and re-reads status only when statm moved (status_stands). Every file
  * the sampler reads each time is opened once and re-read with pread(fd, 0),
@@ -271,11 +270,11 @@ static int refresh(struct linux_meter *lm, size_t i, struct status_fields *st, b
 	return 0;
 }
 
-/* A sample's part in the window's peak: peaks, the live processes' parts,
- * with what those gone since the sample before held alone. Not while the
- * sharing group's shares are stale (shared.c: a member's pages moved since its
- * last round, pages may count twice): the departures wait, the
- * largest group of them counting once with the parts of a later sample. */
+/* A sample's part in the window's peak: peaks, the live processes' parts, with
+ * what those gone since the sample before held alone. Not while the sharing
+ * group's shares are stale (shared.c: a member's pages moved since its last
+ * round, pages may count twice): the departures wait, the largest group of
+ * them counting once with a later sample's parts (the footprint counts still). */
 static void window_peak(struct linux_meter *lm, uint64_t peaks)
 {
 	if (lm->dep_now > lm->dep_pending)
@@ -400,6 +399,7 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 	if (!cg)
 		s->footprint = sat_sub(s->footprint, share_shmem_over(lm));
 	window_peak(lm, peak_sum(lm, cg ? &cf : NULL));
+	lm->window_best = s->footprint > lm->window_best ? s->footprint : lm->window_best;
 	mapped_sample(lm, s);
 	if (linux_out_of_files && !lm->warned_files) {
 		struct rlimit rl;

@@ -55,7 +55,8 @@ struct linux_meter {
 	 * since the reset of the live processes' peak parts and of what those gone
 	 * since the sample before held alone (dep_now), at samples where the
 	 * shares are not stale (shared.c); at the others, the largest such
-	 * group of departures waits in dep_pending. */
+	 * group of departures waits in dep_pending. Never below a sample's
+	 * footprint (linux_sample). */
 	uint64_t window_best, dep_now, dep_pending;
 	uint64_t files_best;    /* the most file pages the tree mapped at a sample of
 				 * the window (peak_bound: they may be charged elsewhere) */

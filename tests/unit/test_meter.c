@@ -2139,3 +2139,78 @@ Test(meter, forks_with_their_parents_mappings_are_not_read_for_the_mapped_figure
 	lib_and_data_remove(&f);
 }
 #endif /* __linux__ */
+
+#ifdef __linux__
+/* Two workers that write all of a 32 MiB MAP_SHARED region once told (cmd),
+ * then fault pages in and out for as long as they live: the sharing group
+ * moves at every sample. */
+static pid_t shm_writers_busy(int cmd[2])
+{
+	char *m = mmap(NULL, 32 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	cr_assert(m != MAP_FAILED);
+	cr_assert_eq(pipe(cmd), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (int k = 0; k < 2; k++)
+		if (fork() == 0) {
+			char c;
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (read(cmd[0], &c, 1) != 1)
+				_exit(3);
+			memset(m, k + 1, 32 * MiB);
+			for (;;) {
+				char *p = mmap(NULL, MiB, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (p != MAP_FAILED) {
+					memset(p, 1, MiB);
+					munmap(p, MiB);
+				}
+			}
+		}
+	for (;;)
+		pause();
+}
+
+/* Shares that stay stale for a whole window (the group moves at every sample
+ * and the readings' budget is spent) hold the window's parts back, but not
+ * below what its samples read: the window's peak is at least the largest
+ * footprint a sample in it took. */
+Test(meter, a_window_peak_is_at_least_its_samples_footprint_while_shares_are_stale,
+     .timeout = 60)
+{
+	int cmd[2];
+	pid_t pid = shm_writers_busy(cmd);
+	struct meter *m = meter_new(NULL);
+	cr_assert(m);
+	meter_track(m, pid);
+	struct trace_sample s;
+	do {
+		usleep(10000);
+		s = sample(m);
+	} while (s.procs < 3);
+	settle(m);
+	cr_assert_eq(meter_peak_reset(m), 0);
+	char c[2] = "ww";
+	cr_assert_eq(write(cmd[1], c, 2), 2);
+	uint64_t most = 0;
+	for (int i = 0; i < 50; i++) {
+		meter_linux_owe(m);
+		usleep(20000);
+		s = sample(m);
+		if (s.footprint > most)
+			most = s.footprint;
+	}
+	cr_assert_gt(most, 32 * MiB);
+	uint64_t peak;
+	cr_assert_eq(meter_peak_read(m, &peak), 0);
+	cr_assert_geq(peak, most, "peak %llu MiB, the samples' largest footprint %llu MiB",
+		      (unsigned long long)(peak / MiB), (unsigned long long)(most / MiB));
+	kill_and_reap(pid);
+	close(cmd[0]);
+	close(cmd[1]);
+	meter_free(m);
+}
+#endif /* __linux__ */
