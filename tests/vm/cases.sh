@@ -7,6 +7,8 @@
 #            it fails when that is not EXPECT
 #   sharers  tests/e2e/sharers.sh (SB_EXPECT_CGROUP=1 where EXPECT is cgroup: no cgroup fails)
 #   spikes   tests/e2e/record.sh's first case and its spikes on both readers (SB_RECORD_ONLY)
+#   cgroup   tests/e2e/cgroup.sh: the run's cgroup against what a command or a killed
+#            recorder does to it (SB_EXPECT_CGROUP as for sharers)
 #   compare  stagebench compare eager staged --seed 7 --size $SB_VM_SIZE (default small)
 #            --reps REPS (none when REPS is 0); every one of its traces must say EXPECT too
 # Usage: cases.sh CONTEXT EXPECT [REPS]   (EXPECT: cgroup or per-process; REPS default 2)
@@ -71,6 +73,7 @@ result reader $rc $(($(date +%s) - t0)) "the trace says the $r reader ran; expec
 
 run sharers sh $sb/tests/e2e/sharers.sh
 run spikes env SB_RECORD_ONLY=spikes sh $sb/tests/e2e/record.sh
+run cgroup sh $sb/tests/e2e/cgroup.sh
 
 reps=${3:-2}
 [ "$reps" = 0 ] && exit $fail

@@ -61,7 +61,7 @@ trap 'exit 130' INT TERM
 lap boot
 (cd "$root" && tar -cf - --exclude=__pycache__ build/stagebench build/helpers/eatmem probe demo \
 	tests/e2e/sharers.sh tests/e2e/sharers.py tests/e2e/flushed.py tests/e2e/handshake.inc \
-	tests/e2e/record.sh tests/vm/cases.sh) |
+	tests/e2e/record.sh tests/e2e/cgroup.sh tests/e2e/common.inc tests/vm/cases.sh) |
 	vm_ssh root 'rm -rf /opt/sb && mkdir /opt/sb && tar -C /opt/sb -xf - && chmod -R a+rX /opt/sb' ||
 	{ echo "test-vm: FAIL copying the build into the guest"; exit 1; }
 lap "copy in"

@@ -14,7 +14,7 @@ done | awk -v table="$2" '
 BEGIN {
 	n = split(table, rows, "\n")
 	for (i = 1; i <= n; i++) { split(rows[i], f, " "); order[i] = f[1]; want[f[1]] = f[2] }
-	ncases = split("reader sharers spikes compare", cases, " ")
+	ncases = split("reader sharers spikes cgroup compare", cases, " ")
 }
 $1 == "vm-reader" { got[$2] = $3 }
 $1 == "vm-result" {
