@@ -276,6 +276,34 @@ uint64_t outside_sum(struct linux_meter *lm)
 	return sum;
 }
 
+/* With the cgroup, what a process gone held that no sample's cgroup reading
+ * saw, as peak_sum counts it while it lives: its ru_maxrss when the recorder
+ * reaped it and took it (a spike held between two samples, right before its
+ * exit), else its rise above its resident set at its last reading. The
+ * window's peak adds it once, at the sample that found it gone; peak_bound
+ * keeps the sum under the cgroup's own high-water mark. */
+uint64_t cg_departed(const struct linux_proc *p)
+{
+	if (p->maxrss_taken)
+		return p->super.hwm;
+	if (p->super.zombie || !(p->last.have & ST_VM_HWM))
+		return 0;
+	return sat_sub(p->super.hwm, p->last.vm_rss);
+}
+
+/* The tree's cgroup's figures read again into *cf once the sample has read the
+ * processes (linux_sample; not while the tree stands still): a process that
+ * freed pages between the sample's first reading and its own would count them
+ * twice in the window's peak, in the cgroup's anon and in its VmHWM over its
+ * VmRSS (peak_sum; seen in a Debian 13 guest under TCG: a 1 GiB parent of 16
+ * idle forks freeing its buffer at its end, a peak 1.107 of the truth). A
+ * failed reading keeps *cf. */
+void reread_cgroup(struct linux_meter *lm, struct memcg_fields *cf)
+{
+	struct memcg_fields again;
+	if (lm->cg_on && !memcg_read(&lm->cg, lm->buf, sizeof(lm->buf), &again))
+		*cf = again;
+}
 
 /* The tree's cgroup's figures into *cf; false without one (a failed reading
  * turns it off for the rest of the run: the per-process reading takes over). */

@@ -24,8 +24,9 @@
  * are read with getdents64 on kept fds, and the tables only grow when the
  * tree does. Per sample: one pread of statm per process (and of status when
  * it moved), /proc/loadavg, /proc/meminfo (reused within half the interval),
- * the cgroup's memory.stat when the tree has one (meter_enclose); with it, no
- * process at all while that text stands still (tree_still). While pids are
+ * the cgroup's memory.stat when the tree has one (meter_enclose), again after
+ * the processes when they were read (reread_cgroup); with it, no process at
+ * all while that text stands still (tree_still). While pids are
  * being handed out (linux_sample's walk) also an fstat of task/ and a pread of
  * children per process (and of each other thread's children file), and a
  * task/ directory listing when a thread count changed or every 100 ms; with
@@ -207,21 +208,6 @@ static bool status_stands(struct linux_meter *lm, struct linux_proc *p, uint64_t
 	return true;
 }
 
-/* With the cgroup, what a process gone held that no sample's cgroup reading
- * saw, as peak_sum counts it while it lives: its ru_maxrss when the recorder
- * reaped it and took it (a spike held between two samples, right before its
- * exit), else its rise above its resident set at its last reading. The
- * window's peak adds it once, at the sample that found it gone; peak_bound
- * keeps the sum under the cgroup's own high-water mark. */
-static uint64_t cg_departed(const struct linux_proc *p)
-{
-	if (p->maxrss_taken)
-		return p->super.hwm;
-	if (p->super.zombie || !(p->last.have & ST_VM_HWM))
-		return 0;
-	return sat_sub(p->super.hwm, p->last.vm_rss);
-}
-
 /* Entry i's status fields into *st: re-read, or (fresh false, status_stands)
  * the last reading. Returns 0, or -1 when the process is gone (the entry is
  * then removed and its last VmHWM kept for peaks). Peak resets and reads ask
@@ -380,6 +366,8 @@ static int linux_sample(struct meter *m, struct trace_sample *s)
 			}
 			i++;
 		}
+		if (cg) /* after the processes' readings: what one freed counts once */
+			reread_cgroup(lm, &cf);
 		lm->sums.valid = true;
 		lm->sums.gen = lm->tab.gen;
 		lm->sums.live = live;

@@ -254,6 +254,8 @@ int memcg_make_locked(const char *parent, const char *what, char *dir, size_t si
 /* The sample's reading of the tree's cgroup (cgroup.c): its figures, and
  * whether the last per-process readings stand for this sample. */
 bool read_cgroup(struct linux_meter *lm, struct memcg_fields *cf);
+void reread_cgroup(struct linux_meter *lm, struct memcg_fields *cf);
+uint64_t cg_departed(const struct linux_proc *p);
 int memcg_enclose(struct memcg *cg);
 uint64_t outside_part(const struct linux_proc *p);
 uint64_t outside_sum(struct linux_meter *lm);
