@@ -19,6 +19,9 @@
  *   peak mapped         the stage's peak of mapped data files (model weights
  *                       mapped, not copied; not in the footprint):
  *                       stage_stats.mapped_peak
+ *   resident total      what the machine holds for the stage: peak footprint
+ *                       + peak mapped (table.h), where the run read mapped
+ *                       files
  *   stage time          window duration: stage event to the next stage
  *                       event (stage_stats.seconds)
  *   load time           the seconds of the load and reload events of the
@@ -192,6 +195,8 @@ enum check_metric {
 	CM_SWAP,        /* bytes */
 	CM_DEVICE,      /* bytes: the probe's device memory (MPS driver, CUDA reserved) */
 	CM_MAPPED,      /* bytes: the stage's peak of mapped data files */
+	CM_TOTAL,       /* bytes: the resident total, peak footprint + peak mapped (table.h),
+			 * where the run read mapped files */
 	CM_TIME,        /* seconds */
 	CM_LOAD,        /* seconds */
 	CM_NNUMERIC,

@@ -18,6 +18,7 @@ static const char *const metric_names[] = {
 	[CM_SWAP] = "swap rise",
 	[CM_DEVICE] = "device peak",
 	[CM_MAPPED] = "peak mapped",
+	[CM_TOTAL] = "resident total",
 	[CM_TIME] = "stage time",
 	[CM_LOAD] = "load time",
 	[CM_OUTCOME] = "outcome",
@@ -139,6 +140,9 @@ static bool run_value(const struct check_run *r, const char *stage, enum check_m
 	case CM_MAPPED:
 		*v = (double)s->mapped_peak;
 		return s->has_mapped;
+	case CM_TOTAL:
+		*v = (double)(s->peak_footprint + s->mapped_peak);
+		return s->has_mapped && s->nsamples > 0;
 	case CM_TIME:
 		*v = s->seconds;
 		return true;

@@ -8,7 +8,8 @@
 #include "strindex.h"
 
 static const char *const metric_names[HM_NMETRICS] = { "peak footprint", "kernel peak", "stage time",
-							       "device peak", "peak mapped" };
+							       "device peak", "peak mapped",
+							       "resident total" };
 
 const char *history_metric_name(enum history_metric m)
 {
@@ -22,7 +23,7 @@ bool history_metric_is_time(enum history_metric m)
 
 bool history_metric_shown(const struct history *h, enum history_metric m)
 {
-	if (m != HM_DEVICE && m != HM_MAPPED)
+	if (m != HM_DEVICE && m != HM_MAPPED && m != HM_TOTAL)
 		return true;
 	for (size_t s = 0; s < h->nseries; s++)
 		for (size_t c = 0; c < h->ncommits; c++)
@@ -160,7 +161,7 @@ static void fill_point(struct history_point *p, double *v, size_t n)
 static void points_of(struct history *h, size_t ci, const struct check_side *sd, size_t si)
 {
 	static const enum check_metric cm[HM_NMETRICS] = { CM_PEAK, CM_KPEAK_RSS, CM_TIME, CM_DEVICE,
-							       CM_MAPPED };
+							       CM_MAPPED, CM_TOTAL };
 	struct history_series *s = &h->series[si];
 	for (int m = 0; m < HM_NMETRICS; m++) {
 		double *v;
@@ -213,7 +214,8 @@ static int mark_regressions(struct history *h, struct series_ix *sx, const struc
 		const struct check_finding *f = &c.findings[i];
 		int m = f->metric == CM_PEAK ? HM_PEAK : f->metric == CM_TIME ? HM_TIME :
 			f->metric == CM_KPEAK_RSS || f->metric == CM_KPEAK_FP ? HM_KPEAK :
-			f->metric == CM_DEVICE ? HM_DEVICE : f->metric == CM_MAPPED ? HM_MAPPED : -1;
+			f->metric == CM_DEVICE ? HM_DEVICE : f->metric == CM_MAPPED ? HM_MAPPED :
+			f->metric == CM_TOTAL ? HM_TOTAL : -1;
 		if (f->kind != CK_REGRESSION || !f->stage)
 			continue;
 		add_regression(h, ci, f, m);

@@ -18,6 +18,8 @@
  *   HM_MAPPED peak of mapped data files (model weights mapped, not copied;
  *             not in the footprint), bytes, where the runs read it; left
  *             out as HM_DEVICE is
+ *   HM_TOTAL  the resident total, peak footprint + peak mapped (table.h),
+ *             bytes, where the runs read mapped files; left out as HM_DEVICE is
  * the lowest, highest and median value, and whether `check` of that commit
  * against the previous one (check.h, the same rule and defaults) flagged a
  * regression of that metric in that stage (the kernel peak: rss or
@@ -41,7 +43,7 @@
 
 #define HISTORY_SHORT_ID 7 /* characters of a hex commit id shown, as git --short */
 
-enum history_metric { HM_PEAK = 0, HM_KPEAK, HM_TIME, HM_DEVICE, HM_MAPPED, HM_NMETRICS };
+enum history_metric { HM_PEAK = 0, HM_KPEAK, HM_TIME, HM_DEVICE, HM_MAPPED, HM_TOTAL, HM_NMETRICS };
 enum history_order { HISTORY_ORDER_RECORDED = 0, HISTORY_ORDER_GIVEN };
 
 struct history_commit {

@@ -70,6 +70,8 @@ static void fill_cell(struct table_cell *c, const struct table *t, const char *m
 		if (s->completed) {
 			if (s->nsamples) {
 				add_range_u64(&has_completed, &c->min_bytes, &c->max_bytes, s->peak_footprint);
+				add_range_u64(&c->has_total, &c->total_min, &c->total_max,
+					      s->peak_footprint + (s->has_mapped ? s->mapped_peak : 0));
 				c->ncompleted++;
 			}
 			continue;
@@ -159,19 +161,30 @@ static void mode_summary(struct table_mode *m, const struct table_run *runs)
 	first_outlier(m, runs);
 }
 
-/* A completed stage's peak: its footprint (with samples), or its mapped peak. */
-static bool stage_peak(const struct stage_stats *s, bool mapped, uint64_t *v)
+enum figure { FIG_FOOTPRINT, FIG_MAPPED, FIG_TOTAL };
+
+/* A completed stage's peak: its footprint (with samples), its mapped peak, or
+ * their sum (with samples; no mapped key: the footprint alone). */
+static bool stage_peak(const struct stage_stats *s, enum figure fig, uint64_t *v)
 {
-	if (!s || !s->completed || !(mapped ? s->has_mapped : s->nsamples > 0))
+	if (!s || !s->completed || !(fig == FIG_MAPPED ? s->has_mapped : s->nsamples > 0))
 		return false;
-	*v = mapped ? s->mapped_peak : s->peak_footprint;
+	*v = fig == FIG_MAPPED ? s->mapped_peak : s->peak_footprint;
+	if (fig == FIG_TOTAL && s->has_mapped)
+		*v += s->mapped_peak;
 	return true;
 }
 
+static void add_diff(struct table_stage_diff **v, size_t *n, struct table_stage_diff d)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = d;
+}
+
 /* Peaks of the runs behind a cell that completed the stage with samples: the
- * footprint's, or (mapped) the mapped files'. */
+ * footprint's, the mapped files' or the resident total's. */
 static void compare_stage(const struct table *t, size_t row, size_t first, size_t second,
-			  struct table_comparison *cmp, bool mapped)
+			  struct table_comparison *cmp, enum figure fig)
 {
 	const struct table_cell *c1 = table_cell(t, row, first), *c2 = table_cell(t, row, second);
 	if (!c1->ncompleted || !c2->ncompleted)
@@ -184,14 +197,14 @@ static void compare_stage(const struct table *t, size_t row, size_t first, size_
 		if (r1->supplement != c1->from_supplement || strcmp(group_of(t, i), t->modes[first].name))
 			continue;
 		uint64_t v1, v2;
-		if (!stage_peak(analysis_stage(&r1->a, stage), mapped, &v1))
+		if (!stage_peak(analysis_stage(&r1->a, stage), fig, &v1))
 			continue;
 		for (size_t j = 0; j < t->nruns; j++) {
 			const struct table_run *r2 = &t->runs[j];
 			if (r2->supplement != c2->from_supplement ||
 			    strcmp(group_of(t, j), t->modes[second].name))
 				continue;
-			if (!stage_peak(analysis_stage(&r2->a, stage), mapped, &v2))
+			if (!stage_peak(analysis_stage(&r2->a, stage), fig, &v2))
 				continue;
 			int64_t d = (int64_t)v1 - (int64_t)v2;
 			if (!any || d < lo) lo = d;
@@ -201,15 +214,16 @@ static void compare_stage(const struct table *t, size_t row, size_t first, size_
 	}
 	if (!any)
 		return;
-	if (mapped) {
-		cmp->mapped = xrealloc(cmp->mapped, (cmp->nmapped + 1) * sizeof(*cmp->mapped));
-		cmp->mapped[cmp->nmapped++] = (struct table_stage_diff){ row, lo, hi, false };
+	if (fig == FIG_MAPPED) {
+		add_diff(&cmp->mapped, &cmp->nmapped, (struct table_stage_diff){ row, lo, hi, false });
 		return;
 	}
 	bool swap_worse = c1->has_swap && c2->has_swap &&
 			  c2->swap_max > c1->swap_max + TABLE_SWAP_FLOOR;
-	cmp->stages = xrealloc(cmp->stages, (cmp->nstages + 1) * sizeof(*cmp->stages));
-	cmp->stages[cmp->nstages++] = (struct table_stage_diff){ row, lo, hi, swap_worse };
+	if (fig == FIG_TOTAL)
+		add_diff(&cmp->totals, &cmp->ntotals, (struct table_stage_diff){ row, lo, hi, swap_worse });
+	else
+		add_diff(&cmp->stages, &cmp->nstages, (struct table_stage_diff){ row, lo, hi, swap_worse });
 }
 
 /* More than one host among the runs: t->hosts and t->groups ("MODE@HOST"). */
@@ -333,8 +347,9 @@ int table_build(struct table *t, const struct table_run *runs, size_t nruns,
 		cmp->mode = m;
 		cmp->against = 0;
 		for (size_t s = 0; s < t->nstages; s++) {
-			compare_stage(t, s, 0, m, cmp, false);
-			compare_stage(t, s, 0, m, cmp, true);
+			compare_stage(t, s, 0, m, cmp, FIG_FOOTPRINT);
+			compare_stage(t, s, 0, m, cmp, FIG_MAPPED);
+			compare_stage(t, s, 0, m, cmp, FIG_TOTAL);
 		}
 		const struct table_mode *a = &t->modes[0], *b = &t->modes[m];
 		cmp->swap_worse = a->has_swap && b->has_swap &&
@@ -371,6 +386,7 @@ void table_release(struct table *t)
 	for (size_t i = 0; i < t->ncomparisons; i++) {
 		free(t->comparisons[i].stages);
 		free(t->comparisons[i].mapped);
+		free(t->comparisons[i].totals);
 	}
 	free(t->comparisons);
 	if (t->groups)

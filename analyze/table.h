@@ -72,6 +72,18 @@
  * markdown adds a mapped table, names both figures in its verdict, and a
  * major-faults table when a stage had any.
  *
+ * Resident total: what the machine holds for a stage, its footprint peak plus
+ * its mapped peak (both the stage's, from one run; the two may peak at
+ * different moments, so it is at most what was held at once, never less:
+ * the figure a machine must hold for the stage to run without reading its
+ * model files back from disk). Each cell carries it over the runs behind
+ * it (completed, with samples), each comparison its differences (`totals`).
+ * When the mapped table is shown (mapped_shown), the verdict leads with it
+ * (table_total.c): the stage where the second mode held least against the
+ * first, each mode's largest total with its two parts, and the stages where
+ * the second mode held more beyond the noise (TABLE_TOTAL_FLOOR, or more
+ * when its own runs spread more) with the reason when the trace gives one.
+ *
  * The model does not own the runs: `runs` must outlive it (mode and stage
  * names point into them).
  */
@@ -120,6 +132,8 @@ struct table_cell {
 	uint64_t mapped_min, mapped_max; /* the stage's mapped peak over those runs */
 	bool has_majflt;
 	uint64_t majflt_min, majflt_max; /* the stage's major faults over those runs */
+	bool has_total;       /* some run completed it with samples: its resident total */
+	uint64_t total_min, total_max; /* footprint peak + mapped peak over those runs */
 };
 
 struct table_mode {
@@ -168,7 +182,13 @@ struct table_comparison {
 	bool swap_worse;      /* over whole runs: the second mode's swap rose more */
 	struct table_stage_diff *mapped; /* the same for the mapped peaks (swap_worse unused) */
 	size_t nmapped;
+	struct table_stage_diff *totals; /* the same for the resident totals */
+	size_t ntotals;
 };
+
+/* Resident totals that differ by less are the same (TABLE_MAPPED_FLOOR for
+ * each of its two parts). */
+#define TABLE_TOTAL_FLOOR (16ull << 20)
 
 /* Mapped peaks that differ by less are the same (page-granular readings of
  * the same files; a different page or two resident at a stage's end). */
@@ -222,6 +242,17 @@ void table_release(struct table *t); /* NULL ok */
  * the markdown line that names them (names escaped by the caller's view). */
 void table_readers(struct table *t);
 void table_readers_md(const struct table *t, struct strbuf *out);
+
+/* table_total.c: the verdict's sentence on what the machine holds (the
+ * comparison c: markdown, names escaped by the caller's view); the resident
+ * total's table (its cells "X GB (F + M)"). */
+void table_total_sentence(const struct table *t, const struct table_comparison *c,
+			  struct strbuf *out);
+void table_total_table_md(const struct table *t, struct strbuf *out);
+
+/* A markdown table of one cell kind: a row per stage, a column "MODE, WHAT" per mode. */
+void table_stage_md(const struct table *t, struct strbuf *out, const char *what,
+		    void (*cell)(const struct table_cell *, struct strbuf *));
 
 /* "20.4 GB" or "11.4 to 11.5 GB" (one value when both round equal). */
 void table_gb_range(uint64_t lo, uint64_t hi, struct strbuf *out);

@@ -41,6 +41,8 @@ static void table_json_stages(struct jsonw *w, const struct table *t)
 					   c->mapped_min, c->mapped_max);
 				json_range(w, "major_faults_min", "major_faults_max", c->has_majflt,
 					   c->majflt_min, c->majflt_max);
+				json_range(w, "total_min_bytes", "total_max_bytes", c->has_total,
+					   c->total_min, c->total_max);
 			}
 			jw_key(w, "ended");
 			jw_array_begin(w);
@@ -125,14 +127,15 @@ void table_render_json(const struct table *t, struct strbuf *out)
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
-		if (t->has_mapped) {
-			jw_key(&w, "mapped");
+		for (int k2 = 0; t->has_mapped && k2 < 2; k2++) {
+			const struct table_stage_diff *d = k2 ? c->totals : c->mapped;
+			jw_key(&w, k2 ? "total" : "mapped");
 			jw_array_begin(&w);
-			for (size_t k = 0; k < c->nmapped; k++) {
+			for (size_t k = 0; k < (k2 ? c->ntotals : c->nmapped); k++) {
 				jw_object_begin(&w);
-				jw_key(&w, "stage"); jw_string(&w, t->stages[c->mapped[k].stage]);
-				jw_key(&w, "min_less_bytes"); jw_i64(&w, c->mapped[k].min_less);
-				jw_key(&w, "max_less_bytes"); jw_i64(&w, c->mapped[k].max_less);
+				jw_key(&w, "stage"); jw_string(&w, t->stages[d[k].stage]);
+				jw_key(&w, "min_less_bytes"); jw_i64(&w, d[k].min_less);
+				jw_key(&w, "max_less_bytes"); jw_i64(&w, d[k].max_less);
 				jw_object_end(&w);
 			}
 			jw_array_end(&w);

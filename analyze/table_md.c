@@ -9,11 +9,6 @@
 #include "text.h"
 #include "table.h"
 
-void table_gb_range(uint64_t lo, uint64_t hi, struct strbuf *out)
-{
-	units_add_size_range(out, (double)lo, (double)hi, UNITS_COARSE);
-}
-
 static void s_range(double lo, double hi, struct strbuf *out)
 {
 	units_add_seconds_range(out, lo, hi, UNITS_COARSE);
@@ -315,6 +310,8 @@ static void mapped_clause(const struct table *t, const struct table_comparison *
  * the runs read them. */
 static void verdict_md(const struct table *t, const struct table_comparison *c, struct strbuf *out)
 {
+	if (t->mapped_shown && c->ntotals)
+		table_total_sentence(t, c, out);
 	struct strbuf v = STRBUF_INIT;
 	comparison_md(t, c, &v);
 	const char *end = t->mapped_shown && c->nmapped ? strstr(strbuf_str(&v), ".\n") : NULL;
@@ -357,27 +354,6 @@ static void versions_md(const struct table *t, struct strbuf *out)
 	strbuf_addstr(out, ".\n\n");
 }
 
-static void stage_table(const struct table *t, struct strbuf *out, const char *what,
-			void (*cell)(const struct table_cell *, struct strbuf *))
-{
-	strbuf_addstr(out, "| stage |");
-	for (size_t m = 0; m < t->nmodes; m++)
-		strbuf_addf(out, " %s, %s |", t->modes[m].name, what);
-	strbuf_addstr(out, "\n|---|");
-	for (size_t m = 0; m < t->nmodes; m++)
-		strbuf_addstr(out, "---|");
-	strbuf_addch(out, '\n');
-	for (size_t s = 0; s < t->nstages; s++) {
-		strbuf_addf(out, "| %s |", t->stages[s]);
-		for (size_t m = 0; m < t->nmodes; m++) {
-			strbuf_addch(out, ' ');
-			cell(table_cell(t, s, m), out);
-			strbuf_addstr(out, " |");
-		}
-		strbuf_addch(out, '\n');
-	}
-}
-
 /* The swap table's cell: the stage's swap rise over the runs behind the cell. */
 static void swap_cell_md(const struct table_cell *c, struct strbuf *out)
 {
@@ -417,7 +393,7 @@ static void device_table_md(const struct table *t, struct strbuf *out)
 		strbuf_addstr(out, "sampled: a spike between two readings can be missed, record with "
 			      "a shorter --interval");
 	strbuf_addstr(out, "):\n\n");
-	stage_table(t, out, "device peak", device_cell_md);
+	table_stage_md(t, out, "device peak", device_cell_md);
 }
 
 static void mapped_cell_md(const struct table_cell *c, struct strbuf *out)
@@ -450,12 +426,12 @@ static void mapped_tables_md(const struct table *t, struct strbuf *out)
 			   "pipeline maps rather than copies, such as weights loaded in their file's "
 			   "dtype; not in the footprint: the kernel can drop them and read them back):"
 			   "\n\n");
-	stage_table(t, out, "peak mapped", mapped_cell_md);
+	table_stage_md(t, out, "peak mapped", mapped_cell_md);
 	if (!t->any_majflt)
 		return;
 	strbuf_addstr(out, "\nMajor page faults per stage (pages read back from disk: mapped files "
 			   "dropped under memory pressure and read again):\n\n");
-	stage_table(t, out, "major faults", majflt_cell_md);
+	table_stage_md(t, out, "major faults", majflt_cell_md);
 }
 
 static void loads_lines(const struct table *t, struct strbuf *out)
@@ -610,7 +586,13 @@ static void render_md(const struct table *t, struct strbuf *out)
 	strbuf_addch(out, '\n');
 	hosts_md(t, out);
 	versions_md(t, out);
-	stage_table(t, out, "peak footprint", cell_md);
+	table_stage_md(t, out, "peak footprint", cell_md);
+	if (t->mapped_shown) {
+		strbuf_addstr(out, "\nWhat the machine holds per stage (footprint + mapped model files, "
+				   "each the stage's peak; the two may peak apart, so at most what was "
+				   "held at once):\n\n");
+		table_total_table_md(t, out);
+	}
 	if (t->ncomparisons)
 		strbuf_addch(out, '\n');
 	for (size_t i = 0; i < t->ncomparisons; i++)
@@ -622,7 +604,7 @@ static void render_md(const struct table *t, struct strbuf *out)
 	if (t->swap_rose) {
 		strbuf_addstr(out, "\nSystem swap rise per stage (the largest within one of its windows; "
 				   "footprint does not count swapped pages):\n\n");
-		stage_table(t, out, "swap rise", swap_cell_md);
+		table_stage_md(t, out, "swap rise", swap_cell_md);
 	}
 	if (t->has_device)
 		device_table_md(t, out);
@@ -635,8 +617,11 @@ static void render_verdict(const struct table *t, struct strbuf *out)
 {
 	table_readers_md(t, out);
 	strbuf_addch(out, '\n'); /* a paragraph of its own on the page */
-	for (size_t i = 0; i < t->ncomparisons; i++)
+	for (size_t i = 0; i < t->ncomparisons; i++) {
+		if (t->mapped_shown && t->comparisons[i].ntotals)
+			table_total_sentence(t, &t->comparisons[i], out);
 		comparison_md(t, &t->comparisons[i], out);
+	}
 	first_run_lines(t, out);
 }
 

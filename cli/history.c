@@ -140,8 +140,9 @@ static int draw(const struct history *h, enum history_metric m, const struct plo
  * into a scratch directory and inlined (none without gnuplot: said instead). */
 static void render_page(const struct history *h, struct strbuf *o)
 {
-	static const char *const names[] = { "history-peak", "history-time", "history-device" };
-	static const enum history_metric metrics[] = { HM_PEAK, HM_TIME, HM_DEVICE };
+	static const char *const names[] = { "history-peak", "history-time", "history-device",
+					     "history-total" };
+	static const enum history_metric metrics[] = { HM_PEAK, HM_TIME, HM_DEVICE, HM_TOTAL };
 	struct strbuf md = STRBUF_INIT;
 	char *title = xasprintf("stagebench history: %zu commit%s", h->ncommits,
 				h->ncommits == 1 ? "" : "s");
@@ -158,8 +159,9 @@ static void render_page(const struct history *h, struct strbuf *o)
 		html_para(o, "No charts: gnuplot was not found (Debian: gnuplot-nox).", "warn");
 		goto end;
 	}
-	for (size_t i = 0; i < 3; i++) {
-		if (metrics[i] == HM_DEVICE && !history_metric_shown(h, HM_DEVICE))
+	for (size_t i = 0; i < 4; i++) {
+		if ((metrics[i] == HM_DEVICE || metrics[i] == HM_TOTAL) &&
+		    !history_metric_shown(h, metrics[i]))
 			continue;
 		char *path = xasprintf("%s/%s.svg", dir, names[i]), *svg = NULL;
 		size_t len = 0;
@@ -239,7 +241,8 @@ int cmd_history(int argc, char **argv)
 		po.out_dir = a.plot_dir;
 		if (draw(&h, HM_PEAK, &po, "history-peak") < 0 || draw(&h, HM_TIME, &po, "history-time") < 0 ||
 		    (history_metric_shown(&h, HM_DEVICE) &&
-		     draw(&h, HM_DEVICE, &po, "history-device") < 0))
+		     draw(&h, HM_DEVICE, &po, "history-device") < 0) ||
+		    (history_metric_shown(&h, HM_TOTAL) && draw(&h, HM_TOTAL, &po, "history-total") < 0))
 			rc = SB_EXIT_FAILURE;
 	}
 out:

@@ -18,6 +18,8 @@ struct bar_cell {
 	bool stopped;     /* one of those was stopped by the guard */
 	bool supplement;  /* the figures come from --supplement runs: hatched */
 	double lo, hi;    /* GB */
+	double mapped;    /* GB of mapped model files stacked on the footprint (the
+			   * table shows them: mapped_shown), the largest of the runs */
 	bool swapped;     /* system swap rose by TABLE_SWAP_FLOOR or more in the stage */
 	uint64_t swap_rise; /* the largest rise among the runs behind the bar */
 };
@@ -29,7 +31,8 @@ struct bar_cell {
 struct legend_item {
 	char *text;
 	size_t mode;      /* its colour */
-	int kind;         /* 0 bar, 1 hatched bar (supplement), 2 swap outline */
+	int kind;         /* 0 bar, 1 hatched bar (supplement), 2 swap outline, 3 light bar
+			   * (mapped model files) */
 };
 
 struct bars {
@@ -46,6 +49,7 @@ struct bars {
 	bool rotate_notes;
 	bool one_line;          /* rotated notes joined into one line each */
 	bool any_swap;          /* a bar is marked for swap */
+	bool any_mapped;        /* a bar stacks mapped model files */
 	double yrange_max;
 	double ram_gb;          /* the RAM line; 0 for none */
 	struct legend_item legend[LEGEND_MAX];
@@ -62,9 +66,17 @@ static void bar_value(struct bar_cell *c, uint64_t lo, uint64_t hi)
 		c->hi = h;
 }
 
+/* The bar's height: the footprint, and the mapped model files on it. */
+static double bar_top(const struct bar_cell *c)
+{
+	return c->hi + c->mapped;
+}
+
 static void cell_from_table(const struct table *t, size_t s, size_t m, struct bar_cell *c)
 {
 	const struct table_cell *tc = table_cell(t, s, m);
+	if (t->mapped_shown && tc->has_mapped)
+		c->mapped = plot_gb(tc->mapped_max);
 	c->runs = t->modes[m].nruns;
 	c->reached = tc->nentered;
 	c->supplement = tc->from_supplement;
@@ -94,7 +106,7 @@ static char *cell_note(const struct bar_cell *c)
 		return strbuf_detach(&t);
 	}
 	if (c->valued)
-		units_add_gb_label(&t, c->hi, false);
+		units_add_gb_label(&t, bar_top(c), false);
 	else
 		strbuf_addstr(&t, "no sample");
 	if (c->swapped) {
@@ -125,8 +137,9 @@ static void build_cells(const struct plot_model *pm, struct bars *B)
 			struct bar_cell *c = &B->cells[s * B->nm + m];
 			cell_from_table(t, s, m, c);
 			B->any_swap |= c->swapped;
-			if (c->valued && c->hi > B->ymax)
-				B->ymax = c->hi;
+			B->any_mapped |= c->valued && c->mapped > 0;
+			if (c->valued && bar_top(c) > B->ymax)
+				B->ymax = bar_top(c);
 			B->notes[s * B->nm + m] = cell_note(c);
 		}
 }
@@ -158,6 +171,8 @@ static void build_legend(const struct plot_model *pm, struct bars *B)
 {
 	for (size_t m = 0; m < B->nm; m++)
 		legend_add(B, xstrdup(B->t->modes[m].name), m, 0);
+	if (B->any_mapped)
+		legend_add(B, xstrdup("mapped model files, above the footprint (light)"), 0, 3);
 	if (B->any_swap) {
 		char floor[UNITS_BUF];
 		legend_add(B, xasprintf("system swap rose in the stage (by %s or more)",
@@ -255,7 +270,7 @@ static void fit_notes(struct bars *B, double bar_px)
 	B->one_line = B->rotate_notes && (double)most_lines * 13 > bar_px * 1.3;
 	double need = B->ram_gb * 1.03;
 	for (size_t i = 0; i < B->ns * B->nm; i++) {
-		double hi = B->cells[i].valued ? B->cells[i].hi : 0;
+		double hi = B->cells[i].valued ? bar_top(&B->cells[i]) : 0;
 		double y = hi / (1 - note_room(B, i, B->one_line) / B->plot_px);
 		if (y > need)
 			need = y;
@@ -335,7 +350,7 @@ static void note_labels(struct strbuf *sb, const struct bars *B)
 		for (size_t m = 0; m < B->nm; m++) {
 			size_t i = s * B->nm + m;
 			const struct bar_cell *c = &B->cells[i];
-			double x = bar_x(B, s, m), y = c->valued ? c->hi : 0;
+			double x = bar_x(B, s, m), y = c->valued ? bar_top(c) : 0;
 			char *text = note_text(B, i, B->one_line);
 			size_t longest, lines;
 			note_extent(text, &longest, &lines);
@@ -375,9 +390,26 @@ static bool hidden_ranges(const struct bars *B)
 	return false;
 }
 
+/* $mapM: the mapped model files' part of mode M's bars (x, its top, width), drawn
+ * under the footprint's box of the same bar. */
+static void mapped_blocks(struct strbuf *sb, const struct bars *B)
+{
+	for (size_t m = 0; B->any_mapped && m < B->nm; m++) {
+		strbuf_addf(sb, "$map%zu << EOD\n", m);
+		for (size_t s = 0; s < B->ns; s++) {
+			const struct bar_cell *c = &B->cells[s * B->nm + m];
+			if (c->valued && c->mapped > 0)
+				strbuf_addf(sb, "%.4f %.4f %.4f\n", bar_x(B, s, m), bar_top(c),
+					    B->bar * 0.9);
+		}
+		strbuf_addstr(sb, "EOD\n");
+	}
+}
+
 /* $barsM (main runs) and $supM (supplements, hatched): x, top, width, whisker low and high. */
 static void bar_blocks(struct strbuf *sb, const struct bars *B)
 {
+	mapped_blocks(sb, B);
 	for (size_t m = 0; m < B->nm; m++)
 		for (int sup = 0; sup < 2; sup++) {
 			strbuf_addf(sb, "$%s%zu << EOD\n", sup ? "sup" : "bars", m);
@@ -402,7 +434,7 @@ static void bar_blocks(struct strbuf *sb, const struct bars *B)
 		for (size_t m = 0; m < B->nm; m++) {
 			const struct bar_cell *c = &B->cells[s * B->nm + m];
 			if (c->swapped)
-				strbuf_addf(sb, "%.4f %.4f %.4f\n", bar_x(B, s, m), c->valued ? c->hi : 0,
+				strbuf_addf(sb, "%.4f %.4f %.4f\n", bar_x(B, s, m), c->valued ? bar_top(c) : 0,
 					    B->bar * 0.9);
 		}
 	strbuf_addstr(sb, "EOD\n");
@@ -425,6 +457,8 @@ static void stages_legend(struct strbuf *sb, const struct bars *B, const double 
 			strbuf_addf(sb, "fs transparent pattern 4 border lc rgb '%s' front\n", color);
 		else if (it->kind == 2)
 			strbuf_addstr(sb, "fs empty border lc rgb '" COLOR_SWAP "' lw 2 front\n");
+		else if (it->kind == 3)
+			strbuf_addstr(sb, "fs transparent solid 0.3 noborder front\n");
 		else
 			strbuf_addstr(sb, "fs solid 0.85 noborder front\n");
 		strbuf_addstr(sb, "set label ");
@@ -446,17 +480,24 @@ static void ram_line(struct strbuf *sb, const struct bars *B)
 static void stages_axes(struct strbuf *sb, const struct bars *B, const struct plot_opts *o)
 {
 	double explain_px = (o->title ? FIG_TITLE_PX : 0) + EXPLAIN_PX / 2.0;
-	strbuf_addf(sb, "set label 'Peak footprint per stage (GB = 2^30 bytes): bar = the highest "
-			"run, whiskers = range across runs%s' at screen 0.5, screen %.4f center\n",
-		    hidden_ranges(B) ? " (under 50 MB: not drawn)" : "", 1 - explain_px / B->height);
+	if (B->any_mapped)
+		strbuf_addf(sb, "set label 'Peak footprint + mapped model files per stage (GB = 2^30 "
+				"bytes): the highest run, whiskers = footprint range%s' at screen 0.5, "
+				"screen %.4f center\n",
+			    hidden_ranges(B) ? " (under 50 MB: not drawn)" : "", 1 - explain_px / B->height);
+	else
+		strbuf_addf(sb, "set label 'Peak footprint per stage (GB = 2^30 bytes): bar = the highest "
+				"run, whiskers = range across runs%s' at screen 0.5, screen %.4f center\n",
+			    hidden_ranges(B) ? " (under 50 MB: not drawn)" : "", 1 - explain_px / B->height);
 	strbuf_addf(sb, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n"
 			"set lmargin at screen %.4f\nset rmargin at screen %.4f\n",
 		    1 - B->top_px / B->height, B->bottom_px / B->height, LEFT_PX / B->width,
 		    RIGHT_PX / B->width);
 	strbuf_addf(sb, "set xrange [-0.5:%.1f]\nset yrange [0:%s]\n", (double)B->ns - 0.5,
 		    gp_bound(B->yrange_max).s);
-	strbuf_addstr(sb, "set ylabel 'peak footprint (GB)' offset 1,0\n"
-			  "set ytics nomirror\nset tics out scale 0.5\n"
+	strbuf_addf(sb, "set ylabel '%s' offset 1,0\n",
+		    B->any_mapped ? "footprint + model files (GB)" : "peak footprint (GB)");
+	strbuf_addstr(sb, "set ytics nomirror\nset tics out scale 0.5\n"
 			  "set border 3 lc rgb '#888888'\n"
 			  "set grid ytics lc rgb '#dddddd' lt 1\n"
 			  "set style fill solid 0.85 noborder\n"
@@ -488,6 +529,16 @@ static void plot_command(struct strbuf *sb, const struct bars *B)
 {
 	strbuf_addstr(sb, "plot ");
 	bool first = true;
+	for (size_t m = 0; B->any_mapped && m < B->nm; m++) {
+		bool any = false;
+		for (size_t s = 0; s < B->ns; s++)
+			any |= B->cells[s * B->nm + m].valued && B->cells[s * B->nm + m].mapped > 0;
+		if (!any)
+			continue;
+		strbuf_addf(sb, "%s$map%zu using 1:2:3 with boxes lc rgb '%s' fs transparent solid 0.3 "
+				"noborder notitle", first ? "" : ", \\\n     ", m, gp_mode_color(m));
+		first = false;
+	}
 	for (size_t m = 0; m < B->nm; m++)
 		for (int sup = 0; sup < 2; sup++) {
 			size_t valued = 0, ranged = 0;

@@ -329,10 +329,12 @@ static void known_build(struct linux_meter *lm)
 static size_t mark_outside(struct linux_meter *lm)
 {
 	size_t out = 0;
-	qsort(lm->listed, lm->nlisted, sizeof(pid_t), cmp_pid);
+	if (lm->nlisted) /* an empty list may have no array */
+		qsort(lm->listed, lm->nlisted, sizeof(pid_t), cmp_pid);
 	for (size_t i = 0; i < lm->tab.n; i++) {
 		struct linux_proc *p = entry(lm, i);
-		bool in = bsearch(&p->super.pid, lm->listed, lm->nlisted, sizeof(pid_t), cmp_pid);
+		bool in = lm->nlisted &&
+			  bsearch(&p->super.pid, lm->listed, lm->nlisted, sizeof(pid_t), cmp_pid);
 		if (!in && !p->outside && !p->super.zombie) {
 			p->outside = true;
 			p->outside_base = p->have_last ? p->last.rss_anon + p->last.rss_shmem : 0;
