@@ -20,8 +20,9 @@
  *                       mapped, not copied; not in the footprint):
  *                       stage_stats.mapped_peak
  *   resident total      what the machine holds for the stage: peak footprint
- *                       + peak mapped (table.h), where the run read mapped
- *                       files
+ *                       + peak mapped (table.h), where the stage's mapped
+ *                       peak reaches TABLE_MAPPED_FLOOR (elsewhere it is the
+ *                       footprint again)
  *   stage time          window duration: stage event to the next stage
  *                       event (stage_stats.seconds)
  *   load time           the seconds of the load and reload events of the
@@ -196,7 +197,7 @@ enum check_metric {
 	CM_DEVICE,      /* bytes: the probe's device memory (MPS driver, CUDA reserved) */
 	CM_MAPPED,      /* bytes: the stage's peak of mapped data files */
 	CM_TOTAL,       /* bytes: the resident total, peak footprint + peak mapped (table.h),
-			 * where the run read mapped files */
+			 * where the stage's mapped peak reaches TABLE_MAPPED_FLOOR */
 	CM_TIME,        /* seconds */
 	CM_LOAD,        /* seconds */
 	CM_NNUMERIC,
