@@ -221,7 +221,7 @@ static void compare_stage(const struct table *t, size_t row, size_t first, size_
 	bool swap_worse = c1->has_swap && c2->has_swap &&
 			  c2->swap_max > c1->swap_max + TABLE_SWAP_FLOOR;
 	if (fig == FIG_TOTAL)
-		add_diff(&cmp->totals, &cmp->ntotals, (struct table_stage_diff){ row, lo, hi, swap_worse });
+		add_diff(&cmp->totals, &cmp->ntotals, (struct table_stage_diff){ row, lo, hi, false });
 	else
 		add_diff(&cmp->stages, &cmp->nstages, (struct table_stage_diff){ row, lo, hi, swap_worse });
 }

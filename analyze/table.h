@@ -182,7 +182,7 @@ struct table_comparison {
 	bool swap_worse;      /* over whole runs: the second mode's swap rose more */
 	struct table_stage_diff *mapped; /* the same for the mapped peaks (swap_worse unused) */
 	size_t nmapped;
-	struct table_stage_diff *totals; /* the same for the resident totals */
+	struct table_stage_diff *totals; /* the same for the resident totals (swap_worse unused) */
 	size_t ntotals;
 };
 

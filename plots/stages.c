@@ -390,11 +390,22 @@ static bool hidden_ranges(const struct bars *B)
 	return false;
 }
 
+/* Whether a bar of mode m stacks mapped model files. */
+static bool mode_maps(const struct bars *B, size_t m)
+{
+	for (size_t s = 0; s < B->ns; s++)
+		if (B->cells[s * B->nm + m].valued && B->cells[s * B->nm + m].mapped > 0)
+			return true;
+	return false;
+}
+
 /* $mapM: the mapped model files' part of mode M's bars (x, its top, width), drawn
- * under the footprint's box of the same bar. */
+ * under the footprint's box of the same bar; none for a mode with no such bar. */
 static void mapped_blocks(struct strbuf *sb, const struct bars *B)
 {
-	for (size_t m = 0; B->any_mapped && m < B->nm; m++) {
+	for (size_t m = 0; m < B->nm; m++) {
+		if (!mode_maps(B, m))
+			continue;
 		strbuf_addf(sb, "$map%zu << EOD\n", m);
 		for (size_t s = 0; s < B->ns; s++) {
 			const struct bar_cell *c = &B->cells[s * B->nm + m];
@@ -529,11 +540,8 @@ static void plot_command(struct strbuf *sb, const struct bars *B)
 {
 	strbuf_addstr(sb, "plot ");
 	bool first = true;
-	for (size_t m = 0; B->any_mapped && m < B->nm; m++) {
-		bool any = false;
-		for (size_t s = 0; s < B->ns; s++)
-			any |= B->cells[s * B->nm + m].valued && B->cells[s * B->nm + m].mapped > 0;
-		if (!any)
+	for (size_t m = 0; m < B->nm; m++) {
+		if (!mode_maps(B, m))
 			continue;
 		strbuf_addf(sb, "%s$map%zu using 1:2:3 with boxes lc rgb '%s' fs transparent solid 0.3 "
 				"noborder notitle", first ? "" : ", \\\n     ", m, gp_mode_color(m));

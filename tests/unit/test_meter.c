@@ -1676,8 +1676,10 @@ Test(meter, a_chain_forked_between_two_samples_counts_its_pages_once, .timeout =
 /* A parent with a 32 MiB MAP_SHARED region it never touches forks two workers
  * that write all of it once told (cmd): the workers' RssShmem grows by 32 MiB
  * each, the pages are 32 MiB once, and each one's Pss falls as the other maps
- * them, with no change to its statm. */
-static pid_t shm_writers(int cmd[2], pid_t kids[2])
+ * them, with no change to its statm. Busy: then they fault pages in and out
+ * for as long as they live (the sharing group moves at every sample); else
+ * they pause. */
+static pid_t shm_writers(int cmd[2], bool busy)
 {
 	char *m = mmap(NULL, 32 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	cr_assert(m != MAP_FAILED);
@@ -1688,12 +1690,20 @@ static pid_t shm_writers(int cmd[2], pid_t kids[2])
 		return pid;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	for (int k = 0; k < 2; k++)
-		if ((kids[k] = fork()) == 0) {
+		if (fork() == 0) {
 			char c;
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			if (read(cmd[0], &c, 1) != 1)
 				_exit(3);
 			memset(m, k + 1, 32 * MiB);
+			while (busy) {
+				char *p = mmap(NULL, MiB, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (p != MAP_FAILED) {
+					memset(p, 1, MiB);
+					munmap(p, MiB);
+				}
+			}
 			for (;;)
 				pause();
 		}
@@ -1707,8 +1717,7 @@ static pid_t shm_writers(int cmd[2], pid_t kids[2])
 Test(meter, shared_memory_written_by_two_workers_counts_once, .timeout = 60)
 {
 	int cmd[2];
-	pid_t kids[2];
-	pid_t pid = shm_writers(cmd, kids);
+	pid_t pid = shm_writers(cmd, false);
 	struct meter *m = meter_new(NULL);
 	cr_assert(m);
 	meter_track(m, pid);
@@ -2141,39 +2150,6 @@ Test(meter, forks_with_their_parents_mappings_are_not_read_for_the_mapped_figure
 #endif /* __linux__ */
 
 #ifdef __linux__
-/* Two workers that write all of a 32 MiB MAP_SHARED region once told (cmd),
- * then fault pages in and out for as long as they live: the sharing group
- * moves at every sample. */
-static pid_t shm_writers_busy(int cmd[2])
-{
-	char *m = mmap(NULL, 32 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	cr_assert(m != MAP_FAILED);
-	cr_assert_eq(pipe(cmd), 0);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	for (int k = 0; k < 2; k++)
-		if (fork() == 0) {
-			char c;
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (read(cmd[0], &c, 1) != 1)
-				_exit(3);
-			memset(m, k + 1, 32 * MiB);
-			for (;;) {
-				char *p = mmap(NULL, MiB, PROT_READ | PROT_WRITE,
-					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-				if (p != MAP_FAILED) {
-					memset(p, 1, MiB);
-					munmap(p, MiB);
-				}
-			}
-		}
-	for (;;)
-		pause();
-}
-
 /* Shares that stay stale for a whole window (the group moves at every sample
  * and the readings' budget is spent) hold the window's parts back, but not
  * below what its samples read: the window's peak is at least the largest
@@ -2182,7 +2158,7 @@ Test(meter, a_window_peak_is_at_least_its_samples_footprint_while_shares_are_sta
      .timeout = 60)
 {
 	int cmd[2];
-	pid_t pid = shm_writers_busy(cmd);
+	pid_t pid = shm_writers(cmd, true);
 	struct meter *m = meter_new(NULL);
 	cr_assert(m);
 	meter_track(m, pid);
