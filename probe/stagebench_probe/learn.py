@@ -20,7 +20,9 @@ import threading
 import weakref
 
 from . import frames as fr
+from .rng import fingerprint
 
+_NAME_FRAMES = 8  # how far out from a model's call its name is looked for
 _CALL_NAMES = {"_call_impl": "__call__", "_wrapped_call_impl": "__call__",
                "forward": "__call__", "__call__": "__call__"}
 
@@ -46,6 +48,10 @@ class Birth:
         self.sub_ids = set()
         self.copies = []  # weakrefs to deep copies of it (a low-VRAM stage runs a copy)
         self.root_ids = {self.mid}
+        # whether making it drew random numbers (None: not known): a staged run replays
+        # the draws of a deferred model only where the learning run saw them
+        self.draws = None
+        self.rng_before = None
 
 
 class FactoryCall:
@@ -54,6 +60,7 @@ class FactoryCall:
         self.site = site
         self.factory = factory
         self.births = []
+        self.rng_before = None  # the generators when its first model's constructor began
 
 
 class Learner:
@@ -62,6 +69,7 @@ class Learner:
         self.path = path
         self.births = []
         self.open = {}  # id(frame) -> FactoryCall
+        self.pending = []  # models made since the generators were last looked at
         self.calls = []
         self.uses = []  # [birth, method, callers (func ids), count]
         self.tl = threading.local()
@@ -108,7 +116,17 @@ class Learner:
     def note(self, text):
         self.probe.mark("learn: " + text)
 
+    def rng_now(self):
+        """The generators' fingerprint (rng.fingerprint), or None when it cannot be read."""
+        try:
+            return fingerprint()
+        except Exception as e:
+            self.note("rng: %s: %s" % (type(e).__name__, e))
+            return None
+
     def born(self, module, frame):
+        """module is being made: nn.Module.__init__ returned to frame (its class's own
+        constructor, which goes on to make its parts, or the caller)."""
         if getattr(self.tl, "active", None) is not None:
             return  # made while a model runs: part of its work, not a model
         f = frame
@@ -127,6 +145,9 @@ class Learner:
         b = Birth(self, module, site, factory, len(self.births))
         self.births.append(b)
         self.gen += 1
+        self.drawn()  # the models before it are made
+        b.rng_before = self.rng_now()
+        self.pending.append(b)
         if fframe is not None:
             self._watch(b, fframe)
 
@@ -157,6 +178,18 @@ class Learner:
             return factory, g
         return None, None
 
+    def drawn(self):
+        """The models made since the last look: whether the generators moved since each
+        began (its constructor, and whatever the script did before this look: a draw
+        there only makes a staged run replay a model it need not)."""
+        if not self.pending:
+            return
+        now = self.rng_now()
+        for b in self.pending:
+            if b.rng_before is not None and now is not None:
+                b.draws = bool(b.draws) or now != b.rng_before
+        self.pending = []
+
     def _watch(self, birth, frame):
         call = self.open.get(id(frame))
         if call is None or call.frame is not frame:
@@ -169,6 +202,8 @@ class Learner:
                     sys.setprofile(self._profile)
         call.births.append(birth)
         birth.call = call
+        if call.rng_before is None:
+            call.rng_before = getattr(birth, "rng_before", None)
 
     def _profile(self, frame, event, arg):
         if event != "return":
@@ -186,6 +221,13 @@ class Learner:
             self.note("result: %s: %s" % (type(e).__name__, e))
 
     def _result(self, call, value):
+        self.drawn()
+        if call.rng_before is not None:
+            # the call drew from a generator after its first model's constructor began
+            # (random init, or weights a checkpoint lacks initialised after loading)
+            draws = self.rng_now() != call.rng_before
+            for b in call.births:
+                b.draws = b.draws or draws
         by_id = {b.mid: b for b in call.births if b.ref() is not None}
         if isinstance(value, self.torch.nn.Module):
             b = by_id.get(id(value))
@@ -262,6 +304,7 @@ class Learner:
             self.tl.active = None
 
     def _use(self, b, frame):
+        self.drawn()
         root = b.ref()
         if root is None:  # only a copy of it is alive
             root = next((c for c in (r() for r in b.copies) if c is not None), None)
@@ -296,7 +339,11 @@ class Learner:
             b.device, b.dtype = _placement(root)
         if method not in b.methods:
             b.methods.append(method)
-        self._names(b, first)
+        # the first frame outside the model that names it: a wrapper's (torch.no_grad's
+        # decorate_context around generate(), a functools.wraps decorator) names nothing
+        for g, _ in zip(fr.outward(first), range(_NAME_FRAMES)):
+            if self._names(b, g):
+                break
         last = self.uses[-1] if self.uses else None
         if last is not None and last[0] is b and last[1] == method and last[2] == callers:
             last[3] += 1
@@ -308,7 +355,8 @@ class Learner:
         """Names seen for the model where it is used: an attribute of the object that
         holds it (or a key of a dict attribute), a variable of the calling function."""
         if frame is None or len(b.names) >= 4:
-            return
+            return True
+        before = len(b.names)
         ids = b.root_ids | {b.mid}
         loc = frame.f_locals
         holder = loc.get("self")
@@ -323,11 +371,13 @@ class Learner:
         for k, v in list(loc.items()):
             if id(v) in ids and k != "self" and not k.startswith("_") and k not in b.names:
                 b.names.append(k)
+        return len(b.names) > before or any(id(v) in ids for v in loc.values())
 
     # -- the end --------------------------------------------------------------
     def finish(self):
         if sys.getprofile() == self._profile:
             sys.setprofile(None)
+        self.drawn()
         from . import plan
         if getattr(sys, "last_type", None) is not None:  # an uncaught exception ended it
             self.note("no plan written: the run failed")
@@ -355,15 +405,27 @@ class Learner:
 
 
 def _placement(module):
-    """(device, dtype) of a module's first parameter or buffer, as text ("cpu",
-    "bfloat16"), or (None, None)."""
+    """(device, dtype) of a module as text ("cpu", "bfloat16"), or (None, None): its own
+    .device and .dtype where its class has them (a diffusers or transformers model: its
+    dtype skips the parameters kept in float32), else its first parameter's or buffer's."""
     for t in module.parameters():
         break
     else:
         t = next(module.buffers(), None)
     if t is None:
         return None, None
-    return str(t.device), str(t.dtype).replace("torch.", "")
+    device, dtype = t.device, t.dtype
+    for attr in ("device", "dtype"):
+        if isinstance(getattr(type(module), attr, None), property):
+            try:
+                v = getattr(module, attr)
+            except Exception:
+                continue
+            if attr == "dtype" and v.__class__.__name__ == "dtype":
+                dtype = v
+            elif attr == "device" and v.__class__.__name__ == "device":
+                device = v
+    return str(device), str(dtype).replace("torch.", "")
 
 
 def class_id(cls):

@@ -130,7 +130,8 @@ def _name_stage(g, groups, models, taken):
 
 
 def _mb(n):
-    return None if n is None else round(n / 1e6, 1)
+    """Bytes in the tables' MB (2^20 bytes), one decimal."""
+    return None if n is None else round(n / (1 << 20), 1)
 
 
 def write(learner):
@@ -156,6 +157,8 @@ def write(learner):
         for k in ("device", "dtype"):
             if getattr(b, k, None):
                 m[k] = getattr(b, k)
+        if b.draws is not None:
+            m["draws"] = b.draws
         if b.part:
             m["part"] = b.part
         models[b] = m
@@ -180,7 +183,9 @@ HEADER = '''"""Staging plan for %(script)s, learned by stagebench from one eager
 Review it, edit it, keep it: name this file as the pipeline file's "adapter" and runs use it
 instead of learning a plan again. MODELS: each model the script makes, where (FILE:LINE in
 FUNCTION, the "call"-th call there) and with what ("by"; "part": the component of a diffusers
-pipeline), its class, its size in the learning run (MB), the methods the pipeline calls on
+pipeline), its class, its size in the learning run (MB: 2^20 bytes), its dtype as the model
+reports it, whether making it drew random numbers ("draws": only then does a staged run with
+RNG replay make it where the script does too, and drop it), the methods the pipeline calls on
 it, and the stage that uses it. STAGES: in the order the run went; a stage starts when its
 "enter" function is called or one of its models is first used (enter None). A staged run
 builds each model at the start of its stage and releases it when a stage that does not list
@@ -254,6 +259,13 @@ class Plan:
         self.printed = {}  # (model, method, stage) -> fingerprints taken
         self.state = {"spoofing": False}
         self.known = {}  # name -> {"dtype": ...}: what this run's loading call says
+
+    def replays(self, name):
+        """Whether a staged run replays the random draws of model `name` where the script
+        makes it (its call runs then and its result is dropped, so the model is built
+        twice): only with RNG replay on and when the learning run saw its making draw
+        from a generator ("draws"; a plan without it: assumed to)."""
+        return bool(self.probe.rng_replay) and self.models[name].get("draws", True) is not False
 
     # -- stages -------------------------------------------------------------------------
     def setup(self):
@@ -438,7 +450,7 @@ class PlanFactory(Interceptor):
 
     def _stand_in(self, name, fn, args, kwargs):
         probe, plan = self.probe, self.plan
-        builder, _ = replay_builder(fn, args, kwargs, probe.rng_replay,
+        builder, _ = replay_builder(fn, args, kwargs, plan.replays(name),
                                     then=functools.partial(plan.attach, name))
         stage = plan.stage_of.get(name)
         probe.register(name, builder, [stage] if stage else (), record=True,
@@ -564,7 +576,7 @@ class ClassFactory:
     def stand_in(self, klass, name, args, kwargs):
         plan, probe = self.plan, self.plan.probe
         factory = self
-        state0 = RngState() if probe.rng_replay else None
+        state0 = RngState() if plan.replays(name) else None
         if state0 is not None:
             self.building = True
             try:

@@ -51,6 +51,30 @@ class RngState:
             torch.mps.set_rng_state(self.mps)
 
 
+def fingerprint():
+    """What every generator's state is now, cheap to compare: two fingerprints are equal
+    when no generator was drawn from between them. CUDA's generators count only once
+    CUDA is initialised (asking would initialise it); MPS's are not read."""
+    parts = [hash(random.getstate())]
+    try:
+        import numpy
+        st = numpy.random.get_state()
+        parts.append((st[0], st[1].tobytes(), st[2:]))
+    except ImportError:
+        pass
+    try:
+        import torch
+    except ImportError:
+        return tuple(parts)
+    parts.append(bytes(torch.get_rng_state().numpy()))
+    try:
+        if torch.cuda.is_initialized():
+            parts.extend(bytes(t.numpy()) for t in torch.cuda.get_rng_state_all())
+    except Exception:
+        pass
+    return tuple(parts)
+
+
 class preserved_rng:
     """Context manager: generators are as they were on entry when the block
     exits (also when it raises). enabled=False makes it do nothing."""

@@ -437,3 +437,73 @@ def test_a_failed_learning_run_writes_no_plan(tmp_path):
     assert rc == 0, err
     assert not plan.exists()
     assert "no plan written: the run used no model that can be staged" in err
+
+
+LOADER_LIB = """
+import os
+import torch
+from torch import nn
+def from_file(path, width):
+    # a library's loader (as from_pretrained): builds under its own generator state and
+    # reads the weights, so it draws nothing from the script's generators
+    with open(os.environ["CALLS"], "a") as f:
+        f.write("from_file\\n")
+    with torch.random.fork_rng():
+        m = nn.Linear(width, width)
+    m.load_state_dict(torch.load(path))
+    return m
+"""
+
+LOADER_APP = """
+import sys
+import torch
+from torch import nn
+import loaderlib
+
+
+def main():
+    torch.manual_seed(3)
+    lm = loaderlib.from_file(sys.argv[1], 64)
+    head = nn.Linear(64, 4)
+    x = torch.randn(2, 64)
+    with torch.no_grad():
+        h = lm(x)
+        print("sum %.6f" % float(head(h).sum()))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_load_that_draws_nothing_is_not_replayed(tmp_path):
+    """RNG replay on: a model whose making drew no random numbers in the learning run
+    ("draws": False in the plan) is made once, in its stage, not also at its call site."""
+    import torch
+    from torch import nn
+    d = _zoo(tmp_path).parent
+    d.mkdir(exist_ok=True)
+    (d / "loaderlib.py").write_text(LOADER_LIB)
+    (tmp_path / "app.py").write_text(LOADER_APP)
+    weights = tmp_path / "lm.pt"
+    torch.save(nn.Linear(64, 64).state_dict(), str(weights))
+    argv = [os.environ.get("SB_PYTHON", "/usr/bin/python3"), str(tmp_path / "app.py"),
+            str(weights)]
+    calls = tmp_path / "calls"
+    plan = tmp_path / "plan.py"
+    rc, _, learned_out, err = _run(tmp_path, argv, {"STAGEBENCH_LEARN": str(plan),
+                                                     "CALLS": str(calls)})
+    assert rc == 0, err
+    models, _ = _tables(plan)
+    assert models["lm"]["draws"] is False, models
+    assert models["head"]["draws"] is True, models
+    calls.unlink()
+    env = {"STAGEBENCH_ADAPTER": str(plan), "STAGEBENCH_RNG_REPLAY": "1",
+           "STAGEBENCH_STAGED": "1", "CALLS": str(calls)}
+    rc, staged, out, err = _run(tmp_path, argv, env)
+    assert rc == 0, err
+    assert out == learned_out
+    assert calls.read_text().split() == ["from_file"]
+    seq = _seq(staged)
+    assert seq.index(("load", "lm")) > seq.index(("stage", "setup")) + 0
+    assert [x for x in seq if x[0] == "load"].count(("load", "lm")) == 1
