@@ -3,6 +3,7 @@
 #   make test            install missing Debian packages, build with ASan/UBSan, run every test
 #   make test-fresh      the README's commands in fresh Debian 12 and 13 roots (root, mmdebstrap)
 #   make test-vm         the cgroup cases on a systemd Debian 13 machine under qemu (root, docs/testing.md)
+#   make test-vm-ci      the same, fewer contexts and runs (what .ci/run runs)
 #   make bench           measure, write BENCHMARKS.md
 #   make fuzz            run the libFuzzer harnesses of fuzz/ (clang) for FUZZ_TIME s each
 #   make install PREFIX=/usr/local
@@ -85,7 +86,7 @@ HELPER_BIN += $(NVML_FAKE)
 
 .PHONY: all check-deps deps test code-checks unit-test cli-test py-test e2e-test e2e-py-test bench install clean helpers charts test-slurm \
 	portability macos completions
-.PHONY: test-fresh test-vm
+.PHONY: test-fresh test-vm test-vm-ci
 
 all: check-deps stagebench
 
@@ -235,6 +236,11 @@ test-fresh:
 test-vm:
 	$(Q)scripts/deps.sh vm
 	$(Q)tests/vm/run.sh
+
+# test-vm within CI's time: its contexts but root-top, one reader each, one demo run in two.
+test-vm-ci:
+	$(Q)scripts/deps.sh vm
+	$(Q)tests/vm/run.sh --ci
 
 bench: stagebench $(HELPER_BIN)
 	$(Q)SB_BIN=$(abspath $(BIN)) SB_HELPERS=$(abspath $(OUT)/helpers) bench/run.sh

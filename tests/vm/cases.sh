@@ -5,7 +5,9 @@
 #   reader   which reader the trace of a plain 'stagebench record -- true' says ran: its
 #            "meter: TOKEN:" mark (cgroup-v1 or cgroup-v2: cgroup; else per-process);
 #            it fails when that is not EXPECT
-#   sharers  tests/e2e/sharers.sh (SB_EXPECT_CGROUP=1 where EXPECT is cgroup: no cgroup fails)
+#   sharers  tests/e2e/sharers.sh (SB_EXPECT_CGROUP=1 where EXPECT is cgroup: no cgroup fails),
+#            on both readers, or on EXPECT's reader only with SB_VM_ONE_READER=1 (skip:
+#            not at all)
 #   spikes   tests/e2e/record.sh's first case and its spikes on both readers (SB_RECORD_ONLY)
 #   cgroup   tests/e2e/cgroup.sh: the run's cgroup against what a command or a killed
 #            recorder does to it (SB_EXPECT_CGROUP as for sharers)
@@ -71,7 +73,15 @@ rc=0
 [ "$r" = "$expect" ] || rc=1
 result reader $rc $(($(date +%s) - t0)) "the trace says the $r reader ran; expected: $expect"
 
-run sharers sh $sb/tests/e2e/sharers.sh
+if [ "${SB_VM_ONE_READER:-0}" = skip ]; then
+	result sharers skip 0 "not run here under --ci (tests/vm/run.sh's table)"
+elif [ "${SB_VM_ONE_READER:-0}" = 1 ]; then
+	one=1
+	[ "$expect" = cgroup ] || one=0
+	run sharers env STAGEBENCH_CGROUP=$one sh $sb/tests/e2e/sharers.sh
+else
+	run sharers sh $sb/tests/e2e/sharers.sh
+fi
 run spikes env SB_RECORD_ONLY=spikes sh $sb/tests/e2e/record.sh
 run cgroup sh $sb/tests/e2e/cgroup.sh
 

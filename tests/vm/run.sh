@@ -9,6 +9,9 @@
 # when a case failed. Needs root (the image), qemu-system-x86, qemu-utils, mmdebstrap
 # (scripts/deps.sh vm). SB_VM_CONTEXTS="NAME..." runs only those; SB_VM_SIZE the demo's
 # size (default small); logs in $SB_VM_LOGS (default a fresh directory under /tmp).
+# --ci (make test-vm-ci, what .ci/run runs): the contexts whose CI column is not "-", each
+# with that many runs of the main job, and sharers.sh where the table says, on the
+# context's own reader only (SB_VM_ONE_READER=1; skip: not run).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -16,18 +19,21 @@ root=$(cd "$here/../.." && pwd)
 . "$root/scripts/vm/lib.sh"
 
 # The contexts: the reader each should get (flip a row to change what it expects), and how
-# many runs of each variant its main job (compare eager staged --seed 7 --size small) makes
+# many runs of each variant its main job (compare eager staged --seed 7 --size small) makes,
+# in a whole run and under --ci ("-": the context is not run under --ci), and whether --ci
+# runs sharers.sh there ("-": not; the reader, spike and cgroup cases still run: the cgroup
+# reader's figures are the kernel's wherever the run's cgroup was had)
 # (0: none; fewer than compare's default 2 where the first context has run it in full, to
-# keep CI short: each run of the demo takes about 40 s under TCG):
+# keep the run short: each run of the demo takes about 40 s under TCG):
 #   cgroup       the whole-tree reader: a memory cgroup of the run's own can be had there
 #   per-process  no cgroup can be had there: the per-process reader, and the cgroup cases skip
 contexts() {
 	cat <<'TABLE'
-user-session    cgroup       2  user dev in its ssh login session (session-N.scope, owned by root)
-user-scope      cgroup       1  dev in systemd-run --user --scope (a scope of its own manager)
-root-session    cgroup       1  root in its ssh login session
-root-container  per-process  1  root in unshare --cgroup --mount, /sys/fs/cgroup mounted read-only
-root-top        cgroup       0  root moved into the root cgroup, whose children get memory
+user-session    cgroup       2  1  sharers  user dev in its ssh login session (session-N.scope, owned by root)
+user-scope      cgroup       1  0  -        dev in systemd-run --user --scope (a scope of its own manager)
+root-session    cgroup       1  0  -        root in its ssh login session
+root-container  per-process  1  1  sharers  root in unshare --cgroup --mount, /sys/fs/cgroup mounted read-only
+root-top        cgroup       0  -  -        root moved into the root cgroup, whose children get memory
 TABLE
 }
 # in_context NAME COMMAND: COMMAND in the guest in context NAME
@@ -43,6 +49,12 @@ in_context() {
 	esac
 }
 
+ci=0
+case ${1:-} in
+--ci) ci=1; export SB_VM_ONE_READER=1 ;;
+'') ;;
+*) echo "usage: tests/vm/run.sh [--ci]" >&2; exit 2 ;;
+esac
 logs=${SB_VM_LOGS:-$(mktemp -d /tmp/stagebench-vm-logs.XXXXXX)}
 mkdir -p "$logs"
 t_all=$(date +%s)
@@ -66,10 +78,16 @@ lap boot
 	{ echo "test-vm: FAIL copying the build into the guest"; exit 1; }
 lap "copy in"
 
-contexts | while read -r name expect reps _; do
+contexts | while read -r name expect reps ci_reps ci_sharers _; do
 	case " ${SB_VM_CONTEXTS:-$name} " in *" $name "*) ;; *) continue ;; esac
+	if [ $ci = 1 ]; then
+		[ "$ci_reps" = - ] && continue
+		reps=$ci_reps
+		[ "$ci_sharers" = - ] && export SB_VM_ONE_READER=skip
+		[ "$ci_sharers" = - ] || export SB_VM_ONE_READER=1
+	fi
 	echo "test-vm: context $name (expects the $expect reader)"
-	in_context "$name" "sh /opt/sb/tests/vm/cases.sh $name $expect $reps" </dev/null >"$logs/$name.log" 2>&1
+	in_context "$name" "env SB_VM_ONE_READER=${SB_VM_ONE_READER:-0} sh /opt/sb/tests/vm/cases.sh $name $expect $reps" </dev/null >"$logs/$name.log" 2>&1
 	echo "vm-exit $name $?" >>"$logs/$name.log"
 	cat "$logs/$name.log"
 	lap "context $name"
