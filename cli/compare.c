@@ -135,6 +135,7 @@ struct args {
 	bool cache_state_given;
 	bool no_peak_reset;
 	bool no_prime;
+	bool no_rng_replay;     /* --no-rng-replay: STAGEBENCH_RNG_REPLAY=0 in every variant */
 	int64_t interval_ns;
 	bool by_commit;
 	enum compare_part part;
@@ -239,6 +240,11 @@ static const struct opt_spec compare_rows[] = {
 		  "freed just before it starts: a virtual machine that took\n"
 		  "freed memory back would make the first run alone pay\n"
 		  "for touching it again)"),
+	ARGS_BOOL("no-rng-replay", no_rng_replay,
+		  "no RNG replay in any variant (STAGEBENCH_RNG_REPLAY=0):\n"
+		  "a deferred model is made once, in its stage, even where\n"
+		  "making it draws random numbers (the draws after it then\n"
+		  "differ from eager's, and so may the latents)"),
 	ARGS_BOOL("no-peak-reset", no_peak_reset,
 		  "no kernel high-water-mark resets (see 'record --help')"),
 	OPT_FLAG("plan", 0, OPT_PLAN,
@@ -480,6 +486,8 @@ static int find_pipeline(const struct args *a, struct found *f)
 	}
 	else if (pipeline_read(f->pipeline_path, &f->p) < 0)
 		return SB_EXIT_FAILURE;
+	for (size_t i = 0; a->no_rng_replay && i < f->p.nvariants; i++)
+		kv_set(&f->p.variants[i].env, "STAGEBENCH_RNG_REPLAY", "0");
 	f->have_pipeline = true;
 	return -1;
 }

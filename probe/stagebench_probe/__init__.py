@@ -67,9 +67,10 @@ def activate(environ=None):
     fd = pipe_fd(env.get("STAGEBENCH_FD") or "")
     if fd is not None:
         hand_on_pipe(fd)
-    probe.mark("probe: mode=%s staged=%s rng_restore=%s adapter=%s"
+    probe.mark("probe: mode=%s staged=%s rng_restore=%s adapter=%s rng_replay=%s"
                % (probe.mode or "-", "on" if probe.staged else "off",
-                  "on" if probe.rng_restore else "off", adapter or "-"))
+                  "on" if probe.rng_restore else "off", adapter or "-",
+                  "on" if probe.rng_replay else "off"))
     if probe.events.on:
         _versions.watch(probe, _finder())
     learn = env.get("STAGEBENCH_LEARN")

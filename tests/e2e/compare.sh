@@ -235,4 +235,11 @@ check "no demo beside the binary: exit 3 naming STAGEBENCH_HOME" \
 STAGEBENCH_HOME=$root "$tmp/elsewhere/stagebench" compare nosuch >/dev/null 2>"$tmp/home2.err"
 check "STAGEBENCH_HOME locates the demo" sh -c "[ $? -eq 2 ] && grep -q 'staged-no-rng' '$tmp/home2.err'"
 
+# --no-rng-replay: the staged runs' probe says RNG replay is off (the variant's env had it on).
+"$SB" compare staged --reps 1 --seed 7 --no-rng-replay --out "$tmp/norr" >"$tmp/norr.log" 2>&1
+rc=$?
+check "--no-rng-replay: exit 0, the staged trace's probe says rng_replay=off" \
+	sh -c "[ $rc -eq 0 ] && zstdcat '$tmp'/norr/staged-1.trace.jsonl.zst | grep -q '\"probe: mode=staged.*rng_replay=off'"
+zstdcat "$tmp"/norr/staged-1.trace.jsonl.zst >/dev/null 2>&1 || sed 's/^/    /' "$tmp/norr.log"
+
 exit $fail
