@@ -74,6 +74,7 @@ opt compare - --adapter file
 opt compare - --warmup text
 opt compare - --cache-state words warm cold as-is
 opt compare - --no-prime flag
+opt compare - --no-rng-replay flag
 opt compare - --no-peak-reset flag
 opt compare - --plan flag
 opt compare - --task text
