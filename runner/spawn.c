@@ -22,9 +22,14 @@ extern char **environ;
 #define NSIG 65 /* not POSIX: past the last signal, sigaction() fails and is skipped */
 #endif
 
+/* This process is a child subreaper (Linux): a descendant stays one while it lives. */
+static bool subreaper;
+
 int spawn_set_subreaper(void)
 {
-	return pl_set_subreaper() < 0 ? -1 : 0;
+	int rc = pl_set_subreaper();
+	subreaper = rc == 0;
+	return rc < 0 ? -1 : 0;
 }
 
 static bool env_key_in(const char *entry, const char **set)
@@ -255,6 +260,27 @@ int spawn_wait(struct spawn *sp)
 	return spawn_exit_code(sp->status);
 }
 
+/* Whether the process pp (its stat just read) is our descendant: its parent
+ * is this process or the unreaped leader, or, with the subreaper, a tracked
+ * descendant still alive as the same process (its start time); else its
+ * parent chain is walked (spawn_is_descendant). One or two reads where the
+ * walk reads one per generation: a chain of N processes met as it grows,
+ * a few at each sample, cost N * N / 2 reads. */
+static bool tracked_descendant(const struct spawn *sp, pid_t self, const struct pl_proc *pp)
+{
+	if (pp->ppid == self || (pp->ppid == sp->pid && !sp->reaped))
+		return true;
+	for (size_t j = 0; subreaper && j < sp->ntree; j++) {
+		struct pl_proc q;
+		if (sp->tree[j].pid != pp->ppid)
+			continue;
+		if (sp->tree[j].start && !pl_proc_read(pp->ppid, &q) && q.start == sp->tree[j].start)
+			return true;
+		break;
+	}
+	return spawn_is_descendant(pp->pid);
+}
+
 void spawn_track(struct spawn *sp, const pid_t *pids, size_t n)
 {
 	pid_t self = sp->self ? sp->self : getpid();
@@ -274,7 +300,7 @@ void spawn_track(struct spawn *sp, const pid_t *pids, size_t n)
 		 * orphans with us (macOS), a descendant whose parent died is then
 		 * still recognised by pid and start time, and stopped by pid. */
 		sp->tree[sp->ntree].start =
-			spawn_is_descendant(p) && !pl_proc_read(p, &pp) ? pp.start : 0;
+			!pl_proc_read(p, &pp) && tracked_descendant(sp, self, &pp) ? pp.start : 0;
 		sp->ntree++;
 	}
 }
@@ -285,10 +311,10 @@ void spawn_track(struct spawn *sp, const pid_t *pids, size_t n)
 static bool still_ours(const struct spawn_member *m)
 {
 	struct pl_proc pp;
-	if (spawn_is_descendant(m->pid))
-		return true;
-	return m->start && !pl_proc_read(m->pid, &pp) && pp.start == m->start &&
-	       pp.state != 'Z' && pp.state != 'X';
+	if (m->start && !pl_proc_read(m->pid, &pp) && pp.start == m->start &&
+	    pp.state != 'Z' && pp.state != 'X')
+		return true; /* one read: the walk up reads one per generation */
+	return spawn_is_descendant(m->pid);
 }
 
 /* ---- the process table (platform/platform.h) ---------------------------- */

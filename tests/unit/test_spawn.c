@@ -244,6 +244,60 @@ Test(spawn, orphans_are_stopped_and_bystanders_survive, .timeout = 20)
 	free(script);
 }
 
+/* A chain of processes deeper than spawn_is_descendant's walk (256
+ * generations), handed over a few at a time as it grows (as the meter finds
+ * it, sample by sample): with the subreaper each is tracked as ours from its
+ * tracked parent (one or two reads, not one per generation), so every one is
+ * signalled, the deepest too. */
+Test(spawn, tracks_and_signals_a_chain_deeper_than_the_walk, .timeout = 60)
+{
+#ifndef __linux__
+	cr_skip("no subreaper here: descendants are found by walking their parents");
+#endif
+	enum { DEPTH = 280, BATCH = 7 };
+	cr_assert_eq(spawn_set_subreaper(), 0);
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	pid_t first = fork();
+	cr_assert_geq(first, 0);
+	if (first == 0) {
+		close(fds[0]);
+		for (int k = 0; k < DEPTH; k++) {
+			pid_t me = getpid();
+			if (write(fds[1], &me, sizeof(me)) != sizeof(me) || k == DEPTH - 1 || fork())
+				break; /* this one stays; its child goes on */
+		}
+		close(fds[1]);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	struct spawn sp = SPAWN_INIT;
+	pid_t pids[DEPTH];
+	size_t got = 0, tracked = 0;
+	while (got < DEPTH) {
+		ssize_t n = read(fds[0], &pids[got], sizeof(pid_t));
+		cr_assert_eq(n, (ssize_t)sizeof(pid_t), "the chain stopped at %zu", got);
+		if (++got - tracked == BATCH || got == DEPTH) {
+			spawn_track(&sp, &pids[tracked], got - tracked);
+			tracked = got;
+		}
+	}
+	close(fds[0]);
+	cr_assert_eq(sp.ntree, (size_t)DEPTH);
+	size_t ours = 0;
+	for (size_t i = 0; i < sp.ntree; i++)
+		ours += sp.tree[i].start != 0;
+	int signalled = spawn_signal_tree(&sp, SIGKILL);
+	int reaped = 0;
+	while (waitpid(-1, NULL, 0) > 0) /* orphans of the killed come to us */
+		reaped++;
+	cr_assert_eq(ours, (size_t)DEPTH, "%zu of %d tracked as ours", ours, DEPTH);
+	cr_assert_eq(signalled, DEPTH);
+	cr_assert_eq(reaped, DEPTH);
+	spawn_release(&sp);
+}
+
 Test(spawn, never_signals_a_process_that_is_not_ours, .timeout = 10)
 {
 	struct spawn sp = SPAWN_INIT;
