@@ -194,7 +194,8 @@ def system_files():
     directory; ([/proc/meminfo], None) where none can be made."""
     parent = own_memcg_dir()
     if parent:
-        leaf = os.path.join(parent, "stagebench-floor-%d" % os.getpid())
+        # not "stagebench-...": a recorder removes those that no recorder holds locked
+        leaf = os.path.join(parent, "bench-floor-%d" % os.getpid())
         try:
             os.mkdir(leaf)
             return ["/proc/meminfo", os.path.join(leaf, "memory.stat")], leaf
