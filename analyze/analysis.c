@@ -387,6 +387,13 @@ static void loads(const struct trace *tr, struct analysis *a)
 			in_force = stage_name_of(ev);
 			continue;
 		}
+		if (ev->kind == EV_RELEASE && ev->name) {
+			ALLOC_GROW(a->released, a->nreleased + 1, a->released_alloc);
+			a->released[a->nreleased++] = (struct release_info){
+				.name = xstrdup(ev->name), .stage_in_force = xstrdup(in_force),
+				.t = ev->t, .seq = i, .nbytes = ev->has_nbytes ? ev->nbytes : 0 };
+			continue;
+		}
 		if (ev->kind != EV_LOAD && ev->kind != EV_RELOAD)
 			continue;
 		ALLOC_GROW(a->loads, a->nloads + 1, a->loads_alloc);
@@ -396,6 +403,7 @@ static void loads(const struct trace *tr, struct analysis *a)
 		l->stage = xstrdup(ev->stage);
 		l->stage_in_force = xstrdup(in_force);
 		l->t = ev->t;
+		l->seq = i;
 		l->reload = ev->kind == EV_RELOAD;
 		l->nbytes = ev->has_nbytes ? ev->nbytes : 0;
 		l->seconds = ev->has_seconds ? ev->seconds : 0;
@@ -595,6 +603,11 @@ void analysis_release(struct analysis *a)
 		free(a->loads[i].stage_in_force);
 	}
 	free(a->loads);
+	for (size_t i = 0; i < a->nreleased; i++) {
+		free(a->released[i].name);
+		free(a->released[i].stage_in_force);
+	}
+	free(a->released);
 	strindex_release(&a->stage_ix);
 	memset(a, 0, sizeof(*a));
 }

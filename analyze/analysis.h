@@ -150,7 +150,18 @@ struct load_info {
 	bool reload;
 	uint64_t nbytes;
 	double seconds;
+	size_t seq;            /* its position among the trace's events (a release's too) */
 	bool outside;          /* stage set and != stage_in_force */
+};
+
+/* A release event (the probe frees a model's storage, at the start of a stage
+ * that does not list it, or when asked). */
+struct release_info {
+	char *name;
+	char *stage_in_force;  /* the stage whose window (or release gap) holds t */
+	double t;
+	size_t seq;            /* its position among the trace's events (a load's too) */
+	uint64_t nbytes;       /* 0 when absent */
 };
 
 /* A library (or Python) version the run imported: trace.h, trace.versions. */
@@ -222,6 +233,8 @@ struct analysis {
 	double load_seconds;
 	size_t nreleases;
 	uint64_t release_bytes;
+	struct release_info *released; /* the release events, in the trace's order */
+	size_t nreleased, released_alloc;
 };
 #define ANALYSIS_INIT { 0 }
 

@@ -1,5 +1,6 @@
 /* table_json.c -- the per-stage peak table as JSON, bytes and seconds */
 #include "../common/jsonw.h"
+#include "loadplan.h"
 #include "text.h"
 #include "table.h"
 
@@ -107,6 +108,10 @@ void table_render_json(const struct table *t, struct strbuf *out)
 	jw_array_end(&w);
 
 	table_json_stages(&w, t);
+	struct loadplan plan;
+	loadplan_build(&plan, t);
+	loadplan_write_json(&plan, &w);
+	loadplan_release(&plan);
 
 	jw_key(&w, "comparisons");
 	jw_array_begin(&w);
