@@ -7,10 +7,15 @@
 #include "check.h"
 #include "history.h"
 #include "latents.h"
+#include "loadplan.h"
 #include "table.h"
 
 /* Adapters: each renderer keeps its model's type; the table holds one signature. */
-static void table_md(const void *m, struct strbuf *o) { table_render_md(m, o); }
+static void table_md(const void *m, struct strbuf *o)
+{
+	table_render_md(m, o);
+	loadplan_section_md(m, o, NULL); /* table.md's section of the plan, as compare's */
+}
 static void table_csv(const void *m, struct strbuf *o) { table_render_csv(m, o); }
 static void table_json(const void *m, struct strbuf *o) { table_render_json(m, o); }
 static void check_md(const void *m, struct strbuf *o) { check_render_md(m, o); }

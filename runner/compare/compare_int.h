@@ -100,11 +100,14 @@ struct report_page {
 				      * REPORT_MAX_BARS stages (the highest peaks); NULL: all */
 	size_t nbar_stages;
 	struct strbuf chart_note;    /* said under the charts (text): rows left out */
+	struct strbuf plan;          /* markdown: the plan as it ran (analyze/loadplan.h),
+				      * table.md's section LOADPLAN_HEADING; empty: no run
+				      * reports a load or a release */
 };
 #define REPORT_PAGE_INIT { .verdict = STRBUF_INIT, .latents_result = STRBUF_INIT, \
 	.problems = STRBUF_INIT, .failed = STRBUF_INIT, .table = STRBUF_INIT, \
 	.latents = STRBUF_INIT, .runs = STRBUF_INIT, .chart_desc = STRBUF_INIT, \
-	.chart_note = STRBUF_INIT }
+	.chart_note = STRBUF_INIT, .plan = STRBUF_INIT }
 
 /* Past this many stages the stages chart draws the REPORT_MAX_BARS with the
  * highest peaks (bars for every one of 100,000 stages take gnuplot minutes

@@ -8,6 +8,7 @@
 
 #include "../../analyze/analysis.h"
 #include "../../analyze/latents.h"
+#include "../../analyze/loadplan.h"
 #include "../../analyze/text.h"
 #include "../../analyze/table.h"
 #include "../../common/units.h"
@@ -269,7 +270,7 @@ static int report_table(const struct session *s, const struct done_run *d, size_
 		if (d[i].read)
 			tr[k++].a = d[i].a; /* shallow: d[i].a keeps ownership */
 	struct table t = TABLE_INIT;
-	struct strbuf tmd = STRBUF_INIT;
+	struct strbuf tmd = STRBUF_INIT, file = STRBUF_INIT;
 	if (table_build(&t, tr, nread, NULL, 0) < 0) {
 		rc = -1;
 	} else {
@@ -277,14 +278,17 @@ static int report_table(const struct session *s, const struct done_run *d, size_
 		table_render_verdict(&t, &rp->verdict);
 		pick_bars(&t, rp);
 		chart_desc(&t, d, n, &rp->chart_desc);
-		if (write_text(out, "table.md", &tmd))
+		strbuf_addstr(&file, strbuf_str(&tmd));
+		loadplan_section_md(&t, &file, &rp->plan); /* as `stagebench table` prints it */
+		if (write_text(out, "table.md", &file))
 			rc = -1;
 	}
 	if (!s->page_only)
-		printf("## Per-stage peak footprint\n\n%s\n", strbuf_str(&tmd));
+		printf("## Per-stage peak footprint\n\n%s\n", strbuf_str(&file));
 	strbuf_addstr(&rp->table, strbuf_str(&tmd));
 	table_release(&t);
 	strbuf_release(&tmd);
+	strbuf_release(&file);
 	free(tr);
 	return rc;
 }
@@ -459,7 +463,8 @@ static int report(struct session *s, bool charts, size_t *findings)
 	if (report_html_write(&rp) < 0)
 		rc = -1;
 	struct strbuf *bufs[] = { &rp.verdict, &rp.latents_result, &rp.problems, &rp.failed,
-				  &rp.table, &rp.latents, &rp.runs, &rp.chart_desc, &rp.chart_note };
+				  &rp.table, &rp.latents, &rp.runs, &rp.chart_desc, &rp.chart_note,
+				  &rp.plan };
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		strbuf_release(bufs[i]);
 	for (size_t i = 0; i < rp.nbar_stages; i++)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../analyze/html.h"
+#include "../../analyze/loadplan.h"
 #include "../../analyze/text.h"
 #include "../../common/units.h"
 #include "../../common/util.h"
@@ -41,6 +42,15 @@ static void page_charts(struct strbuf *pg, const struct report_page *rp)
 	}
 	if (rp->chart_note.len)
 		html_para(pg, rp->chart_note.buf, NULL);
+}
+
+/* The plan as it ran: its section when a run reports a load or a release. */
+static void page_plan(struct strbuf *pg, const struct report_page *rp)
+{
+	if (!rp->plan.len)
+		return;
+	html_heading(pg, 2, LOADPLAN_HEADING, "plan");
+	html_md_rows(pg, rp->plan.buf, 2, REPORT_MAX_ROWS);
 }
 
 /* One run's command line, each argument quoted the way a shell reads it back. */
@@ -189,6 +199,7 @@ int report_html_write(const struct report_page *rp)
 	}
 	html_heading(&pg, 2, "Per-stage peak footprint", "table");
 	html_md_rows(&pg, strbuf_str(&rp->table), 2, REPORT_MAX_ROWS);
+	page_plan(&pg, rp);
 	page_charts(&pg, rp);
 	html_heading(&pg, 2, "Latents", "latents");
 	html_md_rows(&pg, strbuf_str(&rp->latents), 2, REPORT_MAX_ROWS);

@@ -119,6 +119,81 @@ for s in $stages; do
 done
 check "the memory chart labels stage bands" grep -q '<text>export</text>' "$tmp/memory.svgdom"
 check "the latents section" grep -q '<h2 id="latents">Latents</h2>' "$D"
+# The plan: each model's row as the traces' events say, read here on their own: per run, the
+# stage in force (the last stage event) at each load and release; a load while the model is
+# loaded is one more build; a model not released is held to the end.
+plan_of() {
+	zstd -dc "$1" | awk '
+	function field(k,   m) {
+		if (!match($0, "\"" k "\":\"[^\"]*\"")) return ""
+		m = substr($0, RSTART + length(k) + 4, RLENGTH - length(k) - 5); return m
+	}
+	function add(a, n, v) { a[n] = a[n] (a[n] == "" ? "" : ", ") v }
+	function close_builds(n) { if (builds[n] > 1) L[n] = L[n] " (" builds[n] " builds)"; open[n] = 0 }
+	/"kind":"stage"/ { stage = field("stage"); next }
+	/"kind":"(load|reload|release)"/ {
+		n = field("name"); k = field("kind"); s = stage == "" ? "setup" : stage
+		if (!(n in seen)) { seen[n] = 1; order[++nm] = n }
+		if (k == "release") {
+			if (open[n]) close_builds(n); else add(L, n, "no load event")
+			add(R, n, s)
+		} else if (open[n]) {
+			builds[n]++
+		} else {
+			add(L, n, s (k == "reload" ? " (reload)" : "")); open[n] = 1; builds[n] = 1
+		}
+	}
+	END { for (i = 1; i <= nm; i++) { n = order[i]
+		if (open[n]) { close_builds(n); add(R, n, "held to the end") }
+		print n "\t" L[n] "\t" R[n] } }' | sort
+}
+# plan_rows DOM: every model of the traces has its row in DOM's plan section, its cells (the
+# size left aside) the ones the events give; where a variant's runs disagree on a model, the
+# section says they do not agree, and its row is not compared
+plan_rows() {
+	awk '/<h2 id="plan">/ { f = 1; next } f && /<h2/ { exit } f' "$1" >"$tmp/plan.section"
+	bad=
+	for m in eager staged; do
+		for t in "$tmp/demo/$m"-*.trace.jsonl.zst; do plan_of "$t" >"$t.plan"; done
+		cat "$tmp/demo/$m"-*.trace.jsonl.zst.plan | sort | uniq -c |
+			awk -v n="$(ls "$tmp/demo/$m"-*.trace.jsonl.zst | wc -l)" '$1 == n' |
+			sed 's/^ *[0-9]* //' >"$tmp/plan.$m"
+		cut -f1 "$tmp/demo/$m"-*.trace.jsonl.zst.plan | sort -u >"$tmp/models.$m"
+		if [ "$(wc -l <"$tmp/plan.$m")" -ne "$(wc -l <"$tmp/models.$m")" ] &&
+			! grep -q "The [0-9]* $m runs do not agree on the plan of: " "$tmp/plan.section"; then
+			bad="$bad the $m runs disagree, not said;"
+		fi
+	done
+	[ -s "$tmp/plan.eager" ] && [ -s "$tmp/plan.staged" ] || bad="$bad no events read;"
+	for model in $(cat "$tmp/models.eager" "$tmp/models.staged" | sort -u); do
+		want=
+		for m in eager staged; do
+			cells=$(awk -F'\t' -v n="$model" '$1 == n { print "<td>" $2 "</td><td>" $3 "</td>" }' "$tmp/plan.$m")
+			if [ -z "$cells" ] && grep -qx "$model" "$tmp/models.$m"; then
+				want=skip
+				break
+			fi
+			want="$want${cells:-<td>-</td><td>-</td>}"
+		done
+		[ "$want" = skip ] && continue
+		got=$(grep -o "<tr><td>$model</td><td>[^<]*</td>.*</tr>" "$tmp/plan.section" |
+			sed 's|^<tr><td>[^<]*</td><td>[^<]*</td>||; s|</tr>$||')
+		[ "$got" = "$want" ] || bad="$bad $model: $got, not $want;"
+	done
+	[ -z "$bad" ] || { echo "$bad"; return 1; }
+}
+check "the plan's section, after the table" awk '/id="table"/ { t = NR } /<h2 id="plan">Models: where each was loaded and released<\/h2>/ { p = NR }
+	END { exit !(t && p && t < p) }' "$D"
+r=$(plan_rows "$D")
+check "the plan: each model's load and release stage as the traces say ($r)" [ -z "$r" ]
+check "the plan: staged loads after setup and releases (the check reads a plan at all)" \
+	grep -q '<td>preprocess</td><td>camera</td></tr>' "$tmp/plan.section"
+check "the plan: eager's in one sentence" grep -q 'eager: every model loaded in setup and held to the end.' "$tmp/plan.section"
+sed 's|<td>shape_1024</td><td>texture</td></tr>|<td>shape_1024</td><td>decode</td></tr>|' "$D" >"$tmp/tampered.dom"
+r=$(plan_rows "$tmp/tampered.dom")
+check "the plan check catches a release stage that is not the trace's ($r)" [ -n "$r" ]
+check "the plan in table.md and the terminal too" sh -c "grep -q '^## Models: where each was loaded and released\$' '$tmp/demo/table.md' &&
+	grep -q '^## Models: where each was loaded and released\$' '$tmp/demo.out'"
 check "no console message ($(console demo | head -n 2))" [ -z "$(console demo)" ]
 check "no request of the page's ($(requests demo | head -n 3))" [ -z "$(requests demo)" ]
 check "a screenshot" sh -c "[ \$(wc -c <'$tmp/demo.png') -gt 50000 ]"
@@ -157,6 +232,7 @@ first=$(sed -n '/<div class="verdict">/,/<\/div>/p' "$F" | sed -n 2p)
 check "per-process: the verdict opens with the reader and what it can miss ($first)" sh -c "
 	case \"\$1\" in '<p>Footprint reader: per-process (every run). The per-process reader adds up'*'off by tens of percent'*'</p>') exit 0 ;; esac; exit 1" sh "$first"
 check "failed: the run summary says how it ended" grep -q '<tr><td>staged-1</td><td>exit code 1' "$F"
+check "failed: no load event, no plan section" sh -c "! grep -q 'id=\"plan\"' '$F'"
 check "failed: no console message ($(console dies | head -n 2))" [ -z "$(console dies)" ]
 check "failed: no request of the page's ($(requests dies | head -n 3))" [ -z "$(requests dies)" ]
 [ -n "${SCREENSHOTS:-}" ] && cp "$tmp/dies.png" "$SCREENSHOTS/failed-report.png"
